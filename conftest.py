@@ -1,0 +1,36 @@
+"""Shared fixtures. PostgreSQL-only tests are marked `postgres` and run in CI."""
+
+import itertools
+
+import pytest
+from django.db import connection
+
+_usernames = itertools.count(1)
+
+
+def pytest_collection_modifyitems(config, items):
+    if connection.vendor == "postgresql":
+        return
+    skip = pytest.mark.skip(reason="needs PostgreSQL (set DATABASE_URL=postgres://…)")
+    for item in items:
+        if "postgres" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def make_user(django_user_model):
+    def make(username: str | None = None, password: str = "a-long-pass-123", **extra):
+        username = username or f"person{next(_usernames)}"
+        return django_user_model.objects.create_user(username=username, password=password, **extra)
+
+    return make
+
+
+@pytest.fixture
+def user(make_user):
+    return make_user("aiko")
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -1,0 +1,62 @@
+"""Typed errors of the ledger. Every refusal leaves every balance untouched."""
+
+
+class LedgerError(Exception):
+    """Base class of every ledger refusal."""
+
+    code = "ledger_error"
+
+
+class InsufficientCredits(LedgerError):
+    code = "insufficient_credits"
+
+    def __init__(self, *, available: int, requested: int):
+        self.available = available
+        self.requested = requested
+        super().__init__(f"{requested} credit(s) requested, {available} available.")
+
+
+class IdempotencyConflict(LedgerError):
+    """The key was used before for an operation with different parameters."""
+
+    code = "idempotency_conflict"
+
+    def __init__(self, *, key: str, detail: str = ""):
+        self.key = key
+        super().__init__(f"Key {key!r} was already used with other parameters. {detail}".strip())
+
+
+class HoldAlreadyResolved(LedgerError):
+    """A second, different resolution of a hold. Never a silent success."""
+
+    code = "hold_already_resolved"
+
+    def __init__(self, *, hold_id: int, state: str):
+        self.hold_id = hold_id
+        self.state = state
+        super().__init__(f"Hold #{hold_id} is already {state}.")
+
+
+class HoldExpired(LedgerError):
+    """The hold is past its `expires_at`: it can no longer be captured."""
+
+    code = "hold_expired"
+
+    def __init__(self, *, hold_id: int, detail: str = ""):
+        self.hold_id = hold_id
+        super().__init__(detail or f"Hold #{hold_id} has expired and can no longer be captured.")
+
+
+class HoldAlreadyExpired(HoldAlreadyResolved, HoldExpired):
+    """The sweep already expired the hold; both a resolution and an expiry error."""
+
+    code = "hold_expired"
+
+    def __init__(self, *, hold_id: int):
+        self.hold_id = hold_id
+        self.state = "expired"
+        LedgerError.__init__(self, f"Hold #{hold_id} has already expired.")
+
+
+class InvalidAmount(LedgerError, ValueError):
+    code = "invalid_amount"

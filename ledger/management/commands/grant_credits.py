@@ -1,0 +1,47 @@
+"""`manage.py grant_credits <username> <amount> --reason "..."`: an audited grant."""
+
+import uuid
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+
+from ledger import errors, services
+
+
+class Command(BaseCommand):
+    help = "Grant credits to a user through the ledger (an audited adjustment)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("username")
+        parser.add_argument("amount", type=int)
+        parser.add_argument("--reason", required=True, help="Why; kept in the journal.")
+        parser.add_argument(
+            "--key",
+            help="Idempotency key; repeating a command with the same key grants once.",
+        )
+
+    def handle(self, *args, username, amount, reason, key=None, **options):
+        User = get_user_model()
+        try:
+            user = User.objects.get(username=username)
+        except User.DoesNotExist as exc:
+            raise CommandError(f"No user named {username!r}.") from exc
+        if not reason.strip():
+            raise CommandError("--reason must say why.")
+        account = services.account_for(user)
+        try:
+            transfer = services.grant(
+                account=account,
+                amount=amount,
+                key=key or f"cli-grant:{uuid.uuid4()}",
+                reason=f"manage.py grant_credits: {reason}",
+            )
+        except errors.LedgerError as exc:
+            raise CommandError(str(exc)) from exc
+        account.refresh_from_db()
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Granted {transfer.amount} credit(s) to {username} (transfer #{transfer.pk}); "
+                f"available now {account.available}."
+            )
+        )

@@ -1,0 +1,199 @@
+"""The credits ledger: double-entry accounts, an append-only journal, holds.
+
+Modelled on TigerBeetle's two-phase transfers. Every movement of credits is a
+`Transfer` from a debit account to a credit account. A hold is a *pending*
+transfer (user → revenue) that is later *posted* (captured, fully or in part)
+or *voided* (released or expired), exactly once. The journal is never edited;
+`Hold` carries the mutable state of each pending transfer, and `Account`
+caches balances that the journal can always recompute.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class SystemAccount(models.TextChoices):
+    """The operator's own accounts. They may run negative: they are sources."""
+
+    GRANTS = "grants", "Grants and adjustments"
+    PURCHASES = "purchases", "Purchases"
+    REVENUE = "revenue", "Revenue (captured renders)"
+    REFUNDS = "refunds", "Refunds and revocations"
+
+
+class Account(models.Model):
+    class Kind(models.TextChoices):
+        USER = "user", "User"
+        SYSTEM = "system", "System"
+
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="credit_account",
+    )
+    code = models.CharField(
+        max_length=32, choices=SystemAccount.choices, null=True, blank=True, unique=True
+    )
+    available = models.BigIntegerField(default=0)
+    held = models.BigIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["pk"]
+        constraints = [
+            models.CheckConstraint(condition=Q(held__gte=0), name="ledger_account_held_gte_0"),
+            models.CheckConstraint(
+                condition=Q(kind="system") | Q(available__gte=0),
+                name="ledger_user_account_available_gte_0",
+            ),
+            models.CheckConstraint(
+                condition=(
+                    Q(kind="user", user__isnull=False, code__isnull=True)
+                    | Q(kind="system", user__isnull=True, code__isnull=False)
+                ),
+                name="ledger_account_owner_matches_kind",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        if self.kind == self.Kind.SYSTEM:
+            return f"system:{self.code}"
+        return f"user:{self.user.get_username()}"
+
+
+class Transfer(models.Model):
+    """One immutable journal line. Never updated, never deleted."""
+
+    class Kind(models.TextChoices):
+        GRANT = "grant", "Grant"
+        REVOKE = "revoke", "Revoke"
+        PENDING = "pending", "Hold placed"
+        POST = "post", "Hold captured"
+        VOID = "void", "Hold released"
+
+    POSTED_KINDS = (Kind.GRANT, Kind.REVOKE, Kind.POST)
+    RESOLVING_KINDS = (Kind.POST, Kind.VOID)
+
+    key = models.CharField(max_length=200, unique=True, help_text="Idempotency key.")
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    debit_account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="debits")
+    credit_account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="credits")
+    amount = models.BigIntegerField()
+    pending = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="resolutions",
+        help_text="For a capture or release: the pending transfer it resolves.",
+    )
+    reason = models.CharField(max_length=255, blank=True)
+    reference = models.CharField(max_length=255, blank=True)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The operator who did this by hand, if anyone.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["pk"]
+        constraints = [
+            models.CheckConstraint(condition=Q(amount__gt=0), name="ledger_transfer_amount_gt_0"),
+            models.CheckConstraint(
+                condition=~Q(debit_account=models.F("credit_account")),
+                name="ledger_transfer_distinct_accounts",
+            ),
+            models.CheckConstraint(
+                condition=(
+                    Q(kind__in=["post", "void"], pending__isnull=False)
+                    | (~Q(kind__in=["post", "void"]) & Q(pending__isnull=True))
+                ),
+                name="ledger_transfer_pending_iff_resolution",
+            ),
+            # The database itself guarantees a hold resolves at most once.
+            models.UniqueConstraint(
+                fields=["pending"],
+                condition=Q(kind__in=["post", "void"]),
+                name="ledger_transfer_resolves_once",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["debit_account", "kind"]),
+            models.Index(fields=["credit_account", "kind"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.kind} {self.amount} {self.debit_account} → {self.credit_account}"
+
+
+class Hold(models.Model):
+    """The state of one pending transfer: pending → captured | released | expired."""
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Pending"
+        CAPTURED = "captured", "Captured"
+        RELEASED = "released", "Released"
+        EXPIRED = "expired", "Expired"
+
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="holds")
+    amount = models.BigIntegerField()
+    state = models.CharField(max_length=8, choices=State.choices, default=State.PENDING)
+    reference = models.CharField(max_length=255, blank=True)
+    expires_at = models.DateTimeField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    pending_transfer = models.OneToOneField(
+        Transfer, on_delete=models.PROTECT, related_name="hold"
+    )
+    resolution_transfer = models.OneToOneField(
+        Transfer, null=True, blank=True, on_delete=models.PROTECT, related_name="resolved_hold"
+    )
+    captured_amount = models.BigIntegerField(null=True, blank=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+    )
+    resolution_reason = models.CharField(max_length=255, blank=True)
+
+    class Meta:
+        ordering = ["pk"]
+        permissions = [("reconcile_hold", "Can release or capture holds by hand")]
+        constraints = [
+            models.CheckConstraint(condition=Q(amount__gt=0), name="ledger_hold_amount_gt_0"),
+            models.CheckConstraint(
+                condition=(
+                    Q(state="pending", resolution_transfer__isnull=True, resolved_at__isnull=True)
+                    | (
+                        ~Q(state="pending")
+                        & Q(resolution_transfer__isnull=False, resolved_at__isnull=False)
+                    )
+                ),
+                name="ledger_hold_resolution_matches_state",
+            ),
+            models.CheckConstraint(
+                condition=(
+                    Q(state="captured", captured_amount__gt=0, captured_amount__lte=models.F("amount"))
+                    | (~Q(state="captured") & Q(captured_amount__isnull=True))
+                ),
+                name="ledger_hold_capture_within_amount",
+            ),
+        ]
+        indexes = [models.Index(fields=["state", "expires_at"])]
+
+    def __str__(self) -> str:
+        return f"hold #{self.pk} ({self.amount}, {self.state})"
+
+    @property
+    def key(self) -> str:
+        return self.pending_transfer.key

@@ -1,0 +1,156 @@
+"""Reads of the ledger: balances the journal recomputes, holds, history, mismatches."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import (
+    BigIntegerField,
+    Exists,
+    F,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+    Value,
+)
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from .models import Account, Hold, Transfer
+
+
+def _summed(transfers: QuerySet, side: str) -> Coalesce:
+    per_account = (
+        transfers.filter(**{side: OuterRef("pk")})
+        .order_by()
+        .values(side)
+        .annotate(total=Sum("amount"))
+        .values("total")
+    )
+    return Coalesce(
+        Subquery(per_account, output_field=BigIntegerField()),
+        Value(0),
+        output_field=BigIntegerField(),
+    )
+
+
+def with_journal_balances(accounts: QuerySet[Account]) -> QuerySet[Account]:
+    """Annotates `journal_available` and `journal_held`, recomputed from transfers.
+
+    available = posted credits − posted debits − open pending debits;
+    held = open pending debits (holds neither captured nor voided).
+    """
+    posted = Transfer.objects.filter(kind__in=Transfer.POSTED_KINDS)
+    open_pending = Transfer.objects.filter(kind=Transfer.Kind.PENDING).exclude(
+        Exists(Transfer.objects.filter(pending=OuterRef("pk")))
+    )
+    open_holds = (
+        Hold.objects.filter(account=OuterRef("pk"), state=Hold.State.PENDING)
+        .order_by()
+        .values("account")
+        .annotate(total=Sum("amount"))
+        .values("total")
+    )
+    return accounts.annotate(
+        journal_credits=_summed(posted, "credit_account"),
+        journal_debits=_summed(posted, "debit_account"),
+        journal_held=_summed(open_pending, "debit_account"),
+        open_holds_total=Coalesce(
+            Subquery(open_holds, output_field=BigIntegerField()),
+            Value(0),
+            output_field=BigIntegerField(),
+        ),
+    ).annotate(
+        journal_available=F("journal_credits") - F("journal_debits") - F("journal_held"),
+    )
+
+
+def open_holds(*, account: Account) -> QuerySet[Hold]:
+    return Hold.objects.filter(account=account, state=Hold.State.PENDING).order_by("pk")
+
+
+def transfers_for(*, account: Account) -> QuerySet[Transfer]:
+    """The account's journal, newest first."""
+    return (
+        Transfer.objects.filter(Q(debit_account=account) | Q(credit_account=account))
+        .select_related("pending__hold", "hold")
+        .order_by("-pk")
+    )
+
+
+def balance_effect(*, transfer: Transfer, account: Account) -> tuple[int, int]:
+    """How `transfer` moved `account`'s (available, held)."""
+    sign = 1 if transfer.credit_account_id == account.pk else -1
+    if transfer.kind in (Transfer.Kind.GRANT, Transfer.Kind.REVOKE):
+        return sign * transfer.amount, 0
+    if transfer.debit_account_id != account.pk:
+        # The operator's side of a hold: only a capture moves it.
+        return (transfer.amount, 0) if transfer.kind == Transfer.Kind.POST else (0, 0)
+    if transfer.kind == Transfer.Kind.PENDING:
+        return -transfer.amount, transfer.amount
+    held = transfer.pending.amount
+    if transfer.kind == Transfer.Kind.POST:
+        return held - transfer.amount, -held
+    return held, -held
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    kind: str
+    subject: str
+    detail: str
+    admin_url: str = ""
+
+
+def reconciliation(*, now: datetime | None = None) -> list[Mismatch]:
+    """Everything that is not reconciled; an empty list means all is well."""
+    now = now or timezone.now()
+    found: list[Mismatch] = []
+    total = 0
+    for account in with_journal_balances(Account.objects.all()).select_related("user"):
+        total += account.available + account.held
+        if (account.available, account.held) != (account.journal_available, account.journal_held):
+            found.append(
+                Mismatch(
+                    "balance",
+                    str(account),
+                    f"cached available/held {account.available}/{account.held}, "
+                    f"journal says {account.journal_available}/{account.journal_held}",
+                    f"/admin/ledger/account/{account.pk}/change/",
+                )
+            )
+        if account.held != account.open_holds_total:
+            found.append(
+                Mismatch(
+                    "held",
+                    str(account),
+                    f"held is {account.held} but its open holds sum to {account.open_holds_total}",
+                    f"/admin/ledger/account/{account.pk}/change/",
+                )
+            )
+    if total != 0:
+        found.append(
+            Mismatch(
+                "conservation", "all accounts", f"balances sum to {total}, not 0 (double entry)"
+            )
+        )
+    stale = Hold.objects.filter(state=Hold.State.PENDING, expires_at__lte=now)
+    for hold in stale.select_related("account__user").order_by("expires_at", "pk"):
+        found.append(
+            Mismatch(
+                "stale_hold",
+                str(hold),
+                f"{hold.account}: pending past its expiry at {hold.expires_at:%Y-%m-%d %H:%M:%S} "
+                f"({hold.reference or 'no reference'})",
+                f"/admin/ledger/hold/{hold.pk}/change/",
+            )
+        )
+    resolved_in_journal = Exists(Transfer.objects.filter(pending=OuterRef("pending_transfer")))
+    for hold in Hold.objects.filter(resolved_in_journal, state=Hold.State.PENDING):
+        found.append(
+            Mismatch("hold_state", str(hold), "pending, but the journal resolved it")
+        )
+    return found

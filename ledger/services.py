@@ -1,0 +1,422 @@
+"""Every write to the ledger. Keyword-only, atomic, idempotent by key.
+
+Lock order, everywhere: the idempotency key's journal row first (its unique
+index makes a concurrent twin wait), then the hold row, then account rows by
+ascending pk. Balance decrements are single conditional UPDATEs, so two
+racing callers can never both spend the last credit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import TypeVar
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from . import errors
+from .models import Account, Hold, SystemAccount, Transfer
+
+T = TypeVar("T")
+
+
+# --- accounts -----------------------------------------------------------------
+
+
+def account_for(user) -> Account:
+    """The user's credits account, created on first use."""
+    account, _ = Account.objects.get_or_create(user=user, defaults={"kind": Account.Kind.USER})
+    return account
+
+
+def system_account(code: SystemAccount | str) -> Account:
+    account, _ = Account.objects.get_or_create(
+        code=SystemAccount(code), defaults={"kind": Account.Kind.SYSTEM}
+    )
+    return account
+
+
+# --- grants and revocations ---------------------------------------------------------
+
+
+def grant(
+    *,
+    account: Account,
+    amount: int,
+    key: str,
+    reason: str,
+    source: SystemAccount = SystemAccount.GRANTS,
+    actor=None,
+) -> Transfer:
+    """Adds `amount` credits to `account`, taken from the system `source` account."""
+    _check_amount(amount)
+    return _posted_transfer(
+        kind=Transfer.Kind.GRANT,
+        debit=system_account(source),
+        credit=account,
+        amount=amount,
+        key=key,
+        reason=reason,
+        actor=actor,
+    )
+
+
+def revoke(
+    *,
+    account: Account,
+    amount: int,
+    key: str,
+    reason: str,
+    sink: SystemAccount = SystemAccount.REFUNDS,
+    actor=None,
+) -> Transfer:
+    """Takes `amount` available credits back; refuses to go below zero."""
+    _check_amount(amount)
+    return _posted_transfer(
+        kind=Transfer.Kind.REVOKE,
+        debit=account,
+        credit=system_account(sink),
+        amount=amount,
+        key=key,
+        reason=reason,
+        actor=actor,
+    )
+
+
+def _posted_transfer(
+    *, kind: str, debit: Account, credit: Account, amount: int, key: str, reason: str, actor
+) -> Transfer:
+    def replay(existing: Transfer) -> Transfer:
+        _require_same(
+            key,
+            existing,
+            kind=kind,
+            debit_account_id=debit.pk,
+            credit_account_id=credit.pk,
+            amount=amount,
+            reason=reason,
+        )
+        return existing
+
+    def write() -> Transfer:
+        transfer = Transfer.objects.create(
+            key=key,
+            kind=kind,
+            debit_account=debit,
+            credit_account=credit,
+            amount=amount,
+            reason=reason,
+            actor=actor,
+        )
+        _move(debit=debit, credit=credit, amount=amount)
+        return transfer
+
+    return _idempotent(key=key, replay=replay, write=write)
+
+
+def _move(*, debit: Account, credit: Account, amount: int) -> None:
+    """Posts `amount` from debit to credit, updating rows in pk order."""
+    for account in sorted((debit, credit), key=lambda a: a.pk):
+        if account.pk == debit.pk:
+            _debit_available(account, amount)
+        else:
+            Account.objects.filter(pk=account.pk).update(available=F("available") + amount)
+
+
+def _debit_available(account: Account, amount: int) -> None:
+    if account.kind == Account.Kind.SYSTEM:
+        Account.objects.filter(pk=account.pk).update(available=F("available") - amount)
+        return
+    if not Account.objects.filter(pk=account.pk, available__gte=amount).update(
+        available=F("available") - amount
+    ):
+        raise _insufficient(account, amount)
+
+
+def _insufficient(account: Account, amount: int) -> errors.InsufficientCredits:
+    available = Account.objects.filter(pk=account.pk).values_list("available", flat=True).first()
+    return errors.InsufficientCredits(available=available or 0, requested=amount)
+
+
+# --- holds -------------------------------------------------------------------------
+
+
+def authorize(
+    *,
+    account: Account,
+    amount: int,
+    key: str,
+    reference: str,
+    expires_in: timedelta | int | None = None,
+) -> Hold:
+    """Places a hold: `available` drops and `held` rises by `amount`; nothing is spent.
+
+    Raises InsufficientCredits when `available < amount`.
+    """
+    _check_amount(amount)
+    if expires_in is None:
+        expires_in = timedelta(seconds=settings.HOLD_DEFAULT_EXPIRES_SECONDS)
+    elif not isinstance(expires_in, timedelta):
+        expires_in = timedelta(seconds=expires_in)
+    revenue = system_account(SystemAccount.REVENUE)
+
+    def replay(existing: Transfer) -> Hold:
+        _require_same(
+            key,
+            existing,
+            kind=Transfer.Kind.PENDING,
+            debit_account_id=account.pk,
+            amount=amount,
+            reference=reference,
+        )
+        return existing.hold
+
+    def write() -> Hold:
+        pending = Transfer.objects.create(
+            key=key,
+            kind=Transfer.Kind.PENDING,
+            debit_account=account,
+            credit_account=revenue,
+            amount=amount,
+            reference=reference,
+        )
+        if not Account.objects.filter(pk=account.pk, available__gte=amount).update(
+            available=F("available") - amount, held=F("held") + amount
+        ):
+            raise _insufficient(account, amount)
+        return Hold.objects.create(
+            account=account,
+            amount=amount,
+            reference=reference,
+            expires_at=timezone.now() + expires_in,
+            pending_transfer=pending,
+        )
+
+    return _idempotent(key=key, replay=replay, write=write)
+
+
+def capture(
+    *,
+    hold: Hold,
+    amount: int | None = None,
+    key: str | None = None,
+    reason: str = "",
+    actor=None,
+) -> Hold:
+    """Spends `amount` (default: all) of a pending hold; the remainder is released.
+
+    Refuses a hold that is resolved (HoldAlreadyResolved) or past `expires_at`
+    (HoldExpired), and an amount outside `0 < amount <= hold.amount`.
+    A retry with the same `key` returns the original result.
+    """
+    if amount is not None:
+        _check_amount(amount)
+    return _resolve(
+        hold=hold,
+        kind=Transfer.Kind.POST,
+        state=Hold.State.CAPTURED,
+        amount=amount,
+        key=key,
+        reason=reason,
+        actor=actor,
+    )
+
+
+def release(*, hold: Hold, reason: str, key: str | None = None, actor=None) -> Hold:
+    """Returns the whole of a pending hold to `available`.
+
+    Refuses a hold that is already resolved (HoldAlreadyResolved); a retry
+    with the same `key` returns the original result.
+    """
+    return _resolve(
+        hold=hold,
+        kind=Transfer.Kind.VOID,
+        state=Hold.State.RELEASED,
+        amount=None,
+        key=key,
+        reason=reason,
+        actor=actor,
+    )
+
+
+def expire_stale_holds(*, now: datetime | None = None) -> int:
+    """Releases every pending hold past `expires_at`, oldest first; returns how many.
+
+    Idempotent and safe beside captures and other sweeps: each hold is
+    resolved under its own row lock, and a hold another transaction holds is
+    left for the next sweep.
+    """
+    now = now or timezone.now()
+    stale = (
+        Hold.objects.filter(state=Hold.State.PENDING, expires_at__lte=now)
+        .order_by("expires_at", "pk")
+        .values_list("pk", flat=True)
+    )
+    expired = 0
+    for pk in list(stale):
+        with transaction.atomic():
+            hold = (
+                Hold.objects.select_for_update(skip_locked=True)
+                .filter(pk=pk, state=Hold.State.PENDING, expires_at__lte=now)
+                .first()
+            )
+            if hold is None:
+                continue
+            _write_resolution(
+                hold=hold,
+                kind=Transfer.Kind.VOID,
+                state=Hold.State.EXPIRED,
+                amount=hold.amount,
+                key=f"hold:{hold.pk}:expire",
+                reason="expired",
+                actor=None,
+                now=now,
+            )
+            expired += 1
+    return expired
+
+
+def _resolve(
+    *,
+    hold: Hold,
+    kind: str,
+    state: str,
+    amount: int | None,
+    key: str | None,
+    reason: str,
+    actor,
+) -> Hold:
+    explicit_key = key is not None
+    key = key if explicit_key else f"hold:{hold.pk}:resolve"
+
+    def replay(existing: Transfer) -> Hold:
+        if not explicit_key:
+            # An automatic key only collides when the hold is resolved already.
+            locked = Hold.objects.get(pk=hold.pk)
+            raise _already_resolved(locked)
+        _require_same(
+            key,
+            existing,
+            kind=kind,
+            pending_id=hold.pending_transfer_id,
+            amount=hold.amount if amount is None else amount,
+        )
+        return Hold.objects.get(pk=hold.pk)
+
+    def write() -> Hold:
+        locked = Hold.objects.select_for_update().get(pk=hold.pk)
+        if locked.state != Hold.State.PENDING:
+            resolution = locked.resolution_transfer
+            if explicit_key and resolution.key == key:
+                return replay(resolution)  # a concurrent twin of this very call won
+            raise _already_resolved(locked)
+        now = timezone.now()
+        if kind == Transfer.Kind.POST and locked.expires_at <= now:
+            raise errors.HoldExpired(hold_id=locked.pk)
+        captured = locked.amount if amount is None else amount
+        if kind == Transfer.Kind.POST and captured > locked.amount:
+            raise errors.InvalidAmount(
+                f"Cannot capture {captured} from hold #{locked.pk} of {locked.amount}."
+            )
+        _write_resolution(
+            hold=locked,
+            kind=kind,
+            state=state,
+            amount=captured,
+            key=key,
+            reason=reason,
+            actor=actor,
+            now=now,
+        )
+        return locked
+
+    return _idempotent(key=key, replay=replay, write=write)
+
+
+def _write_resolution(
+    *, hold: Hold, kind: str, state: str, amount: int, key: str, reason: str, actor, now
+) -> None:
+    """Journals a post or void of `hold` (locked by the caller) and moves balances."""
+    user = hold.account
+    revenue = system_account(SystemAccount.REVENUE)
+    transfer = Transfer.objects.create(
+        key=key,
+        kind=kind,
+        debit_account=user,
+        credit_account=revenue,
+        amount=amount,
+        pending=hold.pending_transfer,
+        reference=hold.reference,
+        reason=reason,
+        actor=actor,
+    )
+    spent = amount if kind == Transfer.Kind.POST else 0
+    for account in sorted((user, revenue), key=lambda a: a.pk):
+        if account.pk == user.pk:
+            Account.objects.filter(pk=user.pk).update(
+                held=F("held") - hold.amount, available=F("available") + (hold.amount - spent)
+            )
+        elif spent:
+            Account.objects.filter(pk=revenue.pk).update(available=F("available") + spent)
+    hold.state = state
+    hold.captured_amount = spent or None
+    hold.resolution_transfer = transfer
+    hold.resolved_at = now
+    hold.resolved_by = actor
+    hold.resolution_reason = reason
+    hold.save(
+        update_fields=[
+            "state",
+            "captured_amount",
+            "resolution_transfer",
+            "resolved_at",
+            "resolved_by",
+            "resolution_reason",
+        ]
+    )
+
+
+def _already_resolved(hold: Hold) -> errors.HoldAlreadyResolved:
+    if hold.state == Hold.State.EXPIRED:
+        return errors.HoldAlreadyExpired(hold_id=hold.pk)
+    return errors.HoldAlreadyResolved(hold_id=hold.pk, state=hold.state)
+
+
+# --- idempotency ------------------------------------------------------------------------
+
+
+def _idempotent(*, key: str, replay: Callable[[Transfer], T], write: Callable[[], T]) -> T:
+    """Runs `write` once per key; a retry gets `replay` of the original transfer.
+
+    `write` inserts the key's journal row first, so a concurrent twin blocks
+    on the unique index and, once the first commits, fails and replays.
+    """
+    if not key:
+        raise ValueError("Every ledger operation needs an idempotency key.")
+    existing = Transfer.objects.filter(key=key).first()
+    if existing is not None:
+        return replay(existing)
+    try:
+        with transaction.atomic():
+            return write()
+    except IntegrityError:
+        existing = Transfer.objects.filter(key=key).first()
+        if existing is None:
+            raise
+        return replay(existing)
+
+
+def _require_same(key: str, existing: Transfer, **expected) -> None:
+    for field, value in expected.items():
+        if getattr(existing, field) != value:
+            raise errors.IdempotencyConflict(
+                key=key, detail=f"{field} was {getattr(existing, field)!r}, now {value!r}."
+            )
+
+
+def _check_amount(amount: int) -> None:
+    if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
+        raise errors.InvalidAmount(f"Amount must be a positive whole number, not {amount!r}.")

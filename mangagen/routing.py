@@ -1,0 +1,3 @@
+"""Websocket routes. The job event stream arrives with the jobs feature."""
+
+websocket_urlpatterns: list = []
