@@ -25,7 +25,7 @@ def _run(statements_by_vendor):
     def run(apps, schema_editor):
         statements = statements_by_vendor.get(schema_editor.connection.vendor, [])
         for statement in [statements] if isinstance(statements, str) else statements:
-            schema_editor.execute(statement)
+            schema_editor.execute(statement, params=None)
 
     return run
 
