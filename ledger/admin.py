@@ -43,9 +43,7 @@ class AccountAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     change_list_template = "admin/ledger/change_list_with_reconciliation.html"
 
     def get_queryset(self, request):
-        return selectors.with_journal_balances(super().get_queryset(request)).select_related(
-            "user"
-        )
+        return selectors.with_journal_balances(super().get_queryset(request)).select_related("user")
 
     @admin.display(description="journal available", ordering="journal_available")
     def journal_available(self, obj):

@@ -149,9 +149,7 @@ class Hold(models.Model):
     reference = models.CharField(max_length=255, blank=True)
     expires_at = models.DateTimeField()
     created_at = models.DateTimeField(auto_now_add=True)
-    pending_transfer = models.OneToOneField(
-        Transfer, on_delete=models.PROTECT, related_name="hold"
-    )
+    pending_transfer = models.OneToOneField(Transfer, on_delete=models.PROTECT, related_name="hold")
     resolution_transfer = models.OneToOneField(
         Transfer, null=True, blank=True, on_delete=models.PROTECT, related_name="resolved_hold"
     )
@@ -183,7 +181,11 @@ class Hold(models.Model):
             ),
             models.CheckConstraint(
                 condition=(
-                    Q(state="captured", captured_amount__gt=0, captured_amount__lte=models.F("amount"))
+                    Q(
+                        state="captured",
+                        captured_amount__gt=0,
+                        captured_amount__lte=models.F("amount"),
+                    )
                     | (~Q(state="captured") & Q(captured_amount__isnull=True))
                 ),
                 name="ledger_hold_capture_within_amount",

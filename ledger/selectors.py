@@ -40,7 +40,7 @@ def _summed(transfers: QuerySet, side: str) -> Coalesce:
 def with_journal_balances(accounts: QuerySet[Account]) -> QuerySet[Account]:
     """Annotates `journal_available` and `journal_held`, recomputed from transfers.
 
-    available = posted credits − posted debits − open pending debits;
+    available = posted credits - posted debits - open pending debits;
     held = open pending debits (holds neither captured nor voided).
     """
     posted = Transfer.objects.filter(kind__in=Transfer.POSTED_KINDS)
@@ -150,7 +150,5 @@ def reconciliation(*, now: datetime | None = None) -> list[Mismatch]:
         )
     resolved_in_journal = Exists(Transfer.objects.filter(pending=OuterRef("pending_transfer")))
     for hold in Hold.objects.filter(resolved_in_journal, state=Hold.State.PENDING):
-        found.append(
-            Mismatch("hold_state", str(hold), "pending, but the journal resolved it")
-        )
+        found.append(Mismatch("hold_state", str(hold), "pending, but the journal resolved it"))
     return found

@@ -1,9 +1,10 @@
 """Every write to the ledger. Keyword-only, atomic, idempotent by key.
 
-Lock order, everywhere: the idempotency key's journal row first (its unique
-index makes a concurrent twin wait), then the hold row, then account rows by
-ascending pk. Balance decrements are single conditional UPDATEs, so two
-racing callers can never both spend the last credit.
+Lock order, everywhere: the hold row (when resolving one), then the
+idempotency key's journal row (its unique index makes a concurrent twin
+wait), then account rows by ascending pk. Balance decrements are single
+conditional UPDATEs, so two racing callers can never both spend the last
+credit.
 """
 
 from __future__ import annotations
@@ -259,7 +260,8 @@ def expire_stale_holds(*, now: datetime | None = None) -> int:
     for pk in list(stale):
         with transaction.atomic():
             hold = (
-                Hold.objects.select_for_update(skip_locked=True)
+                Hold.objects.select_for_update(skip_locked=True, of=("self",))
+                .select_related("pending_transfer")
                 .filter(pk=pk, state=Hold.State.PENDING, expires_at__lte=now)
                 .first()
             )
@@ -307,7 +309,11 @@ def _resolve(
         return Hold.objects.get(pk=hold.pk)
 
     def write() -> Hold:
-        locked = Hold.objects.select_for_update().get(pk=hold.pk)
+        locked = (
+            Hold.objects.select_for_update(of=("self",))
+            .select_related("account", "pending_transfer")
+            .get(pk=hold.pk)
+        )
         if locked.state != Hold.State.PENDING:
             resolution = locked.resolution_transfer
             if explicit_key and resolution.key == key:
@@ -333,20 +339,20 @@ def _resolve(
         )
         return locked
 
-    return _idempotent(key=key, replay=replay, write=write)
+    return _idempotent(key=key, replay=replay, write=write, look_first=explicit_key)
 
 
 def _write_resolution(
     *, hold: Hold, kind: str, state: str, amount: int, key: str, reason: str, actor, now
 ) -> None:
     """Journals a post or void of `hold` (locked by the caller) and moves balances."""
-    user = hold.account
-    revenue = system_account(SystemAccount.REVENUE)
+    user_id = hold.account_id
+    revenue_id = hold.pending_transfer.credit_account_id
     transfer = Transfer.objects.create(
         key=key,
         kind=kind,
-        debit_account=user,
-        credit_account=revenue,
+        debit_account_id=user_id,
+        credit_account_id=revenue_id,
         amount=amount,
         pending=hold.pending_transfer,
         reference=hold.reference,
@@ -354,13 +360,13 @@ def _write_resolution(
         actor=actor,
     )
     spent = amount if kind == Transfer.Kind.POST else 0
-    for account in sorted((user, revenue), key=lambda a: a.pk):
-        if account.pk == user.pk:
-            Account.objects.filter(pk=user.pk).update(
+    for account_id in sorted((user_id, revenue_id)):
+        if account_id == user_id:
+            Account.objects.filter(pk=user_id).update(
                 held=F("held") - hold.amount, available=F("available") + (hold.amount - spent)
             )
         elif spent:
-            Account.objects.filter(pk=revenue.pk).update(available=F("available") + spent)
+            Account.objects.filter(pk=revenue_id).update(available=F("available") + spent)
     hold.state = state
     hold.captured_amount = spent or None
     hold.resolution_transfer = transfer
@@ -388,17 +394,20 @@ def _already_resolved(hold: Hold) -> errors.HoldAlreadyResolved:
 # --- idempotency ------------------------------------------------------------------------
 
 
-def _idempotent(*, key: str, replay: Callable[[Transfer], T], write: Callable[[], T]) -> T:
+def _idempotent(
+    *, key: str, replay: Callable[[Transfer], T], write: Callable[[], T], look_first: bool = True
+) -> T:
     """Runs `write` once per key; a retry gets `replay` of the original transfer.
 
-    `write` inserts the key's journal row first, so a concurrent twin blocks
-    on the unique index and, once the first commits, fails and replays.
+    A concurrent twin blocks on the key's unique index and, once the first
+    commits, fails its insert and replays.
     """
     if not key:
         raise ValueError("Every ledger operation needs an idempotency key.")
-    existing = Transfer.objects.filter(key=key).first()
-    if existing is not None:
-        return replay(existing)
+    if look_first:
+        existing = Transfer.objects.filter(key=key).first()
+        if existing is not None:
+            return replay(existing)
     try:
         with transaction.atomic():
             return write()

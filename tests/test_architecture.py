@@ -13,9 +13,9 @@ COMPOSITION_ROOT = {"settings.py", "urls.py", "asgi.py", "celery.py", "routing.p
 def imported_packages(package: str) -> dict[pathlib.Path, set[str]]:
     found = {}
     for source in (ROOT / package).rglob("*.py"):
-        if package == "mangagen" and source.parent.name == "mangagen":
-            if source.name in COMPOSITION_ROOT:
-                continue
+        in_root = package == "mangagen" and source.parent.name == "mangagen"
+        if in_root and source.name in COMPOSITION_ROOT:
+            continue
         names = set()
         for node in ast.walk(ast.parse(source.read_text())):
             if isinstance(node, ast.Import):

@@ -64,7 +64,9 @@ def test_grant_key_reused_with_other_parameters_conflicts(account, change):
     services.grant(account=account, amount=5, key="g1", reason="welcome")
     before = snapshot()
     with pytest.raises(errors.IdempotencyConflict):
-        services.grant(**{"account": account, "amount": 5, "key": "g1", "reason": "welcome"} | change)
+        services.grant(
+            **{"account": account, "amount": 5, "key": "g1", "reason": "welcome"} | change
+        )
     assert snapshot() == before
 
 
@@ -352,7 +354,7 @@ def test_sweep_leaves_fresh_and_resolved_holds_alone(funded):
     assert fresh.state == Hold.State.PENDING
 
 
-# --- the journal and the database's own guards ------------------------------------------------------
+# --- the journal and the database's own guards ---------------------------------------
 
 
 def test_check_constraints_refuse_negative_balances(funded):
@@ -384,7 +386,10 @@ def test_journal_is_append_only_on_postgres(funded):
         Transfer.objects.filter(pk=transfer.pk).update(amount=1000)
     with pytest.raises(IntegrityError, match="append-only"), transaction.atomic():
         Transfer.objects.filter(pk=transfer.pk).delete()
-    with pytest.raises(IntegrityError, match="append-only"), transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute("UPDATE ledger_transfer SET reason = 'x' WHERE id = %s", [transfer.pk])
+    with (
+        pytest.raises(IntegrityError, match="append-only"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute("UPDATE ledger_transfer SET reason = 'x' WHERE id = %s", [transfer.pk])
     assert Transfer.objects.get(pk=transfer.pk).amount == 10

@@ -75,9 +75,7 @@ class LedgerMachine(RuleBasedStateMachine):
         return "replay" if seen == signature else "conflict"
 
     def balances_unchanged(self, before):
-        assert before == list(
-            Account.objects.order_by("pk").values_list("pk", "available", "held")
-        )
+        assert before == list(Account.objects.order_by("pk").values_list("pk", "available", "held"))
 
     def snapshot(self):
         return list(Account.objects.order_by("pk").values_list("pk", "available", "held"))
@@ -223,9 +221,7 @@ class LedgerMachine(RuleBasedStateMachine):
     def sweep(self, minutes):
         now = timezone.now() + timedelta(minutes=minutes)
         stale = [
-            pk
-            for pk, h in self.model.holds.items()
-            if h.state == "pending" and h.expires_at <= now
+            pk for pk, h in self.model.holds.items() if h.state == "pending" and h.expires_at <= now
         ]
         assert services.expire_stale_holds(now=now) == len(stale)
         event(f"swept {min(len(stale), 2)}")
