@@ -48,7 +48,9 @@ def _e2e_database_url() -> str:
         name = (parts.path.lstrip("/") or "mangagen") + "_e2e"
         admin = urlunsplit(parts._replace(path="/postgres"))
         with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
         return urlunsplit(parts._replace(path=f"/{name}"))
     path = ROOT / "var" / "e2e.sqlite3"

@@ -1,6 +1,7 @@
 """A person signs up and sees their balance; an operator reconciles a stale hold."""
 
 import re
+import time
 
 from playwright.sync_api import expect
 
@@ -91,3 +92,32 @@ _SUPERUSER = """
 from django.contrib.auth import get_user_model
 get_user_model().objects.create_superuser("operator", "op@example.com", "operator-pass-1234")
 """
+
+
+def test_the_sweep_runs_on_a_real_worker(stack):
+    stack.shell(
+        """
+from datetime import timedelta
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+from ledger import services
+from ledger.models import Hold
+user = get_user_model().objects.create_user("sweepme", password="sweep-pass-1234")
+account = services.account_for(user)
+services.grant(account=account, amount=2, key="e2e-sweep", reason="e2e")
+hold = services.authorize(account=account, amount=2, key="e2e-sweep-h", reference="abandoned")
+Hold.objects.filter(pk=hold.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+from ledger.tasks import expire_stale_holds
+expire_stale_holds.delay()
+"""
+    )
+    deadline = time.monotonic() + 30
+    state = ""
+    while time.monotonic() < deadline:
+        state = stack.shell(
+            "from ledger.models import Hold;print(Hold.objects.get(reference='abandoned').state)"
+        ).strip()
+        if state == "expired":
+            break
+        time.sleep(0.5)
+    assert state == "expired"
