@@ -34,3 +34,14 @@ def user(make_user):
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def standin():
+    """A local HTTP stand-in for an outside API; never the internet."""
+    from mangagen.tests.standin import serve
+
+    fake, server = serve()
+    yield fake
+    server.shutdown()
+    server.server_close()

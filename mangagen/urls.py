@@ -4,10 +4,12 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from mangagen.api.me import MeView
-from mangagen.views import accounts, pages
+from mangagen.views import accounts, studio
 
 urlpatterns = [
-    path("", pages.home, name="home"),
+    path("", studio.dashboard, name="home"),
+    path("comics/new/", studio.new_comic, name="comic-new"),
+    path("comics/<int:pk>/<slug:step>/", studio.wizard_step, name="comic-step"),
     path(
         "accounts/login/",
         auth_views.LoginView.as_view(redirect_authenticated_user=True),
@@ -18,6 +20,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/me/", MeView.as_view(), name="api-me"),
     path("api/", include("ledger.urls")),
+    path("api/", include("mangagen.storyboards.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]

@@ -3,12 +3,12 @@
 from datetime import timedelta
 
 import pytest
+from celery import current_app as app
 from django.conf import settings
 from django.utils import timezone
 
 from ledger import services, tasks
 from ledger.models import Hold
-from mangagen.celery import app
 
 pytestmark = pytest.mark.django_db
 

@@ -1,5 +1,7 @@
 """One error shape for the whole API: {"error": "<code>", "detail": "<human text>"}."""
 
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -13,6 +15,10 @@ def exception_handler(exc, context):
         if not isinstance(exc, ledger_errors.InsufficientCredits):
             code = status.HTTP_409_CONFLICT
         return Response({"error": exc.code, "detail": str(exc)}, status=code)
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, PermissionDenied):
+        exc = exceptions.PermissionDenied()
     response = drf_exception_handler(exc, context)
     if response is None:
         return None
@@ -31,11 +37,14 @@ def exception_handler(exc, context):
     return response
 
 
-def _first_message(detail) -> str:
+def _first_message(detail, path: str = "") -> str:
+    """The first error, named by where it is: `panels[2].dialogue[0].text: …`."""
     if isinstance(detail, dict):
-        for field, value in detail.items():
-            message = _first_message(value)
-            return message if field == "non_field_errors" else f"{field}: {message}"
+        for key, value in detail.items():
+            if key == "non_field_errors":
+                return _first_message(value, path)
+            step = f"[{key}]" if isinstance(key, int) or str(key).isdigit() else f".{key}"
+            return _first_message(value, f"{path}{step}" if path else str(key))
     if isinstance(detail, list) and detail:
-        return _first_message(detail[0])
-    return str(detail)
+        return _first_message(detail[0], path)
+    return f"{path}: {detail}" if path else str(detail)

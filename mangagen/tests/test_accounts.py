@@ -53,7 +53,7 @@ def test_home_needs_login_and_shows_the_balance(client, user):
     assert client.get("/").status_code == 302
     client.force_login(user)
     page = client.get("/").content.decode()
-    assert "Your credits" in page and "0</strong> available" in page
+    assert "Your comics" in page and '<strong id="credits-available">0</strong>' in page
 
 
 def test_logout_refuses_a_post_without_csrf(user):

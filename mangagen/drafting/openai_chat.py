@@ -1,0 +1,108 @@
+"""Drafting with an OpenAI-compatible chat-completions endpoint, asking for JSON.
+
+The model's answer is validated with the same rules as a person's edits; an
+unusable answer (bad JSON, wrong shape, over the limits, an HTTP error) falls
+back to the rule-based draft with a notice saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import requests
+
+from mangagen.storyboards import limits
+
+from .draft import Draft
+from .rules import RuleDrafter
+
+logger = logging.getLogger(__name__)
+
+SYSTEM_PROMPT = f"""You turn a short story into a manga storyboard.
+Answer with one JSON object and nothing else, of this shape:
+{{"characters": [{{"name": "...", "description": "appearance, clothes, build"}}],
+  "panels": [{{"description": "what the panel shows",
+              "shot": "establishing|wide|medium|close-up|extreme-close-up|action",
+              "characters": ["names present"],
+              "dialogue": [{{"speaker": "a character's name", "text": "..."}}],
+              "caption": "narration box text or empty"}}]}}
+At most {limits.MAX_PANELS} panels, {limits.MAX_CHARACTERS} characters and
+{limits.MAX_DIALOGUE_LINES} dialogue lines a panel; dialogue lines at most
+{limits.MAX_DIALOGUE_TEXT} characters. Every speaker and every name in a panel's
+"characters" must be one of "characters". Keep the story's own words for dialogue."""
+
+
+class ChatDrafter:
+    name = "openai"
+
+    def __init__(self, *, base_url: str, api_key: str, model: str, timeout: float):
+        self.base_url = base_url.rstrip("/")
+        self.api_key = api_key
+        self.model = model
+        self.timeout = timeout
+
+    def draft(self, *, title: str, story: str, characters: list[dict]) -> Draft:
+        try:
+            answer = self._ask(title=title, story=story, characters=characters)
+            return self._validated(answer, characters)
+        except (requests.RequestException, ValueError, KeyError, TypeError, IndexError) as exc:
+            logger.warning("Chat drafter failed, falling back to rules: %s", exc)
+            fallback = RuleDrafter().draft(title=title, story=story, characters=characters)
+            fallback.notice = (
+                f"The language model's draft could not be used ({_short(exc)}), "
+                "so this draft was made by the built-in rules instead."
+            )
+            return fallback
+
+    def _ask(self, *, title: str, story: str, characters: list[dict]) -> dict:
+        known = "".join(f"\n- {c['name']}: {c.get('description', '')}" for c in characters)
+        known = known or " none"
+        response = requests.post(
+            f"{self.base_url}/v1/chat/completions",
+            headers={"Authorization": f"Bearer {self.api_key}"} if self.api_key else {},
+            json={
+                "model": self.model,
+                "response_format": {"type": "json_object"},
+                "temperature": 0.4,
+                "messages": [
+                    {"role": "system", "content": SYSTEM_PROMPT},
+                    {
+                        "role": "user",
+                        "content": f"Title: {title}\nKnown characters:{known}\n\n{story}",
+                    },
+                ],
+            },
+            timeout=self.timeout,
+        )
+        if response.status_code >= 400:
+            raise ValueError(f"the model answered HTTP {response.status_code}")
+        content = response.json()["choices"][0]["message"]["content"]
+        return json.loads(content)
+
+    def _validated(self, answer: dict, existing: list[dict]) -> Draft:
+        from mangagen.storyboards.serializers import StoryboardWriteSerializer
+
+        if not isinstance(answer, dict):
+            raise ValueError("the answer is not a JSON object")
+        known = {c["name"]: c.get("description", "") for c in existing}
+        for c in answer.get("characters") or []:
+            known.setdefault(str(c.get("name", "")).strip(), str(c.get("description", "")))
+        data = {
+            "characters": [{"name": n, "description": d} for n, d in known.items() if n],
+            "panels": answer["panels"],
+        }
+        serializer = StoryboardWriteSerializer(data=data, partial=True)
+        if not serializer.is_valid():
+            raise ValueError(f"the answer broke the storyboard's rules: {serializer.errors}")
+        if not serializer.validated_data["panels"]:
+            raise ValueError("the answer had no panels")
+        return Draft(
+            characters=serializer.validated_data["characters"],
+            panels=serializer.validated_data["panels"],
+        )
+
+
+def _short(exc: Exception) -> str:
+    text = str(exc) or type(exc).__name__
+    return text if len(text) < 160 else text[:157] + "…"

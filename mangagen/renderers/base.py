@@ -1,0 +1,76 @@
+"""The renderer interface: a panel spec and a seed in, image bytes and metadata out."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class CharacterSpec:
+    name: str
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class DialogueSpec:
+    speaker: str
+    text: str
+
+
+@dataclass(frozen=True)
+class PanelSpec:
+    """Everything that affects a panel's image (what its content hash covers)."""
+
+    style: str
+    description: str
+    shot: str
+    characters: tuple[CharacterSpec, ...] = ()
+    dialogue: tuple[DialogueSpec, ...] = ()
+    caption: str = ""
+    index: int = 1
+    content_hash: str = ""
+
+    @classmethod
+    def from_panel(cls, panel, *, style: str, cast: dict[str, str]) -> PanelSpec:
+        return cls(
+            style=style,
+            description=panel.description,
+            shot=panel.shot,
+            characters=tuple(CharacterSpec(n, cast.get(n, "")) for n in panel.characters),
+            dialogue=tuple(DialogueSpec(d["speaker"], d["text"]) for d in panel.dialogue),
+            caption=panel.caption,
+            index=panel.index,
+            content_hash=panel.content_hash,
+        )
+
+    def default_seed(self) -> int:
+        key = self.content_hash or repr(self)
+        return int(hashlib.sha256(key.encode()).hexdigest()[:8], 16)
+
+
+@dataclass
+class RenderResult:
+    image: bytes
+    content_type: str
+    width: int
+    height: int
+    renderer: str
+    seconds: float
+    cold: bool | None
+    metadata: dict = field(default_factory=dict)
+
+
+class RenderError(Exception):
+    """A render failed. `retryable` says whether trying again may help."""
+
+    def __init__(self, message: str, *, retryable: bool):
+        super().__init__(message)
+        self.retryable = retryable
+
+
+class Renderer(Protocol):
+    name: str
+
+    def render(self, spec: PanelSpec, seed: int) -> RenderResult: ...

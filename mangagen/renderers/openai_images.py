@@ -1,0 +1,131 @@
+"""Any OpenAI-compatible `POST /v1/images/generations` endpoint.
+
+LocalAI, sd-server, SGLang or OpenAI itself. Retries with exponential
+backoff on 5xx, 429 and timeouts; a 4xx is the caller's fault and fails at
+once with the provider's own message.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import time
+
+import requests
+from PIL import Image
+
+from .base import PanelSpec, RenderError, RenderResult
+from .prompts import image_prompt
+
+
+class OpenAIImagesRenderer:
+    name = "openai"
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        api_key: str,
+        model: str,
+        size: str,
+        timeout: float = 120.0,
+        retries: int = 3,
+        backoff: float = 1.0,
+        session: requests.Session | None = None,
+    ):
+        self.url = base_url.rstrip("/") + "/v1/images/generations"
+        self.api_key = api_key
+        self.model = model
+        self.size = size
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
+        self.session = session or requests.Session()
+
+    def render(self, spec: PanelSpec, seed: int) -> RenderResult:
+        started = time.monotonic()
+        payload = {
+            "model": self.model,
+            "prompt": image_prompt(spec),
+            "size": self.size,
+            "n": 1,
+            "response_format": "b64_json",
+            "seed": seed,
+        }
+        body = self._post_with_retries(payload)
+        try:
+            item = body["data"][0]
+        except (KeyError, IndexError, TypeError) as exc:
+            raise RenderError("The image provider's answer had no image.", retryable=True) from exc
+        if item.get("b64_json"):
+            image = base64.b64decode(item["b64_json"])
+        elif item.get("url"):
+            image = self._download(item["url"])
+        else:
+            raise RenderError("The image provider's answer had no image.", retryable=True)
+        try:
+            with Image.open(io.BytesIO(image)) as decoded:
+                width, height = decoded.size
+                content_type = Image.MIME.get(decoded.format, "application/octet-stream")
+        except OSError as exc:
+            raise RenderError(
+                "The image provider sent bytes that are not an image.", retryable=True
+            ) from exc
+        return RenderResult(
+            image=image,
+            content_type=content_type,
+            width=width,
+            height=height,
+            renderer=self.name,
+            seconds=time.monotonic() - started,
+            cold=None,
+            metadata={"seed": seed, "model": self.model, "prompt": payload["prompt"]},
+        )
+
+    def _post_with_retries(self, payload: dict) -> dict:
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        last_error = "no attempt made"
+        for attempt in range(self.retries + 1):
+            if attempt:
+                time.sleep(self.backoff * 2 ** (attempt - 1))
+            try:
+                response = self.session.post(
+                    self.url, json=payload, headers=headers, timeout=self.timeout
+                )
+            except (requests.Timeout, requests.ConnectionError) as exc:
+                last_error = f"{type(exc).__name__}: {exc}"
+                continue
+            if response.status_code >= 500 or response.status_code == 429:
+                last_error = f"HTTP {response.status_code}"
+                continue
+            if response.status_code >= 400:
+                raise RenderError(
+                    f"The image provider refused the request (HTTP {response.status_code}): "
+                    f"{_provider_message(response)}",
+                    retryable=False,
+                )
+            try:
+                return response.json()
+            except ValueError:
+                last_error = "the answer was not JSON"
+        raise RenderError(
+            f"The image provider failed {self.retries + 1} times ({last_error}).", retryable=True
+        )
+
+    def _download(self, url: str) -> bytes:
+        try:
+            response = self.session.get(url, timeout=self.timeout)
+            response.raise_for_status()
+        except requests.RequestException as exc:
+            raise RenderError(f"Could not download the image: {exc}", retryable=True) from exc
+        return response.content
+
+
+def _provider_message(response: requests.Response) -> str:
+    try:
+        error = response.json().get("error")
+        if isinstance(error, dict):
+            return str(error.get("message") or error)
+        return str(error or response.text[:300])
+    except ValueError:
+        return response.text[:300]

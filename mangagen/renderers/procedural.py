@@ -1,0 +1,624 @@
+"""The offline renderer: draws a real manga-style panel with Pillow.
+
+Panel border; a background chosen from the shot (screentone sky and skyline,
+focus lines, speed lines); a figure for each character present, whose look
+(hair, eyes, accessories) follows from their name and description so the
+same character looks the same in every panel; speech balloons with the
+dialogue wrapped inside and a tail toward the speaker; a caption box.
+Same spec and seed give the same bytes.
+
+It also simulates a GPU provider: a cold start after `RENDER_IDLE_SECONDS`
+of quiet (shared by all workers through Redis) and `RENDER_SECONDS` a render.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import math
+import random
+import re
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from django.conf import settings
+from PIL import Image, ImageDraw, ImageFont
+
+from .base import CharacterSpec, PanelSpec, RenderResult
+from .warmth import GpuPool
+
+INK = 0
+PAPER = 255
+FONT_PATHS = [
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/TTF/DejaVuSans.ttf",
+    "/Library/Fonts/Arial Unicode.ttf",
+    "C:/Windows/Fonts/arial.ttf",
+]
+
+
+@lru_cache(maxsize=32)
+def font(size: int) -> ImageFont.FreeTypeFont:
+    for path in FONT_PATHS:
+        if Path(path).exists():
+            return ImageFont.truetype(path, size)
+    return ImageFont.load_default(size=size)
+
+
+@dataclass(frozen=True)
+class Look:
+    """How a character is drawn, derived from their name and description only."""
+
+    hair: str  # spiky | long | bob | ponytail | messy
+    hair_tone: int  # 0 black, 1 screentone, 2 white
+    eyes: str  # round | sharp | sleepy
+    glasses: bool
+    scarf: bool
+    hat: bool
+    scar: bool
+    build: float  # shoulder width factor
+
+    @classmethod
+    def of(cls, character: CharacterSpec) -> Look:
+        digest = hashlib.sha256(character.name.casefold().encode()).digest()
+        text = character.description.casefold()
+        tone = digest[1] % 3
+        if any(w in text for w in ("black hair", "dark hair", "raven")):
+            tone = 0
+        elif any(w in text for w in ("blond", "white hair", "silver", "platinum", "grey hair")):
+            tone = 2
+        elif any(w in text for w in ("red hair", "brown hair", "auburn", "pink hair")):
+            tone = 1
+        hair = ["spiky", "long", "bob", "ponytail", "messy"][digest[0] % 5]
+        for pattern, style in (
+            (r"ponytail", "ponytail"),
+            (r"\blong\b[^,.;]*\bhair", "long"),
+            (r"\b(short|bob)\b[^,.;]*\bhair|\bbob\b", "bob"),
+            (r"spiky|spiked", "spiky"),
+            (r"messy|curly|wild hair", "messy"),
+        ):
+            if re.search(pattern, text):
+                hair = style
+                break
+        return cls(
+            hair=hair,
+            hair_tone=tone,
+            eyes=["round", "sharp", "sleepy"][digest[2] % 3],
+            glasses="glasses" in text or "spectacles" in text,
+            scarf="scarf" in text,
+            hat=any(w in text for w in (" hat", "cap", "hood")) or text.startswith("hat"),
+            scar="scar" in text,
+            build=0.85 + (digest[3] % 5) * 0.08,
+        )
+
+
+class ProceduralRenderer:
+    name = "procedural"
+
+    def __init__(
+        self,
+        *,
+        width: int | None = None,
+        height: int | None = None,
+        pool: GpuPool | None = None,
+        cold_start_seconds: float | None = None,
+        idle_seconds: float | None = None,
+        render_seconds: float | None = None,
+    ):
+        self.width = width or settings.RENDER_WIDTH
+        self.height = height or settings.RENDER_HEIGHT
+        self._pool = pool
+        self.cold_start_seconds = (
+            settings.RENDER_COLD_START_SECONDS if cold_start_seconds is None else cold_start_seconds
+        )
+        self.idle_seconds = settings.RENDER_IDLE_SECONDS if idle_seconds is None else idle_seconds
+        self.render_seconds = settings.RENDER_SECONDS if render_seconds is None else render_seconds
+
+    @property
+    def pool(self) -> GpuPool:
+        if self._pool is None:
+            self._pool = GpuPool()
+        return self._pool
+
+    def render(self, spec: PanelSpec, seed: int) -> RenderResult:
+        started = time.monotonic()
+        wait, cold = self.pool.claim(
+            idle_seconds=self.idle_seconds, cold_start_seconds=self.cold_start_seconds
+        )
+        time.sleep(wait)
+        drawn_at = time.monotonic()
+        image = self.draw(spec, seed)
+        remaining = self.render_seconds - (time.monotonic() - drawn_at)
+        if remaining > 0:
+            time.sleep(remaining)
+        self.pool.touch()
+        return RenderResult(
+            image=image,
+            content_type="image/png",
+            width=self.width,
+            height=self.height,
+            renderer=self.name,
+            seconds=time.monotonic() - started,
+            cold=cold,
+            metadata={"seed": seed, "cold_start_seconds": wait if cold else 0.0},
+        )
+
+    def draw(self, spec: PanelSpec, seed: int) -> bytes:
+        """The image alone, with no simulated GPU time. Deterministic."""
+        canvas = Canvas(self.width, self.height, spec, random.Random(seed))
+        canvas.paint()
+        buffer = io.BytesIO()
+        canvas.image.save(buffer, format="PNG", optimize=False)
+        return buffer.getvalue()
+
+
+class Canvas:
+    def __init__(self, width: int, height: int, spec: PanelSpec, rng: random.Random):
+        self.w, self.h, self.spec, self.rng = width, height, spec, rng
+        self.image = Image.new("L", (width, height), PAPER)
+        self.draw = ImageDraw.Draw(self.image)
+        self.m = max(8, width // 64)  # margin outside the border
+        self.inner = (self.m, self.m, width - self.m, height - self.m)
+        self.noir = spec.style == "noir"
+        self.heads: dict[str, tuple[float, float, float]] = {}  # name -> (x, y, radius)
+
+    # --- composition --------------------------------------------------------------
+
+    def paint(self) -> None:
+        self.background()
+        self.figures()
+        top = self.caption()
+        self.balloons(top)
+        self.border()
+
+    def border(self) -> None:
+        x0, y0, x1, y1 = self.inner
+        self.draw.rectangle((0, 0, self.w - 1, self.h - 1), outline=PAPER, width=self.m)
+        self.draw.rectangle((x0, y0, x1, y1), outline=INK, width=max(4, self.w // 160))
+
+    # --- backgrounds ------------------------------------------------------------------
+
+    def background(self) -> None:
+        shot = self.spec.shot
+        if self.noir:
+            self.draw.rectangle(self.inner, fill=40)
+        if shot in ("establishing", "wide"):
+            self.skyline(buildings=shot == "establishing")
+        elif shot == "action":
+            self.speed_lines()
+        elif shot in ("close-up", "extreme-close-up"):
+            self.focus_lines(dense=shot == "extreme-close-up")
+        else:
+            self.screentone((self.inner[0], self.inner[1], self.inner[2], self.inner[3]), 7, 1.6)
+        if self.spec.style == "shoujo":
+            self.sparkles()
+        if self.noir:
+            self.rain()
+
+    def screentone(self, box, step: int, radius: float, fade: bool = False) -> None:
+        x0, y0, x1, y1 = box
+        tone = PAPER if self.noir else INK
+        for y in range(int(y0), int(y1), step):
+            r = radius * (1 - (y - y0) / max(1, y1 - y0)) if fade else radius
+            if r < 0.4:
+                continue
+            offset = step // 2 if (y // step) % 2 else 0
+            for x in range(int(x0) + offset, int(x1), step):
+                self.draw.ellipse((x - r, y - r, x + r, y + r), fill=tone)
+
+    def skyline(self, *, buildings: bool) -> None:
+        x0, y0, x1, y1 = self.inner
+        horizon = y0 + (y1 - y0) * 0.68
+        self.screentone((x0, y0, x1, horizon), 8, 2.2, fade=True)
+        if buildings:
+            x = x0
+            while x < x1:
+                bw = self.rng.randint(self.w // 18, self.w // 8)
+                bh = self.rng.randint(int((y1 - y0) * 0.15), int((y1 - y0) * 0.5))
+                top = horizon - bh
+                self.draw.rectangle((x, top, x + bw, horizon), fill=70 if not self.noir else 15)
+                for wy in range(int(top) + 8, int(horizon) - 6, 14):
+                    for wx in range(int(x) + 6, int(x + bw) - 6, 12):
+                        if self.rng.random() < 0.55:
+                            self.draw.rectangle((wx, wy, wx + 4, wy + 6), fill=PAPER)
+                x += bw + self.rng.randint(2, 10)
+        self.draw.line((x0, horizon, x1, horizon), fill=INK, width=3)
+        for i in range(6):  # ground perspective
+            gx = x0 + (x1 - x0) * i / 5
+            self.draw.line(((x0 + x1) / 2, horizon, gx, y1), fill=150, width=1)
+
+    def speed_lines(self) -> None:
+        x0, y0, x1, y1 = self.inner
+        tone = PAPER if self.noir else INK
+        for _ in range(140):
+            y = self.rng.uniform(y0, y1)
+            length = self.rng.uniform(0.2, 0.75) * (x1 - x0)
+            start = self.rng.uniform(x0, x1 - length)
+            width = self.rng.choice((1, 1, 2, 3))
+            self.draw.line((start, y, start + length, y - length * 0.12), fill=tone, width=width)
+
+    def focus_lines(self, *, dense: bool) -> None:
+        x0, y0, x1, y1 = self.inner
+        cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+        reach = math.hypot(x1 - x0, y1 - y0) / 2
+        clear = 0.42 if dense else 0.55
+        tone = PAPER if self.noir else INK
+        count = 220 if dense else 150
+        for i in range(count):
+            angle = 2 * math.pi * i / count + self.rng.uniform(-0.01, 0.01)
+            inner = reach * (clear + self.rng.uniform(0, 0.2))
+            a = (cx + math.cos(angle) * inner, cy + math.sin(angle) * inner)
+            b = (cx + math.cos(angle) * reach * 1.1, cy + math.sin(angle) * reach * 1.1)
+            spread = 0.006 * self.rng.uniform(0.5, 2.0)
+            c = (
+                cx + math.cos(angle + spread) * reach * 1.1,
+                cy + math.sin(angle + spread) * reach * 1.1,
+            )
+            self.draw.polygon([a, b, c], fill=tone)
+
+    def sparkles(self) -> None:
+        x0, y0, x1, y1 = self.inner
+        for _ in range(14):
+            x, y, r = self.rng.uniform(x0, x1), self.rng.uniform(y0, y1), self.rng.uniform(4, 11)
+            self.draw.polygon(
+                [(x, y - r), (x + r / 4, y), (x, y + r), (x - r / 4, y)], fill=PAPER, outline=INK
+            )
+            self.draw.polygon(
+                [(x - r, y), (x, y + r / 4), (x + r, y), (x, y - r / 4)], fill=PAPER, outline=INK
+            )
+
+    def rain(self) -> None:
+        x0, y0, x1, y1 = self.inner
+        for _ in range(160):
+            x, y = self.rng.uniform(x0, x1), self.rng.uniform(y0, y1)
+            self.draw.line((x, y, x - 6, y + 22), fill=200, width=1)
+
+    # --- figures -----------------------------------------------------------------------
+
+    def figures(self) -> None:
+        cast = list(self.spec.characters)[:5]
+        if not cast:
+            return
+        x0, y0, x1, y1 = self.inner
+        shot, n = self.spec.shot, len(cast)
+        chibi = self.spec.style == "chibi"
+        for i, character in enumerate(cast):
+            look = Look.of(character)
+            cx = x0 + (x1 - x0) * (i + 1) / (n + 1)
+            if shot == "extreme-close-up" and i == 0:
+                self.eyes_band(look, character)
+                continue
+            if shot == "extreme-close-up":
+                continue
+            if shot == "close-up":
+                r = (y1 - y0) * (0.3 if i == 0 else 0.16)
+                cx = x0 + (x1 - x0) * (0.5 if n == 1 else (0.4 if i == 0 else 0.78))
+                cy = y1 - r * 0.9
+                self.bust(cx, cy, r, look, character)
+            elif shot in ("wide", "establishing"):
+                height = (y1 - y0) * 0.5
+                self.full_body(cx, y0 + (y1 - y0) * 0.93, height, look, character, chibi, 0)
+            elif shot == "action":
+                height = (y1 - y0) * 0.7
+                lean = -0.35 if i % 2 == 0 else 0.3
+                self.full_body(cx, y1 - 6, height, look, character, chibi, lean)
+            else:  # medium
+                r = (y1 - y0) * (0.15 if n < 3 else 0.11)
+                cy = y1 - r * 2.2
+                self.bust(cx, cy, r, look, character)
+
+    def bust(self, cx, cy, r, look: Look, character: CharacterSpec) -> None:
+        y1 = self.inner[3]
+        shoulders = r * 1.7 * look.build
+        self.draw.rounded_rectangle(
+            (cx - shoulders, cy + r * 0.8, cx + shoulders, y1 + r),
+            radius=int(r * 0.6),
+            fill=PAPER,
+            outline=INK,
+            width=3,
+        )
+        self.draw.line((cx, cy + r * 1.0, cx, min(y1, cy + r * 2.2)), fill=INK, width=2)
+        if look.scarf:
+            self.draw.rounded_rectangle(
+                (cx - r * 0.9, cy + r * 0.75, cx + r * 0.9, cy + r * 1.15), radius=8, fill=90
+            )
+        self.head(cx, cy, r, look, character)
+
+    def full_body(self, cx, feet_y, height, look, character, chibi: bool, lean: float) -> None:
+        head_r = height * (0.2 if chibi else 0.11)
+        hip_y = feet_y - height * 0.42
+        neck_y = feet_y - height + head_r * 2
+        hip_x = cx + lean * height * 0.15
+        neck_x = cx + lean * height * 0.35
+        w = 3
+        self.draw.line((neck_x, neck_y, hip_x, hip_y), fill=INK, width=w + 3)  # torso
+        stride = height * 0.16
+        self.draw.line((hip_x, hip_y, cx - stride, feet_y), fill=INK, width=w + 1)
+        self.draw.line((hip_x, hip_y, cx + stride, feet_y), fill=INK, width=w + 1)
+        arm_y = neck_y + height * 0.08
+        swing = height * (0.28 if lean else 0.16)
+        self.draw.line((neck_x, arm_y, neck_x - swing, arm_y + height * 0.2), fill=INK, width=w)
+        self.draw.line(
+            (neck_x, arm_y, neck_x + swing, arm_y + height * (0.05 if lean else 0.2)),
+            fill=INK,
+            width=w,
+        )
+        if look.scarf:
+            self.draw.line(
+                (neck_x, neck_y, neck_x - height * 0.25, neck_y + height * 0.05), fill=90, width=7
+            )
+        self.head(neck_x, neck_y - head_r * 0.9, head_r, look, character)
+
+    def head(self, cx, cy, r, look: Look, character: CharacterSpec) -> None:
+        self.heads[character.name] = (cx, cy, r)
+        hair_fill = {0: INK, 1: 110, 2: PAPER}[look.hair_tone]
+        if look.hair in ("long", "ponytail"):  # hair behind the head
+            back = (
+                cx - r * 1.1,
+                cy - r * 1.05,
+                cx + r * 1.1,
+                cy + r * (1.6 if look.hair == "long" else 0.6),
+            )
+            self.draw.rounded_rectangle(
+                back, radius=int(r * 0.9), fill=hair_fill, outline=INK, width=2
+            )
+            if look.hair == "ponytail":
+                self.draw.ellipse(
+                    (cx + r * 0.8, cy - r * 0.6, cx + r * 1.6, cy + r * 0.9),
+                    fill=hair_fill,
+                    outline=INK,
+                    width=2,
+                )
+        self.draw.ellipse(
+            (cx - r * 0.85, cy - r, cx + r * 0.85, cy + r), fill=PAPER, outline=INK, width=3
+        )
+        self.hair(cx, cy, r, look, hair_fill)
+        self.face(cx, cy, r, look, character)
+        if look.hat:
+            self.draw.chord(
+                (cx - r * 1.0, cy - r * 1.35, cx + r * 1.0, cy - r * 0.05),
+                180,
+                360,
+                fill=60,
+                outline=INK,
+                width=2,
+            )
+            self.draw.line(
+                (cx - r * 1.2, cy - r * 0.7, cx + r * 1.2, cy - r * 0.7), fill=INK, width=4
+            )
+
+    def hair(self, cx, cy, r, look: Look, fill: int) -> None:
+        top = cy - r * 1.05
+        if look.hair == "spiky":
+            points = [(cx - r * 0.95, cy - r * 0.1)]
+            for k in range(7):
+                t = k / 6
+                x = cx - r * 0.95 + t * r * 1.9
+                points.append((x - r * 0.15, top - r * (0.35 + 0.1 * ((k * 7) % 3))))
+                points.append((x + r * 0.12, top + r * 0.35))
+            points.append((cx + r * 0.95, cy - r * 0.1))
+            self.draw.polygon(points, fill=fill, outline=INK)
+        elif look.hair == "messy":
+            for k in range(9):
+                a = math.pi + k * math.pi / 8
+                self.draw.ellipse(
+                    (
+                        cx + math.cos(a) * r * 0.8 - r * 0.35,
+                        cy + math.sin(a) * r * 0.8 - r * 0.3 - r * 0.15,
+                        cx + math.cos(a) * r * 0.8 + r * 0.35,
+                        cy + math.sin(a) * r * 0.8 + r * 0.3 - r * 0.15,
+                    ),
+                    fill=fill,
+                    outline=INK,
+                )
+        else:  # bob, long, ponytail: a cap of hair with a fringe
+            self.draw.chord(
+                (cx - r * 0.95, top, cx + r * 0.95, cy + r * 0.5),
+                180,
+                360,
+                fill=fill,
+                outline=INK,
+                width=2,
+            )
+            self.draw.polygon(
+                [
+                    (cx - r * 0.9, cy - r * 0.2),
+                    (cx - r * 0.3, cy - r * 0.55),
+                    (cx + r * 0.1, cy - r * 0.2),
+                    (cx + r * 0.5, cy - r * 0.55),
+                    (cx + r * 0.9, cy - r * 0.2),
+                    (cx + r * 0.9, cy - r * 0.45),
+                    (cx - r * 0.9, cy - r * 0.45),
+                ],
+                fill=fill,
+            )
+            if look.hair == "bob":
+                for side in (-1, 1):
+                    self.draw.rectangle(
+                        sorted_box(
+                            cx + side * r * 0.95, cy - r * 0.3, cx + side * r * 0.7, cy + r * 0.55
+                        ),
+                        fill=fill,
+                        outline=INK,
+                    )
+
+    def face(self, cx, cy, r, look: Look, character: CharacterSpec) -> None:
+        eye_y = cy + r * 0.1
+        speaking = any(d.speaker == character.name for d in self.spec.dialogue)
+        for side in (-1, 1):
+            ex = cx + side * r * 0.38
+            if look.eyes == "round":
+                self.draw.ellipse(
+                    (ex - r * 0.16, eye_y - r * 0.22, ex + r * 0.16, eye_y + r * 0.18), fill=INK
+                )
+                self.draw.ellipse(
+                    (ex - r * 0.07, eye_y - r * 0.14, ex, eye_y - r * 0.06), fill=PAPER
+                )
+            elif look.eyes == "sharp":
+                self.draw.polygon(
+                    [
+                        (ex - r * 0.2, eye_y),
+                        (ex + r * 0.2, eye_y - r * 0.1 * side),
+                        (ex + r * 0.12, eye_y + r * 0.1),
+                    ],
+                    fill=INK,
+                )
+            else:
+                self.draw.arc(
+                    (ex - r * 0.18, eye_y - r * 0.12, ex + r * 0.18, eye_y + r * 0.12),
+                    0,
+                    180,
+                    fill=INK,
+                    width=3,
+                )
+            if look.glasses:
+                self.draw.ellipse(
+                    (ex - r * 0.26, eye_y - r * 0.26, ex + r * 0.26, eye_y + r * 0.22),
+                    outline=INK,
+                    width=2,
+                )
+        if look.glasses:
+            self.draw.line((cx - r * 0.12, eye_y, cx + r * 0.12, eye_y), fill=INK, width=2)
+        self.draw.line((cx, eye_y + r * 0.22, cx - r * 0.06, eye_y + r * 0.35), fill=INK, width=2)
+        mouth_y = cy + r * 0.62
+        if speaking:
+            self.draw.ellipse(
+                (cx - r * 0.14, mouth_y - r * 0.08, cx + r * 0.14, mouth_y + r * 0.14), fill=INK
+            )
+        else:
+            self.draw.line((cx - r * 0.14, mouth_y, cx + r * 0.14, mouth_y), fill=INK, width=2)
+        if look.scar:
+            self.draw.line(
+                (cx + r * 0.45, cy - r * 0.2, cx + r * 0.25, cy + r * 0.45), fill=INK, width=2
+            )
+
+    def eyes_band(self, look: Look, character: CharacterSpec) -> None:
+        x0, y0, x1, y1 = self.inner
+        cy, w = (y0 + y1) / 2, (x1 - x0)
+        self.draw.rectangle((x0, cy - (y1 - y0) * 0.22, x1, cy + (y1 - y0) * 0.22), fill=PAPER)
+        for side in (-1, 1):
+            ex = (x0 + x1) / 2 + side * w * 0.22
+            self.draw.ellipse(
+                (ex - w * 0.12, cy - w * 0.07, ex + w * 0.12, cy + w * 0.07),
+                fill=PAPER,
+                outline=INK,
+                width=5,
+            )
+            self.draw.ellipse(
+                (ex - w * 0.05, cy - w * 0.06, ex + w * 0.05, cy + w * 0.06), fill=INK
+            )
+            self.draw.ellipse(
+                (ex - w * 0.03, cy - w * 0.045, ex - w * 0.005, cy - w * 0.02), fill=PAPER
+            )
+            brow = -0.1 if look.eyes == "sharp" else 0.0
+            self.draw.line(
+                (
+                    ex - w * 0.13,
+                    cy - w * (0.1 - brow * side),
+                    ex + w * 0.13,
+                    cy - w * (0.1 + brow * side),
+                ),
+                fill=INK,
+                width=8,
+            )
+        self.heads[character.name] = ((x0 + x1) / 2, cy, w * 0.1)
+
+    # --- lettering ---------------------------------------------------------------------------
+
+    def caption(self) -> float:
+        """Draws the caption box; returns the y below it."""
+        x0, y0, _, _ = self.inner
+        top = y0 + self.m
+        if not self.spec.caption.strip():
+            return top
+        f = font(max(12, self.h // 34))
+        lines = wrap(self.draw, self.spec.caption, f, self.w * 0.5)[:4]
+        line_h = f.size + 4
+        box_w = max(self.draw.textlength(line, font=f) for line in lines) + 20
+        box = (x0 + self.m, top, x0 + self.m + box_w, top + line_h * len(lines) + 14)
+        self.draw.rectangle(box, fill=PAPER, outline=INK, width=2)
+        for i, line in enumerate(lines):
+            self.draw.text((box[0] + 10, box[1] + 7 + i * line_h), line, font=f, fill=INK)
+        return box[3] + 8
+
+    def balloons(self, top: float) -> None:
+        x0, _, x1, _ = self.inner
+        f = font(max(12, self.h // 30))
+        line_h = f.size + 3
+        placed: list[tuple[float, float, float, float]] = []
+        for line in list(self.spec.dialogue)[:6]:
+            lines = wrap(self.draw, line.text, f, self.w * 0.27)[:6]
+            text_w = max(self.draw.textlength(t, font=f) for t in lines)
+            bw, bh = text_w + 34, line_h * len(lines) + 26
+            head = self.heads.get(line.speaker)
+            want_x = (head[0] if head else x0 + (x1 - x0) / 2) - bw / 2
+            bx = min(max(want_x, x0 + self.m), x1 - self.m - bw)
+            by = top
+            box = (bx, by, bx + bw, by + bh)
+            for _ in range(40):  # slide right, then down, until it fits
+                if not any(overlaps(box, other) for other in placed):
+                    break
+                bx += 24
+                if bx + bw > x1 - self.m:
+                    bx, by = x0 + self.m, by + 24
+                box = (bx, by, bx + bw, by + bh)
+            placed.append(box)
+            narration = not line.speaker or head is None
+            if head and not narration:
+                self.tail(box, head)
+            if narration:
+                self.draw.rectangle(box, fill=PAPER, outline=INK, width=2)
+            else:
+                self.draw.ellipse(box, fill=PAPER, outline=INK, width=3)
+            for i, text in enumerate(lines):
+                tw = self.draw.textlength(text, font=f)
+                self.draw.text(
+                    (box[0] + (bw - tw) / 2, box[1] + 13 + i * line_h), text, font=f, fill=INK
+                )
+
+    def tail(self, box, head) -> None:
+        bx0, by0, bx1, by1 = box
+        hx, hy, hr = head
+        base_x = min(max(hx, bx0 + 20), bx1 - 20)
+        tip_y = hy - hr * 1.15 if hy - hr > by1 else hy
+        tip_x = hx + (12 if hx < base_x else -12)
+        tip = (tip_x, max(tip_y, by1 + 12))
+        base_y = by1 - (by1 - by0) * 0.2
+        self.draw.polygon(
+            [(base_x - 10, base_y), (base_x + 10, base_y), tip], fill=PAPER, outline=INK
+        )
+        self.draw.line((base_x - 10, base_y, tip[0], tip[1]), fill=INK, width=3)
+        self.draw.line((base_x + 10, base_y, tip[0], tip[1]), fill=INK, width=3)
+
+
+def wrap(draw: ImageDraw.ImageDraw, text: str, f, width: float) -> list[str]:
+    lines: list[str] = []
+    for paragraph in text.splitlines() or [""]:
+        current = ""
+        for word in paragraph.split():
+            while draw.textlength(word, font=f) > width:  # a word wider than the line
+                cut = max(1, int(len(word) * width / draw.textlength(word, font=f)) - 1)
+                if current:
+                    lines.append(current)
+                    current = ""
+                lines.append(word[:cut] + "-")
+                word = word[cut:]
+            trial = f"{current} {word}".strip()
+            if draw.textlength(trial, font=f) <= width:
+                current = trial
+            else:
+                lines.append(current)
+                current = word
+        lines.append(current)
+    return [line for line in lines if line] or [""]
+
+
+def overlaps(a, b) -> bool:
+    return not (a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1])
+
+
+def sorted_box(x0, y0, x1, y1):
+    return (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))

@@ -1,0 +1,1 @@
+"""Stories, characters, storyboards and panels: what a person writes and edits."""

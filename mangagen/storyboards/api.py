@@ -1,0 +1,99 @@
+"""The storyboard endpoints. Another person's storyboard answers 404."""
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from . import services
+from .models import Storyboard
+from .serializers import StoryboardSerializer, StoryboardWriteSerializer
+
+
+def owned_storyboard(request, pk: int) -> Storyboard:
+    queryset = Storyboard.objects.filter(owner=request.user).prefetch_related(
+        "characters", "panels"
+    )
+    return get_object_or_404(queryset, pk=pk)
+
+
+def _fresh(storyboard: Storyboard) -> dict:
+    storyboard = Storyboard.objects.prefetch_related("characters", "panels").get(pk=storyboard.pk)
+    return StoryboardSerializer(storyboard).data
+
+
+class StoryboardListView(APIView):
+    @extend_schema(responses=StoryboardSerializer(many=True), summary="Your storyboards")
+    def get(self, request):
+        storyboards = Storyboard.objects.filter(owner=request.user).prefetch_related(
+            "characters", "panels"
+        )
+        return Response(StoryboardSerializer(storyboards, many=True).data)
+
+    @extend_schema(
+        request=StoryboardWriteSerializer,
+        responses={201: StoryboardSerializer},
+        summary="Start a storyboard",
+    )
+    def post(self, request):
+        serializer = StoryboardWriteSerializer(data=request.data, partial=False)
+        serializer.fields["characters"].required = False
+        serializer.fields["panels"].required = False
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        storyboard = services.create_storyboard(
+            owner=request.user, title=data["title"], story=data["story"], style=data["style"]
+        )
+        if data.get("characters") or data.get("panels"):
+            services.update_storyboard(
+                storyboard=storyboard,
+                characters=data.get("characters"),
+                panels=data.get("panels"),
+            )
+        return Response(_fresh(storyboard), status=status.HTTP_201_CREATED)
+
+
+class StoryboardDetailView(APIView):
+    @extend_schema(responses=StoryboardSerializer, summary="One storyboard")
+    def get(self, request, pk: int):
+        return Response(StoryboardSerializer(owned_storyboard(request, pk)).data)
+
+    @extend_schema(
+        request=StoryboardWriteSerializer,
+        responses=StoryboardSerializer,
+        summary="Edit a storyboard (lists replace what was there)",
+    )
+    def patch(self, request, pk: int):
+        storyboard = owned_storyboard(request, pk)
+        serializer = StoryboardWriteSerializer(storyboard, data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        services.update_storyboard(storyboard=storyboard, **serializer.validated_data)
+        return Response(_fresh(storyboard))
+
+    @extend_schema(responses={204: None}, summary="Delete a storyboard")
+    def delete(self, request, pk: int):
+        owned_storyboard(request, pk).delete()
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class DraftView(APIView):
+    @extend_schema(
+        request=None,
+        responses=StoryboardSerializer,
+        summary="Draft the panels from the story (replaces the panels)",
+    )
+    def post(self, request, pk: int):
+        storyboard = owned_storyboard(request, pk)
+        if not storyboard.story.strip():
+            return Response(
+                {
+                    "error": "empty_story",
+                    "detail": "Write the story first; panels are drafted from it.",
+                },
+                status=status.HTTP_400_BAD_REQUEST,
+            )
+        storyboard, notice = services.draft_storyboard(storyboard=storyboard)
+        data = _fresh(storyboard)
+        data["notice"] = notice
+        return Response(data)

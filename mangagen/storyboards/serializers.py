@@ -1,0 +1,120 @@
+"""JSON in and out for storyboards (API.md, "Storyboards"), with every limit."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from mangagen.drafting.rules import find_names
+
+from . import limits
+from .models import Shot, Storyboard, Style
+
+
+class DialogueLineSerializer(serializers.Serializer):
+    speaker = serializers.CharField(max_length=limits.MAX_NAME, allow_blank=True, default="")
+    text = serializers.CharField(max_length=limits.MAX_DIALOGUE_TEXT)
+
+
+class CharacterSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=limits.MAX_NAME)
+    description = serializers.CharField(
+        max_length=limits.MAX_CHARACTER_DESCRIPTION, allow_blank=True, default=""
+    )
+
+
+class PanelSerializer(serializers.Serializer):
+    index = serializers.IntegerField(required=False, help_text="Ignored on input: order counts.")
+    description = serializers.CharField(
+        max_length=limits.MAX_PANEL_DESCRIPTION, allow_blank=True, default=""
+    )
+    shot = serializers.ChoiceField(choices=Shot.choices, default=Shot.MEDIUM)
+    characters = serializers.ListField(
+        child=serializers.CharField(max_length=limits.MAX_NAME),
+        max_length=limits.MAX_CHARACTERS,
+        default=list,
+    )
+    dialogue = serializers.ListField(
+        child=DialogueLineSerializer(), max_length=limits.MAX_DIALOGUE_LINES, default=list
+    )
+    caption = serializers.CharField(max_length=limits.MAX_CAPTION, allow_blank=True, default="")
+    content_hash = serializers.CharField(read_only=True)
+
+
+class StoryboardWriteSerializer(serializers.Serializer):
+    """Validates a create or a PATCH; lists replace what was there."""
+
+    title = serializers.CharField(max_length=limits.MAX_TITLE)
+    story = serializers.CharField(
+        max_length=limits.MAX_STORY, allow_blank=True, trim_whitespace=False, default=""
+    )
+    style = serializers.ChoiceField(choices=Style.choices, default=Style.MANGA)
+    characters = serializers.ListField(
+        child=CharacterSerializer(), max_length=limits.MAX_CHARACTERS
+    )
+    panels = serializers.ListField(child=PanelSerializer(), max_length=limits.MAX_PANELS)
+
+    def validate_characters(self, characters):
+        seen = set()
+        for character in characters:
+            character["name"] = character["name"].strip()
+            key = character["name"].casefold()
+            if key in seen:
+                raise serializers.ValidationError(
+                    f"Two characters are named {character['name']!r}; names must differ."
+                )
+            seen.add(key)
+        return characters
+
+    def validate(self, attrs):
+        if "characters" in attrs:
+            names = {c["name"] for c in attrs["characters"]}
+        elif self.instance is not None:
+            names = set(self.instance.characters.values_list("name", flat=True))
+        else:
+            names = set()
+        for number, panel in enumerate(attrs.get("panels", []), start=1):
+            # Partial updates skip defaults, so a panel may lack these keys.
+            unknown = [n for n in panel.get("characters", []) if n not in names]
+            unknown += [
+                d.get("speaker")
+                for d in panel.get("dialogue", [])
+                if d.get("speaker") and d["speaker"] not in names
+            ]
+            if unknown:
+                raise serializers.ValidationError(
+                    {
+                        "panels": f"Panel {number} names {unknown[0]!r}, who is not among the "
+                        "characters. Add the character first, or remove the name."
+                    }
+                )
+        return attrs
+
+
+class StoryboardSerializer(serializers.ModelSerializer):
+    characters = CharacterSerializer(many=True, read_only=True)
+    panels = PanelSerializer(many=True, read_only=True)
+    complete = serializers.BooleanField(read_only=True)
+    suggested_characters = serializers.SerializerMethodField(
+        help_text="Names found in the story that are not characters yet."
+    )
+
+    class Meta:
+        model = Storyboard
+        fields = [
+            "id",
+            "title",
+            "story",
+            "style",
+            "characters",
+            "panels",
+            "version",
+            "complete",
+            "suggested_characters",
+            "created_at",
+            "updated_at",
+        ]
+
+    def get_suggested_characters(self, obj) -> list[str]:
+        taken = {c.name.casefold() for c in obj.characters.all()}
+        found = [n for n in find_names(obj.story) if n.casefold() not in taken]
+        return found[: limits.MAX_CHARACTERS]

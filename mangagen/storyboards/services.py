@@ -1,0 +1,102 @@
+"""Writes to storyboards. Input arrives validated (see serializers.py)."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from mangagen.drafting import Draft, get_drafter
+
+from .hashing import panel_hash, storyboard_version
+from .models import Character, Panel, Storyboard, Style
+
+
+@transaction.atomic
+def create_storyboard(
+    *, owner, title: str, story: str = "", style: str = Style.MANGA
+) -> Storyboard:
+    storyboard = Storyboard.objects.create(owner=owner, title=title, story=story, style=style)
+    _rehash(storyboard)
+    return storyboard
+
+
+@transaction.atomic
+def update_storyboard(
+    *,
+    storyboard: Storyboard,
+    title: str | None = None,
+    story: str | None = None,
+    style: str | None = None,
+    characters: list[dict] | None = None,
+    panels: list[dict] | None = None,
+) -> Storyboard:
+    """Applies the given changes; lists (characters, panels) replace what was there."""
+    storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
+    for field, value in (("title", title), ("story", story), ("style", style)):
+        if value is not None:
+            setattr(storyboard, field, value)
+    storyboard.save()
+    if characters is not None:
+        storyboard.characters.all().delete()
+        Character.objects.bulk_create(
+            Character(
+                storyboard=storyboard,
+                position=position,
+                name=c["name"],
+                description=c.get("description", ""),
+            )
+            for position, c in enumerate(characters, start=1)
+        )
+    if panels is not None:
+        storyboard.panels.all().delete()
+        Panel.objects.bulk_create(
+            Panel(
+                storyboard=storyboard,
+                index=index,
+                description=p.get("description", ""),
+                shot=p.get("shot") or Panel._meta.get_field("shot").default,
+                characters=list(p.get("characters", [])),
+                dialogue=[
+                    {"speaker": d.get("speaker", ""), "text": d["text"]}
+                    for d in p.get("dialogue", [])
+                ],
+                caption=p.get("caption", ""),
+                content_hash="",
+            )
+            for index, p in enumerate(panels, start=1)
+        )
+    _rehash(storyboard)
+    return storyboard
+
+
+def draft_storyboard(*, storyboard: Storyboard) -> tuple[Storyboard, str]:
+    """Fills the panels (and adds characters) from the story; returns any notice."""
+    existing = [{"name": c.name, "description": c.description} for c in storyboard.characters.all()]
+    draft: Draft = get_drafter().draft(
+        title=storyboard.title, story=storyboard.story, characters=existing
+    )
+    storyboard = update_storyboard(
+        storyboard=storyboard, characters=draft.characters, panels=draft.panels
+    )
+    return storyboard, draft.notice
+
+
+def _rehash(storyboard: Storyboard) -> None:
+    descriptions = {c.name: c.description for c in storyboard.characters.all()}
+    hashes = []
+    panels = list(storyboard.panels.all())
+    for panel in panels:
+        panel.content_hash = panel_hash(
+            style=storyboard.style,
+            description=panel.description,
+            shot=panel.shot,
+            characters=panel.characters,
+            dialogue=panel.dialogue,
+            caption=panel.caption,
+            character_descriptions=descriptions,
+        )
+        hashes.append(panel.content_hash)
+    Panel.objects.bulk_update(panels, ["content_hash"])
+    version = storyboard_version(hashes)
+    if version != storyboard.version:
+        storyboard.version = version
+        Storyboard.objects.filter(pk=storyboard.pk).update(version=version)

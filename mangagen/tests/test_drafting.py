@@ -1,0 +1,163 @@
+"""Drafting: the offline rules, and the chat backend against a local stand-in."""
+
+import json
+
+import pytest
+
+from mangagen.drafting import get_drafter
+from mangagen.drafting.openai_chat import ChatDrafter
+from mangagen.drafting.rules import RuleDrafter, find_names
+from mangagen.storyboards import limits
+from mangagen.tests.standin import Canned
+
+
+def test_names_are_found_and_common_words_are_not():
+    story = (
+        "Kenji caught her hand. The city slept. Meanwhile Director Sato watched.\n\n"
+        '"Run!" shouted Aiko. Sato smiled. Tuesday came. It rained on Neo-Kyoto.'
+    )
+    names = find_names(story)
+    assert set(names) == {"Kenji", "Sato", "Aiko", "Neo-Kyoto"}
+    assert names[0] == "Sato"  # the most frequent first
+
+
+def test_each_paragraph_becomes_a_panel_with_its_speech():
+    draft = RuleDrafter().draft(
+        title="t",
+        story='Aiko waited by the gate.\n\n"You came," said Kenji. Aiko nodded.',
+        characters=[],
+    )
+    assert len(draft.panels) == 2
+    assert draft.panels[1]["dialogue"] == [{"speaker": "Kenji", "text": "You came."}]
+    assert draft.panels[1]["characters"] == ["Kenji", "Aiko"]
+    assert "said Kenji" not in draft.panels[1]["description"]
+
+
+def test_pronoun_attribution_goes_to_the_last_named_person():
+    draft = RuleDrafter().draft(
+        title="t", story='Kenji looked up. "Again?" he asked.', characters=[]
+    )
+    assert draft.panels[0]["dialogue"][0]["speaker"] == "Kenji"
+
+
+def test_unattributed_speech_is_narration():
+    draft = RuleDrafter().draft(title="t", story='"Is anyone there?"', characters=[])
+    assert draft.panels[0]["dialogue"] == [{"speaker": "", "text": "Is anyone there?"}]
+
+
+def test_shots_follow_the_content():
+    story = (
+        "The old town lay under snow.\n\n"
+        "Aiko sprinted down the alley.\n\n"
+        '"Who are you?" Aiko asked.\n\n'
+        "Aiko, Kenji and Sato sat at the table, Mei and Jun beside them."
+    )
+    shots = [p["shot"] for p in RuleDrafter().draft(title="t", story=story, characters=[]).panels]
+    assert shots == ["establishing", "action", "close-up", "wide"]
+
+
+def test_a_caption_comes_from_a_scene_opener():
+    story = 'Later that night, the harbour was empty. "Here," Aiko whispered.'
+    panel = RuleDrafter().draft(title="t", story=story, characters=[]).panels[0]
+    assert panel["caption"] == "Later that night, the harbour was empty."
+
+
+def test_a_long_story_fits_the_limits():
+    paragraph = 'Aiko ran. "Go!" Aiko shouted. Kenji followed. Sato waited. ' * 3
+    story = "\n\n".join([paragraph] * 60)
+    draft = RuleDrafter().draft(title="t", story=story, characters=[])
+    assert 0 < len(draft.panels) <= limits.MAX_PANELS
+    for panel in draft.panels:
+        assert len(panel["description"]) <= limits.MAX_PANEL_DESCRIPTION
+        assert len(panel["dialogue"]) <= limits.MAX_DIALOGUE_LINES
+
+
+def test_many_names_are_capped():
+    story = " ".join(f"Then Name{chr(65 + i)}x waved." for i in range(20))
+    draft = RuleDrafter().draft(title="t", story=story, characters=[])
+    assert len(draft.characters) == limits.MAX_CHARACTERS
+
+
+GOOD_ANSWER = {
+    "characters": [{"name": "Aiko", "description": "red scarf"}],
+    "panels": [
+        {
+            "description": "Aiko on the roof.",
+            "shot": "wide",
+            "characters": ["Aiko"],
+            "dialogue": [{"speaker": "Aiko", "text": "Now!"}],
+            "caption": "",
+        }
+    ],
+}
+
+
+def chat(content: str) -> Canned:
+    return Canned(body={"choices": [{"message": {"role": "assistant", "content": content}}]})
+
+
+def drafter(standin) -> ChatDrafter:
+    return ChatDrafter(base_url=standin.url, api_key="sk-test", model="m", timeout=2)
+
+
+def test_chat_drafter_asks_for_json_and_uses_a_valid_answer(standin):
+    standin.reply(chat(json.dumps(GOOD_ANSWER)))
+    draft = drafter(standin).draft(title="Roof", story="Aiko waits.", characters=[])
+    assert draft.notice == ""
+    assert draft.panels[0]["dialogue"] == [{"speaker": "Aiko", "text": "Now!"}]
+    sent = standin.requests[0]
+    assert sent["path"] == "/v1/chat/completions"
+    assert sent["headers"]["Authorization"] == "Bearer sk-test"
+    assert sent["json"]["response_format"] == {"type": "json_object"}
+    assert "Aiko waits." in sent["json"]["messages"][-1]["content"]
+
+
+@pytest.mark.parametrize(
+    "reply, reason",
+    [
+        (chat("Sure! Here is your storyboard: panel 1…"), "Expecting value"),
+        (chat(json.dumps({"panels": []})), "no panels"),
+        (chat(json.dumps({"characters": [], "panels": [{"description": "x" * 5000}]})), "rules"),
+        (
+            chat(json.dumps({"panels": [{"description": "x", "characters": ["Ghost"]}]})),
+            "Ghost",
+        ),
+        (Canned(status=500, body={"error": "overloaded"}), "HTTP 500"),
+        (Canned(body={"unexpected": True}), "choices"),
+    ],
+)
+def test_chat_drafter_falls_back_to_rules_with_a_notice(standin, reply, reason):
+    standin.reply(reply)
+    draft = drafter(standin).draft(title="t", story='Aiko ran. "Go!" Aiko said.', characters=[])
+    assert "built-in rules" in draft.notice and reason in draft.notice
+    assert draft.panels and draft.panels[0]["dialogue"][0]["speaker"] == "Aiko"
+
+
+def test_chat_drafter_falls_back_when_the_server_is_unreachable():
+    gone = ChatDrafter(base_url="http://127.0.0.1:9", api_key="", model="m", timeout=1)
+    draft = gone.draft(title="t", story="Aiko ran.", characters=[])
+    assert "built-in rules" in draft.notice
+
+
+def test_drafter_is_chosen_by_settings(settings):
+    settings.DRAFTER = "rules"
+    assert get_drafter().name == "rules"
+    settings.DRAFTER = "openai"
+    assert get_drafter().name == "openai"
+    settings.DRAFTER = "nope"
+    with pytest.raises(ValueError):
+        get_drafter()
+
+
+@pytest.mark.django_db
+def test_draft_endpoint_shows_the_fallback_notice(client, user, settings, standin):
+    settings.DRAFTER = "openai"
+    settings.CHAT_BASE_URL = standin.url
+    standin.reply(chat("not json"))
+    client.force_login(user)
+    board = client.post(
+        "/api/storyboards/", {"title": "t", "story": "Aiko ran."}, content_type="application/json"
+    ).json()
+    body = client.post(f"/api/storyboards/{board['id']}/draft/").json()
+    assert "built-in rules" in body["notice"]
+    assert len(body["panels"]) == 1

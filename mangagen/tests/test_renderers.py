@@ -1,0 +1,255 @@
+"""Renderers: the procedural one (and its shared cold start), the OpenAI-compatible one."""
+
+import base64
+import io
+import multiprocessing
+import time
+import uuid
+
+import pytest
+from PIL import Image
+
+from mangagen.renderers import CharacterSpec, DialogueSpec, PanelSpec, RenderError, get_renderer
+from mangagen.renderers.openai_images import OpenAIImagesRenderer
+from mangagen.renderers.procedural import Look, ProceduralRenderer, font, wrap
+from mangagen.renderers.prompts import image_prompt
+from mangagen.renderers.warmth import GpuPool
+from mangagen.tests.standin import Canned
+
+AIKO = CharacterSpec("Aiko", "long black hair, red scarf")
+KENJI = CharacterSpec("Kenji", "spiky hair, glasses")
+
+
+def spec(**extra) -> PanelSpec:
+    base = {
+        "style": "manga",
+        "description": "Aiko and Kenji on a rooftop in the rain.",
+        "shot": "medium",
+        "characters": (AIKO, KENJI),
+        "dialogue": (
+            DialogueSpec("Aiko", "They're right behind us!"),
+            DialogueSpec("Kenji", "Then we jump."),
+        ),
+        "caption": "Neo-Kyoto, 2 a.m.",
+    }
+    return PanelSpec(**(base | extra))
+
+
+@pytest.fixture
+def pool(settings):
+    return GpuPool(prefix=f"test:gpu:{uuid.uuid4()}")
+
+
+@pytest.fixture
+def instant(pool):
+    return ProceduralRenderer(
+        width=480, height=340, pool=pool, cold_start_seconds=0, render_seconds=0
+    )
+
+
+def decode(png: bytes) -> Image.Image:
+    return Image.open(io.BytesIO(png))
+
+
+def test_same_inputs_and_seed_give_the_same_image(instant):
+    assert instant.draw(spec(), 7) == instant.draw(spec(), 7)
+
+
+def test_the_seed_and_the_text_change_the_image(instant):
+    assert instant.draw(spec(shot="action"), 7) != instant.draw(spec(shot="action"), 8)
+    other_words = spec(dialogue=(DialogueSpec("Aiko", "Wait for me!"),))
+    assert instant.draw(spec(), 7) != instant.draw(other_words, 7)
+
+
+@pytest.mark.parametrize(
+    "shot", ["establishing", "wide", "medium", "close-up", "extreme-close-up", "action"]
+)
+@pytest.mark.parametrize("style", ["manga", "noir", "shoujo", "chibi"])
+def test_every_shot_and_style_draws_a_bordered_panel(instant, shot, style):
+    image = decode(instant.draw(spec(shot=shot, style=style), 1))
+    assert image.format == "PNG" and image.size == (480, 340)
+    pixels = image.convert("L")
+    m = max(8, 480 // 64)
+    border = [pixels.getpixel((x, m + 1)) for x in range(m + 5, 480 - m - 5, 20)]
+    assert max(border) < 60, "the panel border is drawn in ink"
+    assert pixels.getpixel((1, 1)) == 255, "a white gutter surrounds the panel"
+
+
+def test_balloons_hold_the_dialogue_in_white_space(instant):
+    with_text = decode(
+        instant.draw(spec(shot="wide", dialogue=(DialogueSpec("Aiko", "A" * 40),)), 1)
+    )
+    without = decode(instant.draw(spec(shot="wide", dialogue=()), 1))
+    assert with_text.tobytes() != without.tobytes()
+
+
+def test_a_character_looks_the_same_in_every_panel_and_unlike_others():
+    assert Look.of(AIKO) == Look.of(CharacterSpec("Aiko", "long black hair, red scarf"))
+    assert Look.of(AIKO).hair == "long" and Look.of(AIKO).hair_tone == 0 and Look.of(AIKO).scarf
+    assert Look.of(KENJI).glasses and Look.of(KENJI).hair == "spiky"
+    assert Look.of(AIKO) != Look.of(KENJI)
+
+
+def test_long_text_wraps_inside_the_width():
+    from PIL import ImageDraw
+
+    draw = ImageDraw.Draw(Image.new("L", (10, 10)))
+    f = font(16)
+    lines = wrap(draw, "A sentence that is far too long for one line " * 3 + "x" * 80, f, 150)
+    assert len(lines) > 3
+    assert all(draw.textlength(line, font=f) <= 150 + f.size for line in lines)
+
+
+def test_unicode_and_markup_are_drawn_as_text(instant):
+    png = instant.draw(spec(dialogue=(DialogueSpec("Aiko", "<b>Ñandú — ¿qué? ☂</b>"),)), 3)
+    assert decode(png).size == (480, 340)
+
+
+def test_cold_start_then_warm_then_cold_after_idling(pool):
+    renderer = ProceduralRenderer(
+        width=160,
+        height=120,
+        pool=pool,
+        cold_start_seconds=0.4,
+        idle_seconds=0.5,
+        render_seconds=0.05,
+    )
+    first = renderer.render(spec(), 1)
+    assert first.cold is True and first.seconds >= 0.4
+    second = renderer.render(spec(), 1)
+    assert second.cold is False and second.seconds < 0.35
+    time.sleep(0.7)
+    third = renderer.render(spec(), 1)
+    assert third.cold is True and third.seconds >= 0.4
+    assert first.image == second.image == third.image
+
+
+def _render_in_another_process(prefix: str, redis_url: str) -> bool:
+    import django
+
+    django.setup()
+    pool = GpuPool(url=redis_url, prefix=prefix)
+    renderer = ProceduralRenderer(
+        width=160, height=120, pool=pool, cold_start_seconds=0.3, idle_seconds=30, render_seconds=0
+    )
+    return renderer.render(spec(), 1).cold
+
+
+def test_warmth_is_shared_across_processes(settings):
+    prefix = f"test:gpu:{uuid.uuid4()}"
+    with multiprocessing.get_context("spawn").Pool(1) as workers:
+        assert workers.apply(_render_in_another_process, (prefix, settings.REDIS_URL)) is True
+    here = ProceduralRenderer(
+        width=160,
+        height=120,
+        pool=GpuPool(prefix=prefix),
+        cold_start_seconds=0.3,
+        idle_seconds=30,
+        render_seconds=0,
+    )
+    assert here.render(spec(), 1).cold is False
+
+
+def test_renders_arriving_during_a_boot_wait_for_the_same_boot(pool):
+    wait_first, cold_first = pool.claim(idle_seconds=10, cold_start_seconds=2)
+    time.sleep(0.5)
+    wait_second, cold_second = pool.claim(idle_seconds=10, cold_start_seconds=2)
+    assert cold_first and cold_second
+    assert wait_first == pytest.approx(2, abs=0.05)
+    assert wait_second == pytest.approx(1.5, abs=0.1)
+
+
+def test_renderer_is_chosen_by_settings(settings):
+    assert get_renderer("procedural").name == "procedural"
+    assert get_renderer("openai").name == "openai"
+    with pytest.raises(ValueError):
+        get_renderer("crayons")
+
+
+# --- prompts --------------------------------------------------------------------------
+
+
+def test_the_prompt_carries_style_shot_panel_and_characters():
+    prompt = image_prompt(spec(style="noir", shot="close-up"))
+    for words in (
+        "noir",
+        "close-up",
+        "rooftop in the rain",
+        "Aiko: long black hair, red scarf",
+        "Kenji",
+    ):
+        assert words in prompt
+    assert "They're right behind us" not in prompt  # lettering is drawn, not generated
+
+
+# --- the OpenAI-compatible renderer ---------------------------------------------------------
+
+
+def png_bytes(size=(64, 48)) -> bytes:
+    buffer = io.BytesIO()
+    Image.new("L", size, 200).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def openai(standin, **extra) -> OpenAIImagesRenderer:
+    options = {
+        "base_url": standin.url,
+        "api_key": "sk-test",
+        "model": "sd-turbo",
+        "size": "512x512",
+    }
+    return OpenAIImagesRenderer(**options | {"timeout": 1, "retries": 2, "backoff": 0.01} | extra)
+
+
+def test_b64_json_answer(standin):
+    standin.reply(Canned(body={"data": [{"b64_json": base64.b64encode(png_bytes()).decode()}]}))
+    result = openai(standin).render(spec(), 5)
+    assert (result.width, result.height, result.content_type) == (64, 48, "image/png")
+    sent = standin.requests[0]
+    assert sent["path"] == "/v1/images/generations"
+    assert sent["headers"]["Authorization"] == "Bearer sk-test"
+    assert sent["json"]["model"] == "sd-turbo" and sent["json"]["size"] == "512x512"
+    assert sent["json"]["prompt"] == image_prompt(spec())
+
+
+def test_url_answer_is_downloaded(standin):
+    standin.reply(
+        Canned(body={"data": [{"url": f"{standin.url}/files/1.png"}]}),
+        Canned(raw=png_bytes((30, 20)), content_type="image/png"),
+    )
+    result = openai(standin).render(spec(), 5)
+    assert (result.width, result.height) == (30, 20)
+    assert standin.requests[1]["path"] == "/files/1.png"
+
+
+def test_5xx_and_timeouts_are_retried_with_backoff(standin):
+    standin.reply(
+        Canned(status=503, body={"error": "warming up"}),
+        Canned(delay=1.5, body={}),  # longer than the timeout
+        Canned(body={"data": [{"b64_json": base64.b64encode(png_bytes()).decode()}]}),
+    )
+    assert openai(standin).render(spec(), 5).width == 64
+    assert len(standin.requests) == 3
+
+
+def test_persistent_5xx_gives_up_with_a_retryable_error(standin):
+    standin.reply(*[Canned(status=502, body={})] * 3)
+    with pytest.raises(RenderError, match="failed 3 times") as exc:
+        openai(standin).render(spec(), 5)
+    assert exc.value.retryable is True
+
+
+def test_4xx_fails_at_once_with_the_providers_message(standin):
+    standin.reply(
+        Canned(status=400, body={"error": {"message": "prompt rejected by safety system"}})
+    )
+    with pytest.raises(RenderError, match="prompt rejected by safety system") as exc:
+        openai(standin).render(spec(), 5)
+    assert exc.value.retryable is False
+    assert len(standin.requests) == 1
+
+
+def test_an_answer_without_an_image_is_an_error(standin):
+    standin.reply(Canned(body={"data": [{"b64_json": base64.b64encode(b"not a png").decode()}]}))
+    with pytest.raises(RenderError, match="not an image"):
+        openai(standin).render(spec(), 5)

@@ -1,0 +1,73 @@
+"""The dashboard, the wizard's pages, and the render-to-folder command."""
+
+import pytest
+from django.core.management import CommandError, call_command
+from PIL import Image
+
+from mangagen.storyboards import services
+from mangagen.storyboards.models import Storyboard
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def board(user):
+    storyboard = services.create_storyboard(
+        owner=user, title="Rooftops", story='Aiko ran. "Go!" Aiko shouted.\n\nKenji followed.'
+    )
+    services.draft_storyboard(storyboard=storyboard)
+    return Storyboard.objects.get(pk=storyboard.pk)
+
+
+def test_dashboard_lists_your_comics(client, user, board, make_user):
+    other = make_user()
+    services.create_storyboard(owner=other, title="Not yours")
+    client.force_login(user)
+    page = client.get("/").content.decode()
+    assert "Rooftops" in page and "Not yours" not in page
+    assert "2 panels" in page
+    assert 'href="/comics/new/"' in page
+
+
+def test_dashboard_for_a_newcomer(client, user):
+    client.force_login(user)
+    assert "No comics yet" in client.get("/").content.decode()
+
+
+@pytest.mark.parametrize("step", ["story", "characters", "storyboard", "review"])
+def test_each_step_renders_with_its_indicator(client, user, board, step):
+    client.force_login(user)
+    page = client.get(f"/comics/{board.pk}/{step}/").content.decode()
+    assert 'aria-current="step"' in page
+    assert f'data-step="{step}"' in page
+    assert f"js/step-{step}.js" in page
+
+
+def test_steps_of_another_persons_comic_are_404(client, board, make_user):
+    client.force_login(make_user())
+    assert client.get(f"/comics/{board.pk}/story/").status_code == 404
+
+
+def test_unknown_step_is_404(client, user, board):
+    client.force_login(user)
+    assert client.get(f"/comics/{board.pk}/publish/").status_code == 404
+
+
+def test_new_comic_page_needs_login(client):
+    assert client.get("/comics/new/").status_code == 302
+
+
+def test_render_storyboard_writes_pngs(board, tmp_path, settings):
+    settings.RENDER_WIDTH, settings.RENDER_HEIGHT = 320, 240
+    call_command("render_storyboard", str(board.pk), str(tmp_path), "--instant")
+    files = sorted(tmp_path.iterdir())
+    assert [f.name for f in files] == ["panel-01.png", "panel-02.png"]
+    assert Image.open(files[0]).size == (320, 240)
+
+
+def test_render_storyboard_refuses_missing_or_empty(user, tmp_path):
+    with pytest.raises(CommandError, match="No storyboard"):
+        call_command("render_storyboard", "999", str(tmp_path))
+    empty = services.create_storyboard(owner=user, title="Empty")
+    with pytest.raises(CommandError, match="no panels"):
+        call_command("render_storyboard", str(empty.pk), str(tmp_path))

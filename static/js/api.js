@@ -1,0 +1,115 @@
+// The public API from the browser: JSON, session cookie, CSRF header.
+
+export class ApiError extends Error {
+  constructor(status, body) {
+    super((body && body.detail) || `The server answered ${status}.`);
+    this.status = status;
+    this.body = body || {};
+  }
+}
+
+export function csrfToken() {
+  const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+  return match ? decodeURIComponent(match[1]) : "";
+}
+
+export async function api(method, url, body) {
+  const options = { method, headers: { Accept: "application/json" }, credentials: "same-origin" };
+  if (method !== "GET") options.headers["X-CSRFToken"] = csrfToken();
+  if (body !== undefined) {
+    options.headers["Content-Type"] = "application/json";
+    options.body = JSON.stringify(body);
+  }
+  let response;
+  try {
+    response = await fetch(url, options);
+  } catch (err) {
+    throw new ApiError(0, { error: "network", detail: "Could not reach the server. Check your connection and try again." });
+  }
+  const data = response.status === 204 ? null : await response.json().catch(() => null);
+  if (!response.ok) throw new ApiError(response.status, data);
+  return data;
+}
+
+export function wizard() {
+  const root = document.getElementById("wizard");
+  return { root, id: root.dataset.storyboard, step: root.dataset.step };
+}
+
+// {"panels": {"0": {"dialogue": {"1": {"text": ["Too long"]}}}}} -> {"panels.0.dialogue.1.text": "Too long"}
+export function flattenErrors(fields, prefix = "", out = {}) {
+  if (Array.isArray(fields)) {
+    if (fields.every((f) => typeof f === "string")) out[prefix] = fields.join(" ");
+    else fields.forEach((f, i) => flattenErrors(f, prefix ? `${prefix}.${i}` : `${i}`, out));
+  } else if (fields && typeof fields === "object") {
+    for (const [key, value] of Object.entries(fields)) {
+      flattenErrors(value, key === "non_field_errors" ? prefix : prefix ? `${prefix}.${key}` : key, out);
+    }
+  } else if (fields !== undefined && fields !== null) {
+    out[prefix] = String(fields);
+  }
+  return out;
+}
+
+export function clearErrors(root = document) {
+  root.querySelectorAll("[data-error-for]").forEach((el) => (el.textContent = ""));
+  const banner = document.getElementById("form-error");
+  if (banner) banner.hidden = true;
+}
+
+// Shows each error next to the field it concerns; the rest in the banner.
+export function showErrors(error, root = document) {
+  clearErrors(root);
+  const flat = flattenErrors(error.body && error.body.fields);
+  const unplaced = [];
+  for (const [path, message] of Object.entries(flat)) {
+    const slot = root.querySelector(`[data-error-for="${CSS.escape(path)}"]`);
+    if (slot) slot.textContent = message;
+    else unplaced.push(message);
+  }
+  if (!Object.keys(flat).length) unplaced.push(error.message);
+  const banner = document.getElementById("form-error");
+  if (banner && unplaced.length) {
+    banner.textContent = unplaced.join(" ");
+    banner.hidden = false;
+  }
+  const first = root.querySelector("[data-error-for]:not(:empty)");
+  if (first) first.scrollIntoView({ block: "center", behavior: "smooth" });
+}
+
+// Debounced autosave with a visible state: "Saving…", "Saved", "Not saved".
+export function autosaver(save, delay = 700) {
+  const state = document.getElementById("save-state");
+  let timer = null;
+  let running = Promise.resolve(true);
+  const run = () => {
+    timer = null;
+    if (state) state.textContent = "Saving…";
+    running = running.then(() =>
+      save().then(
+        () => {
+          if (state) state.textContent = "Saved";
+          clearErrors();
+          return true;
+        },
+        (err) => {
+          if (state) state.textContent = "Not saved";
+          showErrors(err);
+          return false;
+        },
+      ),
+    );
+    return running;
+  };
+  return {
+    schedule() {
+      if (state) state.textContent = "Unsaved changes";
+      clearTimeout(timer);
+      timer = setTimeout(run, delay);
+    },
+    async now() {
+      clearTimeout(timer);
+      return run();
+    },
+  };
+}

@@ -1,0 +1,39 @@
+import { api, wizard } from "./api.js";
+
+const { id } = wizard();
+const grid = document.getElementById("review-panels");
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function panelView(panel, shots) {
+  const card = el("article", "review-panel");
+  card.dataset.index = panel.index;
+  const head = el("header", "row between");
+  head.append(el("h2", "", `Panel ${panel.index}`), el("span", "tag", shots[panel.shot] || panel.shot));
+  card.append(head);
+  if (panel.caption) card.append(el("p", "caption-box", panel.caption));
+  card.append(el("p", "description", panel.description || "(no description yet)"));
+  if (panel.characters.length) card.append(el("p", "muted small", `With ${panel.characters.join(", ")}`));
+  for (const line of panel.dialogue) {
+    const balloon = el("p", line.speaker ? "balloon" : "narration");
+    if (line.speaker) balloon.append(el("strong", "", `${line.speaker}: `));
+    balloon.append(document.createTextNode(line.text));
+    card.append(balloon);
+  }
+  return card;
+}
+
+const shots = Object.fromEntries(
+  [...document.querySelectorAll("#shot-names option")].map((o) => [o.value, o.textContent]),
+);
+const storyboard = await api("GET", `/api/storyboards/${id}/`);
+grid.replaceChildren(...storyboard.panels.map((p) => panelView(p, shots)));
+document.getElementById("review-summary").textContent =
+  `${storyboard.title}: ${storyboard.panels.length} panel${storyboard.panels.length === 1 ? "" : "s"}, drawn one at a time. ` +
+  "Each panel costs one credit when it is rendered and shown to you.";
+document.getElementById("incomplete").hidden = storyboard.complete;

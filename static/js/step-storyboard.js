@@ -1,0 +1,136 @@
+import { ApiError, api, autosaver, showErrors, wizard } from "./api.js";
+
+const { id } = wizard();
+const list = document.getElementById("panels");
+const cardTemplate = document.getElementById("panel-card");
+const lineTemplate = document.getElementById("line-row");
+const notice = document.getElementById("notice");
+let cast = [];
+
+function speakerOptions(select, chosen) {
+  const options = [["", "Narration"], ...cast.map((c) => [c.name, c.name])];
+  select.replaceChildren(
+    ...options.map(([value, label]) => {
+      const option = new Option(label, value, false, value === chosen);
+      return option;
+    }),
+  );
+}
+
+function addLine(card, line = { speaker: "", text: "" }, focus = false) {
+  const row = lineTemplate.content.firstElementChild.cloneNode(true);
+  speakerOptions(row.querySelector(".l-speaker"), line.speaker);
+  row.querySelector(".l-text").value = line.text;
+  row.querySelector(".remove").addEventListener("click", () => {
+    row.remove();
+    renumber();
+    saver.schedule();
+  });
+  card.querySelector(".lines").append(row);
+  renumber();
+  if (focus) row.querySelector(".l-text").focus();
+}
+
+function addPanel(panel = {}, after = null) {
+  const card = cardTemplate.content.firstElementChild.cloneNode(true);
+  card.querySelector(".p-description").value = panel.description || "";
+  card.querySelector(".p-shot").value = panel.shot || "medium";
+  card.querySelector(".p-caption").value = panel.caption || "";
+  const present = new Set(panel.characters || []);
+  const fieldset = card.querySelector(".p-characters");
+  if (!cast.length) fieldset.append(Object.assign(document.createElement("span"), { className: "muted", textContent: "No characters yet" }));
+  for (const c of cast) {
+    const label = document.createElement("label");
+    label.className = "check";
+    const box = Object.assign(document.createElement("input"), { type: "checkbox", value: c.name, checked: present.has(c.name) });
+    label.append(box, ` ${c.name}`);
+    fieldset.append(label);
+  }
+  (panel.dialogue || []).forEach((line) => addLine(card, line));
+  card.querySelector(".add-line").addEventListener("click", () => addLine(card, undefined, true));
+  card.querySelector(".remove").addEventListener("click", () => {
+    card.remove();
+    renumber();
+    saver.schedule();
+  });
+  card.querySelector(".up").addEventListener("click", () => {
+    if (card.previousElementSibling) list.insertBefore(card, card.previousElementSibling);
+    renumber();
+    saver.schedule();
+  });
+  card.querySelector(".down").addEventListener("click", () => {
+    if (card.nextElementSibling) list.insertBefore(card.nextElementSibling, card);
+    renumber();
+    saver.schedule();
+  });
+  if (after) after.after(card);
+  else list.append(card);
+  renumber();
+  return card;
+}
+
+function renumber() {
+  [...list.children].forEach((card, i) => {
+    card.querySelector(".p-title").textContent = `Panel ${i + 1}`;
+    card.querySelector(".up").disabled = i === 0;
+    card.querySelector(".down").disabled = i === list.children.length - 1;
+    for (const field of ["description", "characters", "dialogue", "caption"]) {
+      card.querySelector(`.p-${field}-error`).dataset.errorFor = `panels.${i}.${field}`;
+    }
+    [...card.querySelectorAll(".line-row")].forEach((row, j) => {
+      row.querySelector(".l-error").dataset.errorFor = `panels.${i}.dialogue.${j}.text`;
+    });
+  });
+}
+
+const panels = () =>
+  [...list.children].map((card) => ({
+    description: card.querySelector(".p-description").value.trim(),
+    shot: card.querySelector(".p-shot").value,
+    characters: [...card.querySelectorAll(".p-characters input:checked")].map((b) => b.value),
+    dialogue: [...card.querySelectorAll(".line-row")]
+      .map((row) => ({ speaker: row.querySelector(".l-speaker").value, text: row.querySelector(".l-text").value.trim() }))
+      .filter((line) => line.text),
+    caption: card.querySelector(".p-caption").value.trim(),
+  }));
+
+const saver = autosaver(() => api("PATCH", `/api/storyboards/${id}/`, { panels: panels() }));
+
+function render(storyboard) {
+  cast = storyboard.characters;
+  list.replaceChildren();
+  storyboard.panels.forEach((p) => addPanel(p));
+}
+
+render(await api("GET", `/api/storyboards/${id}/`));
+
+list.addEventListener("input", () => saver.schedule());
+list.addEventListener("change", () => saver.schedule());
+document.getElementById("add-panel").addEventListener("click", () => {
+  addPanel({ shot: "medium" }).querySelector(".p-description").focus();
+  saver.schedule();
+});
+document.getElementById("draft").addEventListener("click", async (event) => {
+  if (list.children.length && !confirm("Replace the current panels with a fresh draft from your story?")) return;
+  const button = event.currentTarget;
+  button.disabled = true;
+  button.textContent = "Drafting…";
+  try {
+    const drafted = await api("POST", `/api/storyboards/${id}/draft/`, {});
+    render(drafted);
+    notice.textContent = drafted.notice || `Drafted ${drafted.panels.length} panels from your story. Edit anything you like.`;
+    notice.hidden = false;
+  } catch (err) {
+    if (err instanceof ApiError) showErrors(err);
+  } finally {
+    button.disabled = false;
+    button.textContent = "Draft from story";
+  }
+});
+document.getElementById("next").addEventListener("click", async () => {
+  if (await saver.now()) location.href = `/comics/${id}/review/`;
+});
+document.getElementById("back").addEventListener("click", async (event) => {
+  event.preventDefault();
+  if (await saver.now()) location.href = event.currentTarget.href;
+});
