@@ -21,6 +21,11 @@ function addLine(card, line = { speaker: "", text: "" }, focus = false) {
   const row = lineTemplate.content.firstElementChild.cloneNode(true);
   speakerOptions(row.querySelector(".l-speaker"), line.speaker);
   row.querySelector(".l-text").value = line.text;
+  row.querySelector(".l-speaker").addEventListener("change", (event) => {
+    // Whoever speaks is in the panel.
+    const box = card.querySelector(`.p-characters input[value="${CSS.escape(event.target.value)}"]`);
+    if (box) box.checked = true;
+  });
   row.querySelector(".remove").addEventListener("click", () => {
     row.remove();
     renumber();
