@@ -1,5 +1,6 @@
 """The studio's models, defined in their own modules and gathered here for Django."""
 
+from mangagen.jobs.models import Job, JobEvent, JobPanel
 from mangagen.storyboards.models import Character, Panel, Storyboard
 
-__all__ = ["Character", "Panel", "Storyboard"]
+__all__ = ["Character", "Job", "JobEvent", "JobPanel", "Panel", "Storyboard"]

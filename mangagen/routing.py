@@ -1,3 +1,9 @@
-"""Websocket routes. The job event stream arrives with the jobs feature."""
+"""Websocket routes."""
 
-websocket_urlpatterns: list = []
+from django.urls import path
+
+from mangagen.consumers import JobEventsConsumer
+
+websocket_urlpatterns = [
+    path("ws/jobs/<int:job_id>/", JobEventsConsumer.as_asgi()),
+]

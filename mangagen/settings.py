@@ -141,6 +141,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "ledger.tasks.expire_stale_holds",
         "schedule": timedelta(seconds=HOLD_SWEEP_SECONDS),
     },
+    "sweep-jobs": {
+        "task": "mangagen.jobs.tasks.sweep_jobs",
+        "schedule": timedelta(seconds=HOLD_SWEEP_SECONDS),
+    },
 }
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 

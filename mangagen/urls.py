@@ -4,12 +4,23 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from mangagen.api.me import MeView
-from mangagen.views import accounts, studio
+from mangagen.jobs.images import render_image
+from mangagen.views import accounts, credits, studio
 
 urlpatterns = [
     path("", studio.dashboard, name="home"),
     path("comics/new/", studio.new_comic, name="comic-new"),
+    path("comics/<int:pk>/jobs/<int:job_pk>/", studio.job_page, name="comic-job"),
+    path("comics/<int:pk>/jobs/<int:job_pk>/read/", studio.reader, name="comic-reader"),
+    path(
+        "comics/<int:pk>/jobs/<int:job_pk>/comic.<str:fmt>",
+        studio.download,
+        name="comic-download",
+    ),
     path("comics/<int:pk>/<slug:step>/", studio.wizard_step, name="comic-step"),
+    path("credits/", credits.credits_page, name="credits"),
+    path("credits/demo/", credits.demo_credits, name="credits-demo"),
+    path("media/renders/<path:path>", render_image, name="render-image"),
     path(
         "accounts/login/",
         auth_views.LoginView.as_view(redirect_authenticated_user=True),
@@ -21,6 +32,7 @@ urlpatterns = [
     path("api/me/", MeView.as_view(), name="api-me"),
     path("api/", include("ledger.urls")),
     path("api/", include("mangagen.storyboards.urls")),
+    path("api/", include("mangagen.jobs.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]

@@ -123,6 +123,12 @@ class ProceduralRenderer:
             self._pool = GpuPool()
         return self._pool
 
+    def expected_wait(self) -> float:
+        """Seconds of cold start a render starting now would wait (for the UI)."""
+        return self.pool.expected_wait(
+            idle_seconds=self.idle_seconds, cold_start_seconds=self.cold_start_seconds
+        )
+
     def render(self, spec: PanelSpec, seed: int) -> RenderResult:
         started = time.monotonic()
         wait, cold = self.pool.claim(

@@ -48,6 +48,16 @@ class GpuPool:
         )
         return wait_ms / 1000, bool(cold)
 
+    def expected_wait(self, *, idle_seconds: float, cold_start_seconds: float) -> float:
+        """Without claiming anything: how long a render starting now would wait."""
+        ready_at, last_used = (float(v or 0) for v in self.client.mget(self.keys))
+        now = time.time()
+        if ready_at > now:
+            return ready_at - now
+        if last_used and now - last_used <= idle_seconds:
+            return 0.0
+        return cold_start_seconds
+
     def touch(self) -> None:
         """Marks the pool as used now (at the end of a render)."""
         self.client.set(self.keys[1], str(time.time()))

@@ -6,11 +6,15 @@ one contract.
 """
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
-from django.shortcuts import get_object_or_404, render
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.text import slugify
 
 from ledger import selectors as ledger_selectors
 from ledger import services as ledger
+from mangagen.jobs import exports
+from mangagen.jobs.models import LIVE_STATES, Job, JobState, PanelState
+from mangagen.jobs.services import image_url
 from mangagen.storyboards import limits
 from mangagen.storyboards.models import Shot, Storyboard, Style
 
@@ -25,7 +29,7 @@ STEPS = [
 @login_required
 def dashboard(request):
     account = ledger.account_for(request.user)
-    storyboards = Storyboard.objects.filter(owner=request.user).prefetch_related("panels")
+    storyboards = Storyboard.objects.filter(owner=request.user).prefetch_related("panels", "jobs")
     return render(
         request,
         "studio/dashboard.html",
@@ -53,11 +57,15 @@ def _step(request, storyboard, step: str):
     if step not in names:
         raise Http404("No such step.")
     position = names.index(step)
+    live_job = None
+    if storyboard is not None:
+        live_job = storyboard.jobs.filter(state__in=LIVE_STATES, confirmed=True).first()
     return render(
         request,
         f"studio/step_{step}.html",
         {
             "storyboard": storyboard,
+            "live_job": live_job,
             "step": step,
             "steps": [
                 {"name": name, "label": label, "number": i + 1, "state": _state(i, position)}
@@ -72,3 +80,44 @@ def _step(request, storyboard, step: str):
 
 def _state(i: int, position: int) -> str:
     return "done" if i < position else "current" if i == position else "todo"
+
+
+@login_required
+def job_page(request, pk: int, job_pk: int):
+    job = get_object_or_404(
+        Job.objects.select_related("storyboard"), pk=job_pk, storyboard_id=pk, owner=request.user
+    )
+    return render(request, "studio/job.html", {"job": job, "storyboard": job.storyboard})
+
+
+@login_required
+def reader(request, pk: int, job_pk: int):
+    job = get_object_or_404(
+        Job.objects.select_related("storyboard"), pk=job_pk, storyboard_id=pk, owner=request.user
+    )
+    if job.state != JobState.COMPLETED:
+        return redirect("comic-job", pk=pk, job_pk=job_pk)
+    panels = [
+        {"index": p.index, "url": image_url(p, job), "description": p.spec.get("description", "")}
+        for p in job.panels.filter(state=PanelState.APPROVED).order_by("index")
+    ]
+    return render(
+        request, "studio/reader.html", {"job": job, "storyboard": job.storyboard, "panels": panels}
+    )
+
+
+@login_required
+def download(request, pk: int, job_pk: int, fmt: str):
+    job = get_object_or_404(
+        Job.objects.select_related("storyboard"), pk=job_pk, storyboard_id=pk, owner=request.user
+    )
+    if fmt not in ("pdf", "cbz") or job.state != JobState.COMPLETED:
+        raise Http404("No such download, or the comic is not finished yet.")
+    slug = slugify(job.storyboard.title) or f"comic-{job.pk}"
+    if fmt == "pdf":
+        body, kind = exports.pdf_bytes(job), "application/pdf"
+    else:
+        body, kind = exports.cbz_bytes(job), "application/vnd.comicbook+zip"
+    response = HttpResponse(body, content_type=kind)
+    response["Content-Disposition"] = f'attachment; filename="{slug}.{fmt}"'
+    return response

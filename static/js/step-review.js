@@ -1,7 +1,9 @@
-import { api, wizard } from "./api.js";
+import { ApiError, api, wizard } from "./api.js";
 
 const { id } = wizard();
 const grid = document.getElementById("review-panels");
+const generate = document.getElementById("generate");
+const prompt = document.getElementById("purchase-prompt");
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -37,3 +39,24 @@ document.getElementById("review-summary").textContent =
   `${storyboard.title}: ${storyboard.panels.length} panel${storyboard.panels.length === 1 ? "" : "s"}, drawn one at a time. ` +
   "Each panel costs one credit when it is rendered and shown to you.";
 document.getElementById("incomplete").hidden = storyboard.complete;
+generate.disabled = !storyboard.complete;
+
+generate.addEventListener("click", async () => {
+  generate.disabled = true;
+  generate.textContent = "Starting…";
+  try {
+    const started = await api("POST", `/api/storyboards/${id}/generate/`, {});
+    location.href = `/comics/${id}/jobs/${started.job}/`;
+  } catch (err) {
+    generate.disabled = false;
+    generate.textContent = "Generate";
+    if (err instanceof ApiError && err.status === 402) {
+      prompt.querySelector("a").href = err.body.purchase_url;
+      prompt.hidden = false;
+    } else {
+      const box = document.getElementById("form-error");
+      box.textContent = err.message;
+      box.hidden = false;
+    }
+  }
+});

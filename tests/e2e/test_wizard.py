@@ -6,7 +6,7 @@ from playwright.sync_api import expect
 
 STORY = """The rain had not stopped for three days. Neo-Kyoto glittered under it.
 
-Aiko ran across the rooftop, her red scarf snapping behind her. "They're right behind us!" she shouted.
+Aiko ran across the rooftop, her red scarf snapping. "They're right behind us!" she shouted.
 
 Kenji caught her hand at the edge. "Then we jump," he said. Aiko looked down at the street below.
 

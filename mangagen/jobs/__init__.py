@@ -1,0 +1,1 @@
+"""Render jobs: the state machine, per-render charging, and the live event log."""

@@ -1,0 +1,129 @@
+"""Generate, jobs, decisions and the event log. Another person's job answers 404."""
+
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ledger import errors as ledger_errors
+from mangagen.storyboards.api import owned_storyboard
+
+from . import services
+from .events import events_after
+from .models import Job
+from .serializers import JobSerializer
+
+
+def owned_job(request, pk: int) -> Job:
+    return get_object_or_404(
+        Job.objects.select_related("storyboard").prefetch_related("panels"),
+        pk=pk,
+        owner=request.user,
+    )
+
+
+def job_body(job: Job) -> dict:
+    job = Job.objects.select_related("storyboard").prefetch_related("panels").get(pk=job.pk)
+    return JobSerializer(job).data
+
+
+def insufficient_credits(exc: ledger_errors.InsufficientCredits) -> Response:
+    return Response(
+        {
+            "error": "insufficient_credits",
+            "detail": "You need a credit to render a panel. Buy credits and try again.",
+            "available": exc.available,
+            "purchase_url": reverse("credits"),
+        },
+        status=status.HTTP_402_PAYMENT_REQUIRED,
+    )
+
+
+def refused(exc: services.JobError, code: int = status.HTTP_409_CONFLICT) -> Response:
+    return Response({"error": exc.code, "detail": str(exc)}, status=code)
+
+
+class GenerateView(APIView):
+    @extend_schema(
+        request=None,
+        summary="Generate: attach to a live speculation, or start a job",
+        responses={
+            200: inline_serializer(
+                "Attached",
+                {"job": serializers.IntegerField(), "attached": serializers.BooleanField()},
+            ),
+            201: inline_serializer(
+                "Started",
+                {"job": serializers.IntegerField(), "attached": serializers.BooleanField()},
+            ),
+            402: inline_serializer(
+                "PaymentRequired",
+                {"error": serializers.CharField(), "purchase_url": serializers.CharField()},
+            ),
+        },
+    )
+    def post(self, request, pk: int):
+        storyboard = owned_storyboard(request, pk)
+        try:
+            job, how = services.generate(user=request.user, storyboard=storyboard)
+        except ledger_errors.InsufficientCredits as exc:
+            return insufficient_credits(exc)
+        except services.StoryboardIncomplete as exc:
+            return refused(exc, status.HTTP_400_BAD_REQUEST)
+        code = status.HTTP_201_CREATED if how == "created" else status.HTTP_200_OK
+        return Response({"job": job.pk, "attached": how == "attached"}, status=code)
+
+
+class JobView(APIView):
+    @extend_schema(responses=JobSerializer, summary="One job")
+    def get(self, request, pk: int):
+        return Response(job_body(owned_job(request, pk)))
+
+
+class CancelView(APIView):
+    """Also answers `navigator.sendBeacon` (FormData with `csrfmiddlewaretoken`)."""
+
+    parser_classes = [JSONParser, FormParser, MultiPartParser]
+
+    @extend_schema(request=None, responses=JobSerializer, summary="Cancel a job; holds released")
+    def post(self, request, pk: int):
+        job = services.cancel_job(job=owned_job(request, pk), reason="Cancelled by its owner.")
+        return Response(job_body(job))
+
+
+class DecisionView(APIView):
+    decision = ""
+
+    @extend_schema(request=None, responses=JobSerializer)
+    def post(self, request, pk: int, index: int):
+        job = owned_job(request, pk)
+        get_object_or_404(job.panels, index=index)
+        action = services.approve_panel if self.decision == "approve" else services.redo_panel
+        try:
+            job = action(job=job, index=index)
+        except ledger_errors.InsufficientCredits as exc:
+            return insufficient_credits(exc)
+        except services.IllegalTransition as exc:
+            return refused(exc)
+        code = status.HTTP_202_ACCEPTED if self.decision == "redo" else status.HTTP_200_OK
+        return Response(job_body(job), status=code)
+
+
+class EventsView(APIView):
+    @extend_schema(
+        parameters=[OpenApiParameter("after", int, description="Only events with seq > after.")],
+        summary="The job's event log (what the websocket replays)",
+    )
+    def get(self, request, pk: int):
+        job = owned_job(request, pk)
+        try:
+            after = max(0, int(request.query_params.get("after", 0)))
+        except ValueError:
+            return Response(
+                {"error": "invalid", "detail": "after must be a whole number."},
+                status=status.HTTP_400_BAD_REQUEST,
+            )
+        return Response({"events": events_after(job=job, after=after)})

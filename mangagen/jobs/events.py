@@ -1,0 +1,51 @@
+"""The job event log: written in the state change's transaction, published on commit.
+
+`seq` is assigned under the job's row lock (every caller holds it), so it
+counts 1, 2, 3… with no gap. The channel layer is at-most-once; the log is
+the truth, and clients that miss a message catch up from it.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.db import transaction
+from django.db.models import F
+
+from .models import Job, JobEvent
+
+logger = logging.getLogger(__name__)
+
+
+def group_name(job_id: int) -> str:
+    return f"job-{job_id}"
+
+
+def emit(*, job: Job, type: str, data: dict) -> JobEvent:
+    """Appends an event to the job's log; the caller holds the job's row lock."""
+    Job.objects.filter(pk=job.pk).update(last_seq=F("last_seq") + 1)
+    job.last_seq = Job.objects.values_list("last_seq", flat=True).get(pk=job.pk)
+    event = JobEvent.objects.create(job=job, seq=job.last_seq, type=type, data=data)
+    message = event.as_message()
+    transaction.on_commit(lambda: publish(job.pk, message))
+    return event
+
+
+def publish(job_id: int, message: dict) -> None:
+    """Fans an event out to the job's group; losing it is allowed, never fatal."""
+    try:
+        layer = get_channel_layer()
+        if layer is not None:
+            async_to_sync(layer.group_send)(
+                group_name(job_id), {"type": "job.event", "event": message}
+            )
+    except Exception:  # the log has it; clients catch up from there
+        logger.warning(
+            "Could not publish event %s of job %s", message.get("seq"), job_id, exc_info=True
+        )
+
+
+def events_after(*, job: Job, after: int, limit: int = 1000) -> list[dict]:
+    return [e.as_message() for e in job.events.filter(seq__gt=after).order_by("seq")[:limit]]

@@ -1,0 +1,146 @@
+"""A render job: one storyboard version, rendered panel by panel, paid per render.
+
+The job is a state machine stored here; no worker waits for a person. Each
+render is a short task; every decision is a service call that moves the
+state and enqueues the next render on commit.
+"""
+
+import secrets
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from ledger.models import Hold
+from mangagen.storyboards.models import Storyboard
+
+
+class JobState(models.TextChoices):
+    QUEUED = "queued"
+    RENDERING = "rendering"
+    AWAITING_DECISION = "awaiting_decision"
+    COMPLETED = "completed"
+    CANCELLED = "cancelled"
+    EXPIRED = "expired"
+    FAILED = "failed"
+
+
+LIVE_STATES = (JobState.QUEUED, JobState.RENDERING, JobState.AWAITING_DECISION)
+
+
+class PanelState(models.TextChoices):
+    PENDING = "pending"
+    RENDERING = "rendering"
+    READY = "ready"  # rendered, not yet shown (an unconfirmed job's render)
+    DELIVERED = "delivered"
+    APPROVED = "approved"
+    FAILED = "failed"
+
+
+SHOWN_STATES = (PanelState.DELIVERED, PanelState.APPROVED)
+
+
+class Job(models.Model):
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="jobs"
+    )
+    storyboard = models.ForeignKey(Storyboard, on_delete=models.CASCADE, related_name="jobs")
+    version = models.CharField(max_length=64)
+    style = models.CharField(max_length=16)
+    cast = models.JSONField(default=dict, help_text="Character descriptions at the start.")
+    confirmed = models.BooleanField(default=True)
+    state = models.CharField(max_length=20, choices=JobState.choices, default=JobState.QUEUED)
+    current_index = models.PositiveSmallIntegerField(default=1)
+    last_seq = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    confirmed_at = models.DateTimeField(null=True, blank=True)
+    confirm_by = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    end_reason = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["-pk"]
+        constraints = [
+            # A double click, or two tabs, can never start two live jobs.
+            models.UniqueConstraint(
+                fields=["storyboard"],
+                condition=Q(state__in=["queued", "rendering", "awaiting_decision"]),
+                name="mangagen_one_live_job_per_storyboard",
+            ),
+            models.CheckConstraint(
+                condition=Q(confirmed=True) | Q(confirm_by__isnull=False),
+                name="mangagen_unconfirmed_job_has_deadline",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["state", "expires_at"]),
+            models.Index(fields=["state", "confirm_by"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"job #{self.pk} ({self.state})"
+
+    @property
+    def live(self) -> bool:
+        return self.state in LIVE_STATES
+
+
+def _image_path(instance, filename: str) -> str:
+    token = secrets.token_hex(8)  # unguessable, though the view checks the owner anyway
+    return f"renders/{instance.job_id}/{instance.index:02d}-{instance.attempts}-{token}.png"
+
+
+class JobPanel(models.Model):
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="panels")
+    index = models.PositiveSmallIntegerField()
+    content_hash = models.CharField(max_length=64)
+    spec = models.JSONField(help_text="The panel as it was when the job started.")
+    state = models.CharField(max_length=12, choices=PanelState.choices, default=PanelState.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0, help_text="Renders started.")
+    hold = models.ForeignKey(
+        Hold, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    image = models.FileField(upload_to=_image_path, blank=True)
+    cold = models.BooleanField(null=True)
+    render_seconds = models.FloatField(null=True, blank=True)
+    queued_at = models.DateTimeField(null=True, blank=True)
+    render_started_at = models.DateTimeField(null=True, blank=True)
+    rendered_at = models.DateTimeField(null=True, blank=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    error = models.CharField(max_length=500, blank=True)
+
+    class Meta:
+        ordering = ["index"]
+        constraints = [
+            models.UniqueConstraint(fields=["job", "index"], name="mangagen_jobpanel_unique_index"),
+        ]
+
+    def __str__(self) -> str:
+        return f"job #{self.job_id} panel {self.index} ({self.state})"
+
+    @property
+    def shown(self) -> bool:
+        return self.state in SHOWN_STATES
+
+
+class JobEvent(models.Model):
+    """The per-job, append-only event log; `seq` counts 1, 2, 3… with no gaps."""
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="events")
+    seq = models.PositiveIntegerField()
+    type = models.CharField(max_length=32)
+    data = models.JSONField(default=dict)
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["job", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["job", "seq"], name="mangagen_jobevent_unique_seq")
+        ]
+
+    def __str__(self) -> str:
+        return f"job #{self.job_id} event {self.seq} {self.type}"
+
+    def as_message(self) -> dict:
+        return {"seq": self.seq, "type": self.type, "at": self.at.isoformat(), "data": self.data}

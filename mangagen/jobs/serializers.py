@@ -1,0 +1,46 @@
+"""A job as the API and the job page see it (API.md, "Jobs")."""
+
+from rest_framework import serializers
+
+from .models import Job, JobPanel
+from .services import image_url
+
+
+class JobPanelSerializer(serializers.ModelSerializer):
+    image_url = serializers.SerializerMethodField()
+    description = serializers.SerializerMethodField()
+
+    class Meta:
+        model = JobPanel
+        fields = ["index", "state", "image_url", "attempts", "content_hash", "description", "error"]
+
+    def get_image_url(self, obj) -> str | None:
+        return image_url(obj, self.context["job"])
+
+    def get_description(self, obj) -> str:
+        return obj.spec.get("description", "")
+
+
+class JobSerializer(serializers.ModelSerializer):
+    panels = serializers.SerializerMethodField()
+    title = serializers.CharField(source="storyboard.title", read_only=True)
+
+    class Meta:
+        model = Job
+        fields = [
+            "id",
+            "storyboard",
+            "title",
+            "version",
+            "confirmed",
+            "state",
+            "current_index",
+            "panels",
+            "created_at",
+            "confirm_by",
+            "expires_at",
+            "last_seq",
+        ]
+
+    def get_panels(self, obj) -> list[dict]:
+        return JobPanelSerializer(obj.panels.all(), many=True, context={"job": obj}).data

@@ -1,0 +1,549 @@
+"""The render job state machine. Every transition: keyword-only, atomic, row-locked.
+
+Charging rule: one hold per render; capture when the image is delivered to a
+confirmed job; release on every other path (cancel, expiry, failure,
+invalidation). A person pays for each render they are shown, redos
+included, and nothing else.
+
+Lock order: the job row, then its panel rows, then the ledger's own locks.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.core.files.base import ContentFile
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.urls import reverse
+from django.utils import timezone
+
+from ledger import errors as ledger_errors
+from ledger import services as ledger
+from ledger.models import Hold
+from mangagen.renderers import PanelSpec, RenderError, get_renderer
+from mangagen.storyboards.models import Storyboard
+
+from .events import emit
+from .models import LIVE_STATES, Job, JobPanel, JobState, PanelState
+
+logger = logging.getLogger(__name__)
+
+RENDER_QUEUE = "render"
+SPECULATIVE_QUEUE = "speculative"
+
+
+class JobError(Exception):
+    code = "job_error"
+
+
+class IllegalTransition(JobError):
+    code = "illegal_transition"
+
+
+class StoryboardIncomplete(JobError):
+    code = "incomplete"
+
+
+# --- reads used by the services and the API -------------------------------------------------
+
+
+def image_url(panel: JobPanel, job: Job) -> str | None:
+    """Only a confirmed job's delivered panels have an image URL: no free images."""
+    if not (job.confirmed and panel.shown and panel.image):
+        return None
+    return reverse("render-image", args=[panel.image.name.removeprefix("renders/")])
+
+
+def credits_of(user) -> dict:
+    account = ledger.account_for(user)
+    account.refresh_from_db()
+    return {"available": account.available, "held": account.held}
+
+
+# --- starting, confirming, generating ---------------------------------------------------------
+
+
+def generate(*, user, storyboard: Storyboard) -> tuple[Job, str]:
+    """What Generate does. Returns the job and how: "created", "attached" or "existing".
+
+    A live unconfirmed job of this storyboard is confirmed (attached); a live
+    confirmed job of this version is returned as it is; otherwise a new job
+    starts. Raises StoryboardIncomplete or InsufficientCredits (nothing made).
+    """
+    for _ in range(3):
+        live = Job.objects.filter(storyboard=storyboard, state__in=LIVE_STATES).first()
+        if live is not None:
+            if not live.confirmed:
+                return confirm_job(job=live), "attached"
+            storyboard.refresh_from_db()
+            if live.version == storyboard.version:
+                return live, "existing"
+            cancel_job(job=live, reason="The storyboard changed; a new job replaced this one.")
+        try:
+            return start_job(user=user, storyboard=storyboard), "created"
+        except IntegrityError:
+            continue  # a twin request started one first: return that one
+    raise JobError("Could not start a job; please try again.")
+
+
+def start_job(
+    *,
+    user,
+    storyboard: Storyboard,
+    confirmed: bool = True,
+    confirm_by: datetime | None = None,
+) -> Job:
+    """A job for the storyboard's current version, with panel one's hold placed.
+
+    Raises StoryboardIncomplete, or InsufficientCredits when the person cannot
+    pay for one render; either way nothing is created.
+    """
+    with transaction.atomic():
+        storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
+        panels = list(storyboard.panels.all())
+        if not panels or not all(p.description.strip() for p in panels):
+            raise StoryboardIncomplete("Every panel needs a description before rendering.")
+        now = timezone.now()
+        job = Job.objects.create(
+            owner=user,
+            storyboard=storyboard,
+            version=storyboard.version,
+            style=storyboard.style,
+            cast={c.name: c.description for c in storyboard.characters.all()},
+            confirmed=confirmed,
+            confirmed_at=now if confirmed else None,
+            confirm_by=None if confirmed else confirm_by,
+            expires_at=now + timedelta(seconds=settings.JOB_TTL_SECONDS) if confirmed else None,
+        )
+        JobPanel.objects.bulk_create(
+            JobPanel(job=job, index=p.index, content_hash=p.content_hash, spec=_spec_of(p))
+            for p in panels
+        )
+        job = Job.objects.select_for_update().get(pk=job.pk)
+        emit(job=job, type="job.state", data=_state_data(job))
+        _queue_render(job=job, panel=job.panels.get(index=1))
+        _schedule_deadline(job)
+    return job
+
+
+def confirm_job(*, job: Job) -> Job:
+    """Confirms an unconfirmed job (Generate attaching to a speculation).
+
+    If the storyboard changed meanwhile, renders whose index and content hash
+    still match are kept and the rest start again; a render whose inputs
+    differ is never shown. Idempotent.
+    """
+    with transaction.atomic():
+        job = Job.objects.select_for_update().get(pk=job.pk)
+        if job.confirmed or not job.live:
+            return job
+        storyboard = Storyboard.objects.get(pk=job.storyboard_id)
+        if storyboard.version != job.version:
+            _rebase(job=job, storyboard=storyboard)
+        now = timezone.now()
+        job.confirmed = True
+        job.confirmed_at = now
+        job.expires_at = now + timedelta(seconds=settings.JOB_TTL_SECONDS)
+        job.save(update_fields=["confirmed", "confirmed_at", "expires_at", "version", "cast"])
+        emit(job=job, type="job.state", data=_state_data(job))
+        current = job.panels.select_for_update().get(index=job.current_index)
+        if current.state == PanelState.READY:
+            _deliver(job=job, panel=current)
+        elif current.state == PanelState.PENDING and not _has_open_hold(current):
+            _queue_render(job=job, panel=current)
+        _schedule_deadline(job)
+    return job
+
+
+def _rebase(*, job: Job, storyboard: Storyboard) -> None:
+    fresh = {p.index: p for p in storyboard.panels.all()}
+    for panel in job.panels.select_for_update():
+        new = fresh.get(panel.index)
+        if new is not None and new.content_hash == panel.content_hash:
+            continue
+        _release_open_hold(panel, reason="The storyboard changed before this render was shown.")
+        if new is None:
+            panel.delete()
+            continue
+        panel.content_hash, panel.spec = new.content_hash, _spec_of(new)
+        panel.state, panel.image, panel.error, panel.hold = PanelState.PENDING, "", "", None
+        panel.save()
+    existing = set(job.panels.values_list("index", flat=True))
+    JobPanel.objects.bulk_create(
+        JobPanel(job=job, index=i, content_hash=p.content_hash, spec=_spec_of(p))
+        for i, p in fresh.items()
+        if i not in existing
+    )
+    job.version = storyboard.version
+    job.cast = {c.name: c.description for c in storyboard.characters.all()}
+    emit(job=job, type="job.rebased", data={"version": job.version, "total": len(fresh)})
+
+
+# --- rendering -----------------------------------------------------------------------------
+
+
+def perform_render(*, job_id: int, index: int, attempt: int) -> str:
+    """Renders one attempt of one panel. Safe to run twice (a redelivered task).
+
+    Returns what happened: "delivered", "ready", "stale" or "discarded".
+    Raises RenderError for the task to retry or fail.
+    """
+    renderer = get_renderer()
+    with transaction.atomic():
+        job = Job.objects.select_for_update().filter(pk=job_id).first()
+        if job is None or not job.live:
+            return "stale"
+        panel = job.panels.select_for_update().filter(index=index).first()
+        if (
+            panel is None
+            or panel.attempts != attempt
+            or panel.state
+            not in (
+                PanelState.PENDING,
+                PanelState.RENDERING,
+            )
+        ):
+            return "stale"
+        panel.state = PanelState.RENDERING
+        panel.render_started_at = timezone.now()
+        panel.save(update_fields=["state", "render_started_at"])
+        if job.state != JobState.RENDERING:
+            job.state = JobState.RENDERING
+            job.save(update_fields=["state"])
+            emit(job=job, type="job.state", data=_state_data(job))
+        wait = getattr(renderer, "expected_wait", lambda: None)()
+        emit(
+            job=job,
+            type="panel.rendering",
+            data={"index": index, "attempt": attempt, "warming": bool(wait), "warm_in": wait},
+        )
+        spec = _panel_spec(job, panel)
+    result = renderer.render(spec, spec.default_seed() + attempt - 1)
+    with transaction.atomic():
+        job = Job.objects.select_for_update().get(pk=job_id)
+        panel = job.panels.select_for_update().filter(index=index).first()
+        if (
+            not job.live
+            or panel is None
+            or panel.attempts != attempt
+            or panel.state != PanelState.RENDERING
+        ):
+            return "discarded"  # cancelled, expired or replaced while rendering
+        panel.image.save("panel.png", ContentFile(result.image), save=False)
+        panel.state = PanelState.READY
+        panel.rendered_at = timezone.now()
+        panel.cold = result.cold
+        panel.render_seconds = result.seconds
+        panel.save()
+        emit(
+            job=job,
+            type="panel.ready",
+            data={
+                "index": index,
+                "attempt": attempt,
+                "cold": result.cold,
+                "seconds": round(result.seconds, 2),
+            },
+        )
+        if job.confirmed and index == job.current_index:
+            _deliver(job=job, panel=panel)
+            return "delivered"
+        if index == job.current_index and job.state != JobState.AWAITING_DECISION:
+            job.state = JobState.AWAITING_DECISION
+            job.save(update_fields=["state"])
+            emit(job=job, type="job.state", data=_state_data(job))
+        return "ready"
+
+
+def note_render_retry(
+    *, job_id: int, index: int, attempt: int, error: str, retry_in: float
+) -> None:
+    with transaction.atomic():
+        job = Job.objects.select_for_update().filter(pk=job_id).first()
+        if job is None or not job.live:
+            return
+        emit(
+            job=job,
+            type="panel.retrying",
+            data={"index": index, "attempt": attempt, "error": error, "retry_in": retry_in},
+        )
+
+
+def fail_render(*, job_id: int, index: int, attempt: int, error: str) -> None:
+    """A render failed for good: release its hold, mark the panel, let the person retry."""
+    with transaction.atomic():
+        job = Job.objects.select_for_update().filter(pk=job_id).first()
+        if job is None or not job.live:
+            return
+        panel = job.panels.select_for_update().filter(index=index).first()
+        if (
+            panel is None
+            or panel.attempts != attempt
+            or panel.state
+            not in (
+                PanelState.PENDING,
+                PanelState.RENDERING,
+            )
+        ):
+            return
+        _release_open_hold(panel, reason=f"render failed: {error}"[:200])
+        panel.state = PanelState.FAILED
+        panel.error = error[:500]
+        panel.save(update_fields=["state", "error", "hold"])
+        emit(
+            job=job,
+            type="panel.failed",
+            data={"index": index, "attempt": attempt, "error": panel.error},
+        )
+        emit(job=job, type="credits", data=credits_of(job.owner))
+        if index == job.current_index:
+            job.state = JobState.AWAITING_DECISION
+            job.save(update_fields=["state"])
+            emit(job=job, type="job.state", data=_state_data(job))
+
+
+# --- the person's decisions -----------------------------------------------------------------------
+
+
+def approve_panel(*, job: Job, index: int) -> Job:
+    """Approves the panel awaiting a decision and starts the next one.
+
+    Raises IllegalTransition, or InsufficientCredits when the next render
+    cannot be paid for (then nothing changes).
+    """
+    with transaction.atomic():
+        job = Job.objects.select_for_update().get(pk=job.pk)
+        panel = _decision_panel(job, index, allowed=(PanelState.DELIVERED,), verb="approve")
+        panel.state = PanelState.APPROVED
+        panel.save(update_fields=["state"])
+        emit(job=job, type="panel.approved", data={"index": index})
+        following = job.panels.select_for_update().filter(index__gt=index).order_by("index").first()
+        if following is None:
+            job.state = JobState.COMPLETED
+            job.finished_at = timezone.now()
+            job.save(update_fields=["state", "finished_at"])
+            emit(job=job, type="job.state", data=_state_data(job))
+            emit(job=job, type="job.done", data={"reader_url": reader_url(job)})
+            return job
+        job.current_index = following.index
+        job.save(update_fields=["current_index"])
+        if following.state == PanelState.READY:
+            _deliver(job=job, panel=following)
+        elif following.state in (PanelState.PENDING, PanelState.FAILED) and not _has_open_hold(
+            following
+        ):
+            _queue_render(job=job, panel=following)
+        else:  # already rendering (look-ahead): it is delivered when it lands
+            job.state = JobState.RENDERING
+            job.save(update_fields=["state"])
+            emit(job=job, type="job.state", data=_state_data(job))
+    return job
+
+
+def redo_panel(*, job: Job, index: int) -> Job:
+    """Renders the panel awaiting a decision again, under a new hold.
+
+    Raises IllegalTransition or InsufficientCredits (then nothing changes).
+    """
+    with transaction.atomic():
+        job = Job.objects.select_for_update().get(pk=job.pk)
+        panel = _decision_panel(
+            job, index, allowed=(PanelState.DELIVERED, PanelState.FAILED), verb="redo"
+        )
+        _queue_render(job=job, panel=panel)
+    return job
+
+
+def cancel_job(*, job: Job, reason: str = "Cancelled.") -> Job:
+    """Ends a live job and releases every open hold at once. Idempotent."""
+    return _end(job=job, state=JobState.CANCELLED, reason=reason)[0]
+
+
+def expire_due_jobs(*, now: datetime | None = None) -> int:
+    """Expires every live job past its deadline (confirm_by or the TTL); returns how many."""
+    now = now or timezone.now()
+    due = Job.objects.filter(state__in=LIVE_STATES).filter(
+        Q(confirmed=True, expires_at__lte=now) | Q(confirmed=False, confirm_by__lte=now)
+    )
+    return sum(
+        _end(job=job, state=JobState.EXPIRED, reason="Past its deadline.", now=now)[1]
+        for job in due.order_by("pk")
+    )
+
+
+def expire_job_if_due(*, job_id: int, now: datetime | None = None) -> bool:
+    """The deadline task: expires the job if it is live and past its deadline."""
+    now = now or timezone.now()
+    job = Job.objects.filter(pk=job_id, state__in=LIVE_STATES).first()
+    if job is None:
+        return False
+    deadline = job.expires_at if job.confirmed else job.confirm_by
+    if deadline is None or deadline > now:
+        return False
+    return _end(job=job, state=JobState.EXPIRED, reason="Past its deadline.", now=now)[1]
+
+
+def _end(*, job: Job, state: str, reason: str, now: datetime | None = None) -> tuple[Job, bool]:
+    with transaction.atomic():
+        job = Job.objects.select_for_update().get(pk=job.pk)
+        if not job.live:
+            return job, False
+        for panel in job.panels.select_for_update():
+            _release_open_hold(panel, reason=f"job {state}: {reason}"[:200])
+        job.state = state
+        job.finished_at = now or timezone.now()
+        job.end_reason = reason
+        job.save(update_fields=["state", "finished_at", "end_reason"])
+        emit(job=job, type="job.state", data=_state_data(job))
+        emit(job=job, type="credits", data=credits_of(job.owner))
+    return job, True
+
+
+# --- internals -----------------------------------------------------------------------------------
+
+
+def _decision_panel(job: Job, index: int, *, allowed, verb: str) -> JobPanel:
+    if job.state != JobState.AWAITING_DECISION or not job.confirmed:
+        raise IllegalTransition(f"Cannot {verb} now: the job is {job.state.replace('_', ' ')}.")
+    if index != job.current_index:
+        raise IllegalTransition(
+            f"Panel {job.current_index} is the one awaiting a decision, not {index}."
+        )
+    panel = job.panels.select_for_update().get(index=index)
+    if panel.state not in allowed:
+        raise IllegalTransition(f"Cannot {verb} panel {index}: it is {panel.state}.")
+    return panel
+
+
+def _queue_render(*, job: Job, panel: JobPanel) -> None:
+    """Places the render's hold (the key names job, panel and attempt) and enqueues it on commit."""
+    from .tasks import render_panel
+
+    panel.attempts += 1
+    hold = ledger.authorize(
+        account=ledger.account_for(job.owner),
+        amount=1,
+        key=f"job:{job.pk}:panel:{panel.index}:attempt:{panel.attempts}",
+        reference=f"job {job.pk} panel {panel.index}",
+        expires_in=settings.JOB_TTL_SECONDS + 600,
+    )
+    panel.hold = hold
+    panel.state = PanelState.PENDING
+    panel.error = ""
+    panel.queued_at = timezone.now()
+    panel.save(update_fields=["attempts", "hold", "state", "error", "queued_at"])
+    if panel.index == job.current_index and job.state != JobState.QUEUED:
+        job.state = JobState.QUEUED
+        job.save(update_fields=["state"])
+        emit(job=job, type="job.state", data=_state_data(job))
+    emit(job=job, type="panel.queued", data={"index": panel.index, "attempt": panel.attempts})
+    emit(job=job, type="credits", data=credits_of(job.owner))
+    queue = RENDER_QUEUE if job.confirmed else SPECULATIVE_QUEUE
+    args = (job.pk, panel.index, panel.attempts)
+    transaction.on_commit(lambda: render_panel.apply_async(args, queue=queue))
+
+
+def _deliver(*, job: Job, panel: JobPanel) -> None:
+    """Shows a ready panel to its confirmed job's owner; this is when the render is paid."""
+    try:
+        ledger.capture(hold=panel.hold, key=f"{panel.hold.key}:capture", reason="delivered")
+    except (ledger_errors.HoldExpired, ledger_errors.HoldAlreadyResolved) as exc:
+        panel.state = PanelState.FAILED
+        panel.error = f"This render's hold ended before it could be shown ({exc}). Try it again."
+        panel.save(update_fields=["state", "error"])
+        emit(job=job, type="panel.failed", data={"index": panel.index, "error": panel.error})
+    else:
+        panel.state = PanelState.DELIVERED
+        panel.delivered_at = timezone.now()
+        panel.save(update_fields=["state", "delivered_at"])
+        emit(
+            job=job,
+            type="panel.delivered",
+            data={
+                "index": panel.index,
+                "attempt": panel.attempts,
+                "image_url": image_url(panel, job),
+            },
+        )
+        emit(job=job, type="credits", data=credits_of(job.owner))
+    job.state = JobState.AWAITING_DECISION
+    job.save(update_fields=["state"])
+    emit(job=job, type="job.state", data=_state_data(job))
+
+
+def _has_open_hold(panel: JobPanel) -> bool:
+    return panel.hold_id is not None and panel.hold.state == Hold.State.PENDING
+
+
+def _release_open_hold(panel: JobPanel, *, reason: str) -> bool:
+    if not _has_open_hold(panel):
+        return False
+    ledger.release(hold=panel.hold, reason=reason, key=f"{panel.hold.key}:release")
+    return True
+
+
+def _schedule_deadline(job: Job) -> None:
+    from .tasks import expire_job
+
+    deadline = job.expires_at if job.confirmed else job.confirm_by
+    if deadline is not None:
+        transaction.on_commit(lambda: expire_job.apply_async((job.pk,), eta=deadline))
+
+
+def _state_data(job: Job) -> dict:
+    return {
+        "state": job.state,
+        "confirmed": job.confirmed,
+        "current_index": job.current_index,
+        "total": job.panels.count(),
+    }
+
+
+def _spec_of(panel) -> dict:
+    return {
+        "description": panel.description,
+        "shot": panel.shot,
+        "characters": list(panel.characters),
+        "dialogue": list(panel.dialogue),
+        "caption": panel.caption,
+    }
+
+
+def _panel_spec(job: Job, panel: JobPanel) -> PanelSpec:
+    from mangagen.renderers import CharacterSpec, DialogueSpec
+
+    spec = panel.spec
+    return PanelSpec(
+        style=job.style,
+        description=spec["description"],
+        shot=spec["shot"],
+        characters=tuple(CharacterSpec(n, job.cast.get(n, "")) for n in spec["characters"]),
+        dialogue=tuple(DialogueSpec(d.get("speaker", ""), d["text"]) for d in spec["dialogue"]),
+        caption=spec["caption"],
+        index=panel.index,
+        content_hash=panel.content_hash,
+    )
+
+
+def reader_url(job: Job) -> str:
+    return reverse("comic-reader", args=[job.storyboard_id, job.pk])
+
+
+__all__ = [
+    "IllegalTransition",
+    "JobError",
+    "RenderError",
+    "StoryboardIncomplete",
+    "approve_panel",
+    "cancel_job",
+    "confirm_job",
+    "expire_due_jobs",
+    "fail_render",
+    "generate",
+    "perform_render",
+    "redo_panel",
+    "start_job",
+]

@@ -1,0 +1,48 @@
+"""Celery tasks of the jobs: thin wrappers over services, each one idempotent."""
+
+import logging
+
+from celery import shared_task
+
+from mangagen.renderers import RenderError
+
+from . import services
+
+logger = logging.getLogger(__name__)
+
+MAX_RENDER_RETRIES = 3
+
+
+@shared_task(bind=True, name="mangagen.jobs.tasks.render_panel", max_retries=MAX_RENDER_RETRIES)
+def render_panel(self, job_id: int, index: int, attempt: int) -> str:
+    """One render of one panel. Redelivery after a lost worker renders again, charges once."""
+    try:
+        return services.perform_render(job_id=job_id, index=index, attempt=attempt)
+    except RenderError as exc:
+        if exc.retryable and self.request.retries < self.max_retries:
+            countdown = 2**self.request.retries
+            services.note_render_retry(
+                job_id=job_id, index=index, attempt=attempt, error=str(exc), retry_in=countdown
+            )
+            queue = (self.request.delivery_info or {}).get("routing_key") or "render"
+            raise self.retry(exc=exc, countdown=countdown, queue=queue) from exc
+        services.fail_render(job_id=job_id, index=index, attempt=attempt, error=str(exc))
+        return "failed"
+    except Exception as exc:
+        logger.exception("Render of job %s panel %s crashed", job_id, index)
+        services.fail_render(
+            job_id=job_id, index=index, attempt=attempt, error=f"The renderer crashed: {exc}"
+        )
+        return "failed"
+
+
+@shared_task(name="mangagen.jobs.tasks.expire_job")
+def expire_job(job_id: int) -> bool:
+    """Runs at a job's deadline (confirm_by or the TTL)."""
+    return services.expire_job_if_due(job_id=job_id)
+
+
+@shared_task(name="mangagen.jobs.tasks.sweep_jobs")
+def sweep_jobs() -> int:
+    """The periodic backstop: expires jobs whose deadline task was lost."""
+    return services.expire_due_jobs()

@@ -1,0 +1,206 @@
+"""The job event stream: replay then live, no gap, no duplicate, owners only."""
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from channels.testing import WebsocketCommunicator
+from django.db import transaction
+
+from mangagen.asgi import application
+from mangagen.jobs.events import emit, group_name
+from mangagen.jobs.models import Job
+from mangagen.storyboards import services as storyboards
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def in_memory_layer(settings):
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    import channels.layers
+
+    channels.layers.channel_layers.backends.clear()
+    yield
+    channels.layers.channel_layers.backends.clear()
+
+
+@pytest.fixture
+def job(user):
+    board = storyboards.create_storyboard(owner=user, title="t")
+    job = Job.objects.create(owner=user, storyboard=board, version="v", style="manga")
+    for n in range(1, 6):
+        add_event(job, n)
+    return job
+
+
+def add_event(job, n, publish=True):
+    with transaction.atomic():
+        locked = Job.objects.select_for_update().get(pk=job.pk)
+        if publish:
+            emit(job=locked, type="test.event", data={"n": n})
+        else:  # written to the log, lost by the channel layer
+            from mangagen.jobs.models import JobEvent
+
+            locked.last_seq += 1
+            locked.save(update_fields=["last_seq"])
+            JobEvent.objects.create(
+                job=locked, seq=locked.last_seq, type="test.event", data={"n": n}
+            )
+
+
+def cookie_for(client, user) -> bytes:
+    client.force_login(user)
+    return f"sessionid={client.cookies['sessionid'].value}".encode()
+
+
+def communicator(job_id, cookie=b"", after=None, origin=b"http://testserver"):
+    path = f"/ws/jobs/{job_id}/" + (f"?after={after}" if after is not None else "")
+    headers = [(b"origin", origin)]
+    if cookie:
+        headers.append((b"cookie", cookie))
+    return WebsocketCommunicator(application, path, headers=headers)
+
+
+async def receive_all(comm, timeout=0.5):
+    got = []
+    while not await comm.receive_nothing(timeout=timeout):
+        got.append(await comm.receive_json_from())
+    return got
+
+
+def run(coro):
+    return async_to_sync(coro)()
+
+
+def test_a_late_attach_gets_the_whole_log(client, user, job):
+    cookie = cookie_for(client, user)
+
+    async def scenario():
+        comm = communicator(job.pk, cookie)
+        connected, _ = await comm.connect()
+        assert connected
+        got = await receive_all(comm)
+        await comm.disconnect()
+        return got
+
+    got = run(scenario)
+    assert [e["seq"] for e in got] == [1, 2, 3, 4, 5]
+    assert got[0]["type"] == "test.event" and got[0]["data"] == {"n": 1} and got[0]["at"]
+
+
+def test_a_reconnect_with_after_gets_exactly_the_missing_events(client, user, job):
+    cookie = cookie_for(client, user)
+
+    async def scenario():
+        comm = communicator(job.pk, cookie, after=3)
+        await comm.connect()
+        got = await receive_all(comm)
+        await comm.disconnect()
+        return got
+
+    assert [e["seq"] for e in run(scenario)] == [4, 5]
+
+
+def test_live_events_follow_the_replay(client, user, job):
+    cookie = cookie_for(client, user)
+
+    async def scenario():
+        from channels.db import database_sync_to_async
+
+        comm = communicator(job.pk, cookie, after=5)
+        await comm.connect()
+        await database_sync_to_async(add_event)(job, 6)
+        await database_sync_to_async(add_event)(job, 7)
+        got = await receive_all(comm)
+        await comm.disconnect()
+        return got
+
+    assert [e["seq"] for e in run(scenario)] == [6, 7]
+
+
+def test_events_published_during_the_replay_are_neither_lost_nor_doubled(
+    client, user, job, monkeypatch
+):
+    from mangagen import consumers
+
+    cookie = cookie_for(client, user)
+    original = consumers.events_after
+    calls = []
+
+    def replay_while_new_events_land(*, job, after):
+        snapshot = original(job=job, after=after)
+        if not calls:
+            calls.append(after)
+            add_event(job, 6)  # committed and published mid-replay
+            add_event(job, 7)
+        return snapshot
+
+    monkeypatch.setattr(consumers, "events_after", replay_while_new_events_land)
+
+    async def scenario():
+        comm = communicator(job.pk, cookie)
+        await comm.connect()
+        got = await receive_all(comm)
+        await comm.disconnect()
+        return got
+
+    assert [e["seq"] for e in run(scenario)] == [1, 2, 3, 4, 5, 6, 7]
+
+
+def test_a_dropped_live_event_is_filled_in_from_the_log(client, user, job):
+    cookie = cookie_for(client, user)
+
+    async def scenario():
+        from channels.db import database_sync_to_async
+
+        comm = communicator(job.pk, cookie, after=5)
+        await comm.connect()
+        await database_sync_to_async(add_event)(job, 6, False)  # lost on the layer
+        await database_sync_to_async(add_event)(job, 7)
+        got = await receive_all(comm)
+        await comm.disconnect()
+        return got
+
+    assert [e["seq"] for e in run(scenario)] == [6, 7]
+
+
+@pytest.mark.parametrize("who", ["stranger", "anonymous"])
+def test_only_the_owner_may_listen(client, job, make_user, who):
+    cookie = cookie_for(client, make_user()) if who == "stranger" else b""
+
+    async def scenario():
+        comm = communicator(job.pk, cookie)
+        connected, _ = await comm.connect()
+        output = await comm.receive_output(timeout=1)
+        await comm.wait()
+        return connected, output
+
+    connected, output = run(scenario)
+    assert output == {"type": "websocket.close", "code": 4403}
+
+
+def test_a_missing_job_is_refused_the_same_way(client, user):
+    cookie = cookie_for(client, user)
+
+    async def scenario():
+        comm = communicator(999999, cookie)
+        await comm.connect()
+        return await comm.receive_output(timeout=1)
+
+    assert run(scenario) == {"type": "websocket.close", "code": 4403}
+
+
+def test_foreign_origins_are_refused(client, user, job):
+    cookie = cookie_for(client, user)
+
+    async def scenario():
+        comm = communicator(job.pk, cookie, origin=b"https://evil.example")
+        connected, _ = await comm.connect()
+        return connected
+
+    assert run(scenario) is False
+
+
+def test_group_messages_are_per_job(user, job):
+    assert group_name(job.pk) == f"job-{job.pk}"
+    assert get_channel_layer() is not None

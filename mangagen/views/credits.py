@@ -1,0 +1,63 @@
+"""The Credits page: balance, what is held and why, and the full history."""
+
+import uuid
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from ledger import selectors as ledger_selectors
+from ledger import services as ledger
+
+
+@login_required
+def credits_page(request):
+    account = ledger.account_for(request.user)
+    history = Paginator(ledger_selectors.transfers_for(account=account), 25)
+    page = history.get_page(request.GET.get("page"))
+    rows = [
+        {
+            "transfer": t,
+            "available_delta": ledger_selectors.balance_effect(transfer=t, account=account)[0],
+            "held_delta": ledger_selectors.balance_effect(transfer=t, account=account)[1],
+        }
+        for t in page
+    ]
+    return render(
+        request,
+        "credits.html",
+        {
+            "account": account,
+            "holds": ledger_selectors.open_holds(account=account),
+            "page": page,
+            "rows": rows,
+            "demo_credits": DEMO_GRANT if demo_credits_enabled() else 0,
+        },
+    )
+
+
+DEMO_GRANT = 10
+
+
+def demo_credits_enabled() -> bool:
+    """Only a local demo: DEBUG on and no Stripe configured."""
+    return settings.DEBUG and not settings.STRIPE_SECRET_KEY
+
+
+@login_required
+@require_POST
+def demo_credits(request):
+    if not demo_credits_enabled():
+        raise Http404("Demo credits are off.")
+    ledger.grant(
+        account=ledger.account_for(request.user),
+        amount=DEMO_GRANT,
+        key=f"demo:{request.user.pk}:{uuid.uuid4()}",
+        reason="Demo credits (DEBUG, no Stripe)",
+    )
+    messages.success(request, f"{DEMO_GRANT} demo credits added.")
+    return redirect("credits")

@@ -1,0 +1,200 @@
+// The job page: panels as they arrive, decisions, live credits; reconnects by itself.
+// Every claim on screen is re-derived from the job the server returns.
+import { ApiError, api, csrfToken } from "./api.js";
+
+const root = document.getElementById("job");
+const jobId = root.dataset.job;
+const grid = document.getElementById("job-panels");
+const template = document.getElementById("job-panel");
+const progress = document.getElementById("progress");
+const statusLine = document.getElementById("status-line");
+const statusText = document.getElementById("status-text");
+const errorBox = document.getElementById("job-error");
+const connection = document.getElementById("connection");
+let job = null;
+let lastSeq = 0;
+let socket = null;
+let retryDelay = 500;
+let busy = null; // {kind: "warming"|"drawing"|"queued", index, since}
+let refreshTimer = null;
+
+const STATE_WORDS = {
+  pending: "Waiting",
+  rendering: "Drawing…",
+  ready: "Drawn",
+  delivered: "Ready for you",
+  approved: "Approved",
+  failed: "Failed",
+};
+
+function setCredits(available) {
+  document.getElementById("job-credits").textContent = available;
+  const nav = document.getElementById("nav-credits");
+  if (nav) nav.textContent = available;
+}
+
+function tile(panel) {
+  const node = template.content.firstElementChild.cloneNode(true);
+  node.dataset.index = panel.index;
+  node.dataset.state = panel.state;
+  const img = node.querySelector("img");
+  const placeholder = node.querySelector(".placeholder");
+  if (panel.image_url) {
+    img.src = panel.image_url;
+    img.alt = `Panel ${panel.index}: ${panel.description}`;
+    img.hidden = false;
+    placeholder.hidden = true;
+  } else {
+    placeholder.textContent = panel.state === "failed" ? panel.error || "This render failed." : panel.description;
+  }
+  node.querySelector(".label").textContent = `Panel ${panel.index} · ${STATE_WORDS[panel.state] || panel.state}`;
+  const deciding = job.state === "awaiting_decision" && panel.index === job.current_index;
+  if (deciding && (panel.state === "delivered" || panel.state === "failed")) {
+    const decision = node.querySelector(".decision");
+    decision.hidden = false;
+    const approve = decision.querySelector(".approve");
+    const redo = decision.querySelector(".redo");
+    if (panel.state === "failed") {
+      approve.hidden = true;
+      redo.textContent = "Try again (1 credit)";
+    }
+    approve.addEventListener("click", () => decide("approve", panel.index, approve));
+    redo.addEventListener("click", () => decide("redo", panel.index, redo));
+    node.classList.add("current");
+  }
+  return node;
+}
+
+function render() {
+  const total = job.panels.length;
+  const approved = job.panels.filter((p) => p.state === "approved").length;
+  grid.replaceChildren(...job.panels.map(tile));
+  const words = {
+    queued: `Panel ${job.current_index} of ${total} is queued`,
+    rendering: `Drawing panel ${job.current_index} of ${total}`,
+    awaiting_decision: `Panel ${job.current_index} of ${total}: approve it or redo it`,
+    completed: `All ${total} panels approved`,
+    cancelled: "Stopped. Held credits were released.",
+    expired: "This job ran out of time. Held credits were released.",
+    failed: "This job failed. Held credits were released.",
+  };
+  progress.textContent = `${words[job.state] || job.state} · ${approved} of ${total} approved`;
+  const live = ["queued", "rendering", "awaiting_decision"].includes(job.state);
+  document.getElementById("cancel-job").hidden = !live;
+  if (!["queued", "rendering"].includes(job.state)) busy = null;
+  document.getElementById("done").hidden = job.state !== "completed";
+  if (job.state === "completed") {
+    document.getElementById("read-link").href = `/comics/${root.dataset.storyboard}/jobs/${jobId}/read/`;
+  }
+  tick();
+}
+
+function tick() {
+  if (!busy) {
+    statusLine.hidden = true;
+    return;
+  }
+  const seconds = Math.floor((Date.now() - busy.since) / 1000);
+  const words = {
+    warming: `Warming up the GPU for panel ${busy.index}… ${seconds}s (the first render after a quiet spell takes longer)`,
+    drawing: `Drawing panel ${busy.index}… ${seconds}s`,
+    queued: `Panel ${busy.index} is waiting for a free GPU… ${seconds}s`,
+  };
+  statusText.textContent = words[busy.kind];
+  statusLine.hidden = false;
+}
+setInterval(tick, 1000);
+
+async function refresh() {
+  try {
+    job = await api("GET", `/api/jobs/${jobId}/`);
+    render();
+  } catch (err) {
+    showError(err);
+  }
+}
+
+function refreshSoon() {
+  clearTimeout(refreshTimer);
+  refreshTimer = setTimeout(refresh, 80);
+}
+
+function showError(err) {
+  errorBox.hidden = false;
+  if (err instanceof ApiError && err.status === 402) {
+    errorBox.replaceChildren(
+      document.createTextNode("You are out of credits. "),
+      Object.assign(document.createElement("a"), { href: err.body.purchase_url, textContent: "Get more credits" }),
+      document.createTextNode(" and try again."),
+    );
+  } else {
+    errorBox.textContent = err.message;
+  }
+}
+
+async function decide(kind, index, button) {
+  button.disabled = true;
+  errorBox.hidden = true;
+  try {
+    job = await api("POST", `/api/jobs/${jobId}/panels/${index}/${kind}/`);
+    render();
+  } catch (err) {
+    showError(err);
+    button.disabled = false;
+  }
+}
+
+function onEvent(event) {
+  if (event.seq <= lastSeq) return; // seen already
+  if (event.seq > lastSeq + 1) {
+    // A gap: the server fills it on reconnect.
+    socket.close();
+    return;
+  }
+  lastSeq = event.seq;
+  const data = event.data || {};
+  if (event.type === "panel.queued") busy = { kind: "queued", index: data.index, since: Date.now() };
+  if (event.type === "panel.rendering") busy = { kind: data.warming ? "warming" : "drawing", index: data.index, since: Date.now() };
+  if (["panel.ready", "panel.delivered", "panel.failed"].includes(event.type)) busy = null;
+  if (event.type === "credits") setCredits(data.available);
+  refreshSoon();
+}
+
+function connect() {
+  const scheme = location.protocol === "https:" ? "wss" : "ws";
+  socket = new WebSocket(`${scheme}://${location.host}/ws/jobs/${jobId}/?after=${lastSeq}`);
+  socket.addEventListener("open", () => {
+    retryDelay = 500;
+    connection.textContent = "";
+    refreshSoon(); // whatever happened while away
+  });
+  socket.addEventListener("message", (message) => onEvent(JSON.parse(message.data)));
+  socket.addEventListener("close", (event) => {
+    if (event.code === 4403) {
+      connection.textContent = "This job is not yours.";
+      return;
+    }
+    if (job && !["queued", "rendering", "awaiting_decision"].includes(job.state) && event.wasClean) return;
+    connection.textContent = "Reconnecting…";
+    setTimeout(connect, retryDelay);
+    retryDelay = Math.min(retryDelay * 2, 8000);
+  });
+}
+
+document.getElementById("cancel-job").addEventListener("click", async () => {
+  if (!confirm("Stop rendering? Credits held for renders you have not seen are released.")) return;
+  try {
+    job = await api("POST", `/api/jobs/${jobId}/cancel/`);
+    render();
+    const me = await api("GET", "/api/me/");
+    setCredits(me.credits.available);
+  } catch (err) {
+    showError(err);
+  }
+});
+
+job = await api("GET", `/api/jobs/${jobId}/`);
+lastSeq = job.last_seq;
+render();
+connect();
+window.mangagenJob = { get lastSeq() { return lastSeq; }, get socket() { return socket; }, csrfToken };
