@@ -131,6 +131,7 @@ CELERY_TASK_SOFT_TIME_LIMIT = max(RENDER_TASK_TIME_LIMIT - 30, 30)
 # Larger than any task can run, so Redis never redelivers a running task.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": RENDER_TASK_TIME_LIMIT * 4}
 CELERY_TASK_DEFAULT_QUEUE = "render"
+CELERY_IMPORTS = ["ledger.tasks", "mangagen.jobs.tasks"]
 CELERY_TASK_ROUTES = {
     "mangagen.*": {"queue": "render"},
     "ledger.*": {"queue": "render"},

@@ -486,10 +486,16 @@ def _release_open_hold(panel: JobPanel, *, reason: str) -> bool:
 
 
 def _schedule_deadline(job: Job) -> None:
+    """A task at the deadline, when it is near; the periodic sweep is the backstop.
+
+    Far deadlines (the 2 h TTL) are left to the sweep alone: Redis redelivers
+    any task unacknowledged past the visibility timeout, ETA tasks included.
+    """
     from .tasks import expire_job
 
     deadline = job.expires_at if job.confirmed else job.confirm_by
-    if deadline is not None:
+    horizon = settings.CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] / 2
+    if deadline is not None and (deadline - timezone.now()).total_seconds() < horizon:
         transaction.on_commit(lambda: expire_job.apply_async((job.pk,), eta=deadline))
 
 

@@ -175,7 +175,7 @@ def test_only_the_owner_may_listen(client, job, make_user, who):
         await comm.wait()
         return connected, output
 
-    connected, output = run(scenario)
+    _, output = run(scenario)
     assert output == {"type": "websocket.close", "code": 4403}
 
 

@@ -103,6 +103,10 @@ def stack():
         "PORT": str(port),
         "HOST": "127.0.0.1",
         "HOLD_SWEEP_SECONDS": "3600",
+        "RENDER_COLD_START_SECONDS": "2",
+        "RENDER_IDLE_SECONDS": "30",
+        "RENDER_SECONDS": "0.3",
+        "MEDIA_ROOT": str(ROOT / "var" / "e2e-media"),
         "BEAT_SCHEDULE_FILE": str(ROOT / "var" / "e2e-celerybeat-schedule"),
         "PYTHONUNBUFFERED": "1",
     }

@@ -1,0 +1,188 @@
+"""Jobs on a real Celery worker (not eager), PostgreSQL and Redis.
+
+Each test starts a worker process against the test database, drives the job
+through the services as the web process would, and watches the database.
+"""
+
+import base64
+import io
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from django.conf import settings as django_settings
+from PIL import Image
+
+from ledger import services as ledger
+from ledger.tests.invariants import assert_ledger_invariants
+from mangagen.jobs import services
+from mangagen.jobs.models import Job
+from mangagen.storyboards import services as storyboards
+from mangagen.tests.standin import Canned
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def start_worker(tmp_path, settings):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    started = []
+
+    def start(**env_overrides):
+        db = django_settings.DATABASES["default"]
+        url = (
+            f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+        )
+        env = {
+            **os.environ,
+            "DATABASE_URL": url,
+            "MEDIA_ROOT": str(tmp_path / "media"),
+            "RENDER_COLD_START_SECONDS": "0",
+            "RENDER_SECONDS": "0.2",
+            "RENDER_WIDTH": "160",
+            "RENDER_HEIGHT": "120",
+            "PYTHONUNBUFFERED": "1",
+            **env_overrides,
+        }
+        log = open(tmp_path / f"worker-{len(started)}.log", "w")  # noqa: SIM115
+        process = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "mangagen", "worker", "-Q", "render,speculative",
+             "-c", "1", "-P", "prefork", "--without-gossip", "--without-mingle",
+             "--without-heartbeat", "-n", f"test{len(started)}@%h", "--loglevel", "INFO"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+        started.append((process, log))
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if "ready." in (tmp_path / f"worker-{len(started) - 1}.log").read_text():
+                return process
+            time.sleep(0.2)
+        raise RuntimeError("the worker did not start")
+
+    from mangagen.celery import app
+
+    app.control.purge()
+    yield start
+    for process, log in started:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+        log.close()
+
+
+@pytest.fixture
+def account(user):
+    account = ledger.account_for(user)
+    ledger.grant(account=account, amount=10, key="seed", reason="test")
+    return account
+
+
+@pytest.fixture
+def board(user):
+    board = storyboards.create_storyboard(owner=user, title="On a worker")
+    return storyboards.update_storyboard(
+        storyboard=board, panels=[{"description": "One."}, {"description": "Two."}]
+    )
+
+
+def wait_for(predicate, timeout=30, what="the condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def panel_state(job, index):
+    return job.panels.get(index=index).state
+
+
+def balance(account):
+    account.refresh_from_db()
+    return account.available, account.held
+
+
+def test_a_full_job_from_generate_to_completed(start_worker, user, board, account):
+    start_worker()
+    job, _ = services.generate(user=user, storyboard=board)
+    wait_for(lambda: panel_state(job, 1) == "delivered", what="panel 1")
+    assert balance(account) == (9, 0)
+    services.approve_panel(job=job, index=1)
+    wait_for(lambda: panel_state(job, 2) == "delivered", what="panel 2")
+    services.redo_panel(job=job, index=2)
+    wait_for(lambda: job.panels.get(index=2).attempts == 2 and panel_state(job, 2) == "delivered")
+    services.approve_panel(job=job, index=2)
+    job.refresh_from_db()
+    assert job.state == "completed"
+    assert balance(account) == (7, 0)  # three renders shown, three credits
+    assert_ledger_invariants()
+
+
+def test_cancel_mid_render_charges_nothing(start_worker, user, board, account):
+    start_worker(RENDER_SECONDS="2")
+    job, _ = services.generate(user=user, storyboard=board)
+    wait_for(lambda: panel_state(job, 1) == "rendering", what="the render to start")
+    services.cancel_job(job=job)
+    assert balance(account) == (10, 0)
+    time.sleep(2.5)  # the render finishes and is discarded
+    panel = job.panels.get(index=1)
+    assert panel.state == "rendering" and not panel.image
+    assert balance(account) == (10, 0)
+    assert_ledger_invariants()
+
+
+def test_a_worker_killed_mid_render_is_redelivered_and_charged_once(
+    start_worker, user, board, account
+):
+    worker = start_worker(RENDER_SECONDS="3")
+    job, _ = services.generate(user=user, storyboard=board)
+    wait_for(lambda: panel_state(job, 1) == "rendering", what="the render to start")
+    children = psutil.Process(worker.pid).children()
+    assert children, "the prefork pool has a child"
+    for child in children:
+        child.send_signal(signal.SIGKILL)
+    wait_for(lambda: panel_state(job, 1) == "delivered", timeout=40, what="redelivery")
+    assert job.panels.get(index=1).attempts == 1
+    assert balance(account) == (9, 0)
+    rendering = job.events.filter(type="panel.rendering").count()
+    assert rendering == 2  # started twice, delivered once
+    assert job.events.filter(type="panel.delivered").count() == 1
+    assert_ledger_invariants()
+
+
+def png() -> str:
+    buffer = io.BytesIO()
+    Image.new("L", (40, 30), 128).save(buffer, format="PNG")
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
+def test_a_failing_renderer_is_retried_then_fails_cleanly(
+    start_worker, user, board, account, standin
+):
+    standin.reply(
+        Canned(status=503, body={"error": "busy"}),
+        Canned(body={"data": [{"b64_json": png()}]}),
+    )
+    start_worker(RENDERER="openai", IMAGES_BASE_URL=standin.url, RENDER_HTTP_RETRIES="0")
+    job, _ = services.generate(user=user, storyboard=board)
+    wait_for(lambda: panel_state(job, 1) == "delivered", what="delivery after a retry")
+    assert job.events.filter(type="panel.retrying").count() == 1
+    assert balance(account) == (9, 0)
+
+    standin.reply(*[Canned(status=500, body={})] * 5)
+    services.approve_panel(job=job, index=1)
+    wait_for(lambda: panel_state(job, 2) == "failed", timeout=40, what="the final failure")
+    job = Job.objects.get(pk=job.pk)
+    assert job.state == "awaiting_decision"
+    assert balance(account) == (9, 0)  # the failed render's hold was released
+    assert_ledger_invariants()

@@ -1,0 +1,112 @@
+"""Generate on Review, watch the panels arrive, decide on each, read and download."""
+
+import re
+
+from playwright.sync_api import expect
+
+from .test_wizard import sign_up
+
+PANELS = [
+    {"description": "Neo-Kyoto at night.", "shot": "establishing"},
+    {
+        "description": "Aiko on the rooftop.",
+        "shot": "close-up",
+        "characters": ["Aiko"],
+        "dialogue": [{"speaker": "Aiko", "text": "They're right behind us!"}],
+    },
+    {"description": "Kenji takes her hand.", "shot": "medium", "characters": ["Aiko", "Kenji"]},
+]
+
+
+def make_comic(page, title="Rooftops"):
+    token = page.context.cookies()
+    csrf = next(c["value"] for c in token if c["name"] == "csrftoken")
+    headers = {"X-CSRFToken": csrf, "Content-Type": "application/json"}
+    board = page.request.post("/api/storyboards/", data={"title": title}, headers=headers).json()
+    page.request.patch(
+        f"/api/storyboards/{board['id']}/",
+        data={
+            "characters": [
+                {"name": "Aiko", "description": "long black hair, red scarf"},
+                {"name": "Kenji"},
+            ],
+            "panels": PANELS,
+        },
+        headers=headers,
+    )
+    return board["id"]
+
+
+def test_generate_redo_approve_read_and_download(page, stack, shoot, tmp_path):
+    sign_up(page, "reader")
+    stack.manage("grant_credits", "reader", "6", "--reason", "e2e")
+    board = make_comic(page)
+    page.goto(f"/comics/{board}/review/")
+    page.get_by_role("button", name="Generate").click()
+    expect(page).to_have_url(re.compile(rf"/comics/{board}/jobs/\d+/$"))
+
+    current = page.locator(".job-panel.current")
+    expect(current.locator("img")).to_be_visible(timeout=20000)
+    expect(page.locator("#progress")).to_contain_text("Panel 1 of 3")
+    shoot("job-panel-one")
+    expect(page.locator("#job-credits")).to_have_text("5")
+
+    current.get_by_role("button", name="Redo (1 credit)").click()
+    expect(page.locator(".job-panel.current img")).to_be_visible(timeout=20000)
+    expect(page.locator(".job-panel").first).to_contain_text("Ready for you")
+    expect(page.locator("#job-credits")).to_have_text("4")
+
+    for index in (1, 2, 3):
+        expect(page.locator("#progress")).to_contain_text(f"Panel {index} of 3", timeout=20000)
+        button = page.locator(".job-panel.current").get_by_role("button", name="Approve")
+        expect(button).to_be_visible(timeout=20000)
+        if index == 2:
+            shoot("job-deciding")
+        button.click()
+    expect(page.locator("#done")).to_be_visible(timeout=20000)
+    expect(page.locator("#job-credits")).to_have_text("2")
+    assert page.request.get("/api/me/").json()["credits"] == {"available": 2, "held": 0}
+
+    page.get_by_role("link", name="Read it").click()
+    expect(page.locator(".comic-panel")).to_have_count(3)
+    shoot("reader")
+    with page.expect_download() as download:
+        page.get_by_role("link", name="Download PDF").click()
+    pdf = tmp_path / "comic.pdf"
+    download.value.save_as(pdf)
+    data = pdf.read_bytes()
+    assert data.startswith(b"%PDF")
+    assert len(re.findall(rb"/Type\s*/Page[^s]", data)) == 1  # 3 panels fit on one page
+
+
+def test_zero_credits_meet_the_purchase_prompt_at_generate(page, stack, shoot):
+    sign_up(page, "broke")
+    board = make_comic(page, "No money")
+    page.goto(f"/comics/{board}/review/")
+    page.get_by_role("button", name="Generate").click()
+    prompt = page.locator("#purchase-prompt")
+    expect(prompt).to_be_visible()
+    expect(prompt.get_by_role("link", name="Get credits")).to_have_attribute("href", "/credits/")
+    shoot("purchase-prompt")
+    assert page.request.get("/api/me/").json()["credits"] == {"available": 0, "held": 0}
+    prompt.get_by_role("link", name="Get credits").click()
+    page.get_by_role("button", name=re.compile("Add 10 demo credits")).click()
+    expect(page.locator("#credits-available")).to_have_text("10")
+    expect(page.locator("#nav-credits")).to_have_text("10")
+
+
+def test_reloading_the_job_page_shows_every_panel_once_in_order(page, stack):
+    sign_up(page, "reloader")
+    stack.manage("grant_credits", "reloader", "5", "--reason", "e2e")
+    board = make_comic(page, "Reloads")
+    page.goto(f"/comics/{board}/review/")
+    page.get_by_role("button", name="Generate").click()
+    expect(page.locator(".job-panel.current img")).to_be_visible(timeout=20000)
+    page.locator(".job-panel.current").get_by_role("button", name="Approve").click()
+    page.reload()
+    expect(page.locator(".job-panel.current img")).to_be_visible(timeout=20000)
+    page.evaluate("window.mangagenJob.socket.close()")  # a dropped connection
+    page.locator(".job-panel.current").get_by_role("button", name="Approve").click()
+    expect(page.locator(".job-panel.current img")).to_be_visible(timeout=20000)
+    indexes = page.locator(".job-panel").evaluate_all("els => els.map(e => e.dataset.index)")
+    assert indexes == ["1", "2", "3"]
