@@ -153,8 +153,9 @@ function onEvent(event) {
   }
   lastSeq = event.seq;
   const data = event.data || {};
-  if (event.type === "panel.queued") busy = { kind: "queued", index: data.index, since: Date.now() };
-  if (event.type === "panel.rendering") busy = { kind: data.warming ? "warming" : "drawing", index: data.index, since: Date.now() };
+  const since = Date.parse(event.at) || Date.now();
+  if (event.type === "panel.queued") busy = { kind: "queued", index: data.index, since };
+  if (event.type === "panel.rendering") busy = { kind: data.warming ? "warming" : "drawing", index: data.index, since };
   if (["panel.ready", "panel.delivered", "panel.failed"].includes(event.type)) busy = null;
   if (event.type === "credits") setCredits(data.available);
   refreshSoon();
@@ -194,7 +195,6 @@ document.getElementById("cancel-job").addEventListener("click", async () => {
 });
 
 job = await api("GET", `/api/jobs/${jobId}/`);
-lastSeq = job.last_seq;
 render();
-connect();
+connect(); // from seq 0: the log tells what is under way (a warming GPU) and since when
 window.mangagenJob = { get lastSeq() { return lastSeq; }, get socket() { return socket; }, csrfToken };

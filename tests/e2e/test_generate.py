@@ -41,9 +41,12 @@ def test_generate_redo_approve_read_and_download(page, stack, shoot, tmp_path):
     sign_up(page, "reader")
     stack.manage("grant_credits", "reader", "6", "--reason", "e2e")
     board = make_comic(page)
+    stack.shell("from mangagen.renderers.warmth import GpuPool; GpuPool().reset()")  # a cold GPU
     page.goto(f"/comics/{board}/review/")
     page.get_by_role("button", name="Generate").click()
     expect(page).to_have_url(re.compile(rf"/comics/{board}/jobs/\d+/$"))
+    expect(page.locator("#status-line")).to_contain_text("Warming up the GPU for panel 1")
+    shoot("job-warming")
 
     current = page.locator(".job-panel.current")
     expect(current.locator("img")).to_be_visible(timeout=20000)
@@ -62,6 +65,8 @@ def test_generate_redo_approve_read_and_download(page, stack, shoot, tmp_path):
         expect(button).to_be_visible(timeout=20000)
         if index == 2:
             shoot("job-deciding")
+            # Only the panel awaiting a decision offers one.
+            expect(page.get_by_role("button", name="Approve")).to_have_count(1)
         button.click()
     expect(page.locator("#done")).to_be_visible(timeout=20000)
     expect(page.locator("#job-credits")).to_have_text("2")
