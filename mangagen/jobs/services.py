@@ -193,19 +193,8 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> str:
     """
     renderer = get_renderer()
     with transaction.atomic():
-        job = Job.objects.select_for_update().filter(pk=job_id).first()
-        if job is None or not job.live:
-            return "stale"
-        panel = job.panels.select_for_update().filter(index=index).first()
-        if (
-            panel is None
-            or panel.attempts != attempt
-            or panel.state
-            not in (
-                PanelState.PENDING,
-                PanelState.RENDERING,
-            )
-        ):
+        job, panel = _lock_attempt(job_id, index, attempt)
+        if panel is None:
             return "stale"
         panel.state = PanelState.RENDERING
         panel.render_started_at = timezone.now()
@@ -275,19 +264,8 @@ def note_render_retry(
 def fail_render(*, job_id: int, index: int, attempt: int, error: str) -> None:
     """A render failed for good: release its hold, mark the panel, let the person retry."""
     with transaction.atomic():
-        job = Job.objects.select_for_update().filter(pk=job_id).first()
-        if job is None or not job.live:
-            return
-        panel = job.panels.select_for_update().filter(index=index).first()
-        if (
-            panel is None
-            or panel.attempts != attempt
-            or panel.state
-            not in (
-                PanelState.PENDING,
-                PanelState.RENDERING,
-            )
-        ):
+        job, panel = _lock_attempt(job_id, index, attempt)
+        if panel is None:
             return
         _release_open_hold(panel, reason=f"render failed: {error}"[:200])
         panel.state = PanelState.FAILED
@@ -403,6 +381,21 @@ def _end(*, job: Job, state: str, reason: str, now: datetime | None = None) -> t
 
 
 # --- internals -----------------------------------------------------------------------------------
+
+
+def _lock_attempt(job_id: int, index: int, attempt: int) -> tuple[Job | None, JobPanel | None]:
+    """Locks a live job and its panel if `attempt` is still the panel's current render.
+
+    (None, None) otherwise: a redelivered or superseded task then does nothing.
+    """
+    job = Job.objects.select_for_update().filter(pk=job_id).first()
+    if job is None or not job.live:
+        return None, None
+    panel = job.panels.select_for_update().filter(index=index).first()
+    waiting = (PanelState.PENDING, PanelState.RENDERING)
+    if panel is None or panel.attempts != attempt or panel.state not in waiting:
+        return job, None
+    return job, panel
 
 
 def _decision_panel(job: Job, index: int, *, allowed, verb: str) -> JobPanel:
