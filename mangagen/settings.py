@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "channels",
     "ledger",
     "mangagen",
+    "speculation",
 ]
 
 MIDDLEWARE = [
@@ -165,6 +166,9 @@ SPECULATION_DEBOUNCE_MS = env.int("SPECULATION_DEBOUNCE_MS", default=1500)
 SPECULATION_CONFIRM_SECONDS = env.int("SPECULATION_CONFIRM_SECONDS", default=600)
 SPECULATION_MAX_INFLIGHT = env.int("SPECULATION_MAX_INFLIGHT", default=50)
 SPECULATION_LOOKAHEAD = env.int("SPECULATION_LOOKAHEAD", default=1)
+SPECULATION_BACKLOG_MAX = env.int("SPECULATION_BACKLOG_MAX", default=20)
+RENDER_COST_USD = env.float("RENDER_COST_USD", default=0.004)
+GPU_WARM_USD_PER_DAY = env.float("GPU_WARM_USD_PER_DAY", default=21.0)
 JOB_TTL_SECONDS = env.int("JOB_TTL_SECONDS", default=7200)
 
 RENDER_WIDTH = env.int("RENDER_WIDTH", default=768)

@@ -33,6 +33,7 @@ urlpatterns = [
     path("api/", include("ledger.urls")),
     path("api/", include("mangagen.storyboards.urls")),
     path("api/", include("mangagen.jobs.urls")),
+    path("api/", include("speculation.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]

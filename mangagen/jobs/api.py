@@ -90,7 +90,10 @@ class CancelView(APIView):
 
     @extend_schema(request=None, responses=JobSerializer, summary="Cancel a job; holds released")
     def post(self, request, pk: int):
-        job = services.cancel_job(job=owned_job(request, pk), reason="Cancelled by its owner.")
+        job = owned_job(request, pk)
+        if request.query_params.get("if_unconfirmed") and job.confirmed:
+            return Response(job_body(job))  # leaving Review after Generate: keep the job
+        job = services.cancel_job(job=job, reason="Cancelled by its owner.")
         return Response(job_body(job))
 
 

@@ -98,6 +98,9 @@ class JobPanel(models.Model):
     spec = models.JSONField(help_text="The panel as it was when the job started.")
     state = models.CharField(max_length=12, choices=PanelState.choices, default=PanelState.PENDING)
     attempts = models.PositiveSmallIntegerField(default=0, help_text="Renders started.")
+    lookahead = models.BooleanField(
+        default=False, help_text="The current render was started ahead, before it was reached."
+    )
     hold = models.ForeignKey(
         Hold, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )

@@ -28,6 +28,7 @@ from mangagen.storyboards.models import Storyboard
 
 from .events import emit
 from .models import LIVE_STATES, Job, JobPanel, JobState, PanelState
+from .signals import job_confirmed, job_ended
 
 logger = logging.getLogger(__name__)
 
@@ -149,6 +150,7 @@ def confirm_job(*, job: Job) -> Job:
         job.expires_at = now + timedelta(seconds=settings.JOB_TTL_SECONDS)
         job.save(update_fields=["confirmed", "confirmed_at", "expires_at", "version", "cast"])
         emit(job=job, type="job.state", data=_state_data(job))
+        job_confirmed.send(sender=Job, job=job)
         current = job.panels.select_for_update().get(index=job.current_index)
         if current.state == PanelState.READY:
             _deliver(job=job, panel=current)
@@ -199,7 +201,7 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> str:
         panel.state = PanelState.RENDERING
         panel.render_started_at = timezone.now()
         panel.save(update_fields=["state", "render_started_at"])
-        if job.state != JobState.RENDERING:
+        if index == job.current_index and job.state != JobState.RENDERING:
             job.state = JobState.RENDERING
             job.save(update_fields=["state"])
             emit(job=job, type="job.state", data=_state_data(job))
@@ -305,6 +307,7 @@ def approve_panel(*, job: Job, index: int) -> Job:
             job.save(update_fields=["state", "finished_at"])
             emit(job=job, type="job.state", data=_state_data(job))
             emit(job=job, type="job.done", data={"reader_url": reader_url(job)})
+            job_ended.send(sender=Job, job=job, state=job.state, reason="completed")
             return job
         job.current_index = following.index
         job.save(update_fields=["current_index"])
@@ -377,6 +380,7 @@ def _end(*, job: Job, state: str, reason: str, now: datetime | None = None) -> t
         job.save(update_fields=["state", "finished_at", "end_reason"])
         emit(job=job, type="job.state", data=_state_data(job))
         emit(job=job, type="credits", data=credits_of(job.owner))
+        job_ended.send(sender=Job, job=job, state=state, reason=reason)
     return job, True
 
 
@@ -411,7 +415,30 @@ def _decision_panel(job: Job, index: int, *, allowed, verb: str) -> JobPanel:
     return panel
 
 
-def _queue_render(*, job: Job, panel: JobPanel) -> None:
+def _queue_lookahead(*, job: Job) -> None:
+    """While the person decides on panel i, panels i+1…i+k render ahead under their own holds.
+
+    They go to the capped `speculative` queue and are delivered (paid) only
+    when reached; a person who cannot pay for them simply gets none.
+    """
+    ahead = job.panels.select_for_update().filter(
+        index__gt=job.current_index,
+        index__lte=job.current_index + settings.SPECULATION_LOOKAHEAD,
+        state=PanelState.PENDING,
+    )
+    for panel in ahead.order_by("index"):
+        if _has_open_hold(panel):
+            continue
+        try:
+            with transaction.atomic():
+                _queue_render(job=job, panel=panel, queue=SPECULATIVE_QUEUE, lookahead=True)
+        except ledger_errors.InsufficientCredits:
+            return
+
+
+def _queue_render(
+    *, job: Job, panel: JobPanel, queue: str | None = None, lookahead: bool = False
+) -> None:
     """Places the render's hold (the key names job, panel and attempt) and enqueues it on commit."""
     from .tasks import render_panel
 
@@ -427,14 +454,15 @@ def _queue_render(*, job: Job, panel: JobPanel) -> None:
     panel.state = PanelState.PENDING
     panel.error = ""
     panel.queued_at = timezone.now()
-    panel.save(update_fields=["attempts", "hold", "state", "error", "queued_at"])
+    panel.lookahead = lookahead
+    panel.save(update_fields=["attempts", "hold", "state", "error", "queued_at", "lookahead"])
     if panel.index == job.current_index and job.state != JobState.QUEUED:
         job.state = JobState.QUEUED
         job.save(update_fields=["state"])
         emit(job=job, type="job.state", data=_state_data(job))
     emit(job=job, type="panel.queued", data={"index": panel.index, "attempt": panel.attempts})
     emit(job=job, type="credits", data=credits_of(job.owner))
-    queue = RENDER_QUEUE if job.confirmed else SPECULATIVE_QUEUE
+    queue = queue or (RENDER_QUEUE if job.confirmed else SPECULATIVE_QUEUE)
     args = (job.pk, panel.index, panel.attempts)
     transaction.on_commit(lambda: render_panel.apply_async(args, queue=queue))
 
@@ -465,6 +493,8 @@ def _deliver(*, job: Job, panel: JobPanel) -> None:
     job.state = JobState.AWAITING_DECISION
     job.save(update_fields=["state"])
     emit(job=job, type="job.state", data=_state_data(job))
+    if panel.state == PanelState.DELIVERED:
+        _queue_lookahead(job=job)
 
 
 def _has_open_hold(panel: JobPanel) -> bool:

@@ -38,6 +38,7 @@ PANELS = [
 def fast(settings, tmp_path):
     settings.RENDER_COLD_START_SECONDS = 0
     settings.RENDER_SECONDS = 0
+    settings.SPECULATION_LOOKAHEAD = 0  # look-ahead has its own tests
     settings.RENDER_WIDTH, settings.RENDER_HEIGHT = 160, 120
     settings.MEDIA_ROOT = tmp_path
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
@@ -418,3 +419,51 @@ def test_pdf_and_cbz_of_a_finished_comic(
     reader = client.get(f"{base}/read/").content.decode()
     assert reader.count('class="comic-panel"') == 3
     assert client.get(f"{base}/comic.exe").status_code == 404
+
+
+# --- look-ahead ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def ahead(settings):
+    settings.SPECULATION_LOOKAHEAD = 1
+
+
+def test_the_next_panel_renders_ahead_and_is_delivered_when_reached(
+    ahead, account, generate, render, queued, django_capture_on_commit_callbacks
+):
+    job, _ = generate()
+    render()  # panel 1 delivered; panel 2 queued ahead
+    assert queued == [((job.pk, 2, 1), "speculative")]
+    assert balance(account) == (8, 1)
+    assert render() == "ready"
+    ahead_panel = job.panels.get(index=2)
+    assert ahead_panel.lookahead and ahead_panel.state == "ready"
+    assert services.image_url(ahead_panel, job) is None  # not shown before it is reached
+    with django_capture_on_commit_callbacks(execute=True):
+        services.approve_panel(job=job, index=1)
+    assert job.panels.get(index=2).state == "delivered"
+    assert job.panels.get(index=2).attempts == 1  # no new render
+    assert queued == [((job.pk, 3, 1), "speculative")]
+    assert balance(account) == (7, 1)
+    assert_ledger_invariants()
+
+
+def test_abandoned_look_ahead_releases_its_hold(
+    ahead, account, generate, render, django_capture_on_commit_callbacks
+):
+    job, _ = generate()
+    render()
+    render()
+    with django_capture_on_commit_callbacks(execute=True):
+        services.cancel_job(job=job)
+    assert balance(account) == (9, 0)  # panel 1 was shown and paid; panel 2 released
+    assert_ledger_invariants()
+
+
+def test_no_look_ahead_without_credits_for_it(ahead, user, generate, render, queued):
+    ledger.grant(account=ledger.account_for(user), amount=1, key="one", reason="x")
+    job, _ = generate()
+    assert render() == "delivered"
+    assert queued == []
+    assert job.panels.get(index=2).state == "pending"

@@ -14,6 +14,7 @@ pytestmark = pytest.mark.django_db
 def fast(settings, tmp_path, monkeypatch):
     settings.RENDER_COLD_START_SECONDS = 0
     settings.RENDER_SECONDS = 0
+    settings.SPECULATION_LOOKAHEAD = 0  # look-ahead has its own tests
     settings.RENDER_WIDTH, settings.RENDER_HEIGHT = 160, 120
     settings.MEDIA_ROOT = tmp_path
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}

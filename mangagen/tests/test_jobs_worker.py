@@ -47,6 +47,7 @@ def start_worker(tmp_path, settings):
             "RENDER_SECONDS": "0.2",
             "RENDER_WIDTH": "160",
             "RENDER_HEIGHT": "120",
+            "SPECULATION_LOOKAHEAD": "0",
             "PYTHONUNBUFFERED": "1",
             **env_overrides,
         }

@@ -5,6 +5,7 @@ storyboard through the public API, so the browser and outside clients share
 one contract.
 """
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -66,6 +67,7 @@ def _step(request, storyboard, step: str):
         {
             "storyboard": storyboard,
             "live_job": live_job,
+            "speculation_debounce_ms": settings.SPECULATION_DEBOUNCE_MS,
             "step": step,
             "steps": [
                 {"name": name, "label": label, "number": i + 1, "state": _state(i, position)}

@@ -154,6 +154,11 @@ function onEvent(event) {
   lastSeq = event.seq;
   const data = event.data || {};
   const since = Date.parse(event.at) || Date.now();
+  const ahead = job && data.index !== undefined && data.index !== job.current_index;
+  if (ahead && event.type.startsWith("panel.") && !["panel.delivered", "panel.approved"].includes(event.type)) {
+    refreshSoon(); // a look-ahead render: no status line for it
+    return;
+  }
   if (event.type === "panel.queued") busy = { kind: "queued", index: data.index, since };
   if (event.type === "panel.rendering") busy = { kind: data.warming ? "warming" : "drawing", index: data.index, since };
   if (["panel.ready", "panel.delivered", "panel.failed"].includes(event.type)) busy = null;

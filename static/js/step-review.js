@@ -1,4 +1,4 @@
-import { ApiError, api, wizard } from "./api.js";
+import { ApiError, api, csrfToken, wizard } from "./api.js";
 
 const { id } = wizard();
 const grid = document.getElementById("review-panels");
@@ -41,13 +41,73 @@ document.getElementById("review-summary").textContent =
 document.getElementById("incomplete").hidden = storyboard.complete;
 generate.disabled = !storyboard.complete;
 
+// --- Speculation: start panel one while the person reads this screen. -------------------
+// Once the screen is visible and settled for the debounce, ask; show the hint only
+// when a hold was placed, keep it true while shown, and cancel on leaving.
+const debounceMs = Number(document.getElementById("review-script").dataset.debounceMs || 1500);
+const hint = document.getElementById("speculation-hint");
+let speculativeJob = null;
+let generating = false;
+let settleTimer = null;
+let recheckTimer = null;
+
+function hideHint() {
+  hint.hidden = true;
+  clearInterval(recheckTimer);
+}
+
+async function speculate() {
+  if (document.visibilityState !== "visible" || generating || !storyboard.complete) return;
+  try {
+    const answer = await api("POST", `/api/storyboards/${id}/speculate/`, {});
+    if (!answer.hint || generating) return;
+    speculativeJob = answer.job;
+    hint.hidden = false;
+    recheckTimer = setInterval(recheck, 3000);
+  } catch (err) {
+    // Ineligible or failed: the person sees nothing here and meets any prompt at Generate.
+  }
+}
+
+async function recheck() {
+  try {
+    const job = await api("GET", `/api/jobs/${speculativeJob}/`);
+    if (!["queued", "rendering", "awaiting_decision"].includes(job.state)) hideHint();
+  } catch (err) {
+    hideHint();
+  }
+}
+
+function settle() {
+  clearTimeout(settleTimer);
+  if (document.visibilityState === "visible" && !speculativeJob) settleTimer = setTimeout(speculate, debounceMs);
+}
+
+function abandon() {
+  clearTimeout(settleTimer);
+  if (!speculativeJob || generating) return;
+  const form = new FormData();
+  form.append("csrfmiddlewaretoken", csrfToken());
+  navigator.sendBeacon(`/api/jobs/${speculativeJob}/cancel/?if_unconfirmed=1`, form);
+  speculativeJob = null;
+  hideHint();
+}
+
+document.addEventListener("visibilitychange", settle);
+window.addEventListener("pagehide", abandon);
+document.getElementById("back").addEventListener("click", abandon);
+settle();
+
 generate.addEventListener("click", async () => {
+  generating = true;
+  clearTimeout(settleTimer);
   generate.disabled = true;
   generate.textContent = "Starting…";
   try {
     const started = await api("POST", `/api/storyboards/${id}/generate/`, {});
     location.href = `/comics/${id}/jobs/${started.job}/`;
   } catch (err) {
+    generating = false;
     generate.disabled = false;
     generate.textContent = "Generate";
     if (err instanceof ApiError && err.status === 402) {

@@ -52,12 +52,13 @@ def test_generate_redo_approve_read_and_download(page, stack, shoot, tmp_path):
     expect(current.locator("img")).to_be_visible(timeout=20000)
     expect(page.locator("#progress")).to_contain_text("Panel 1 of 3")
     shoot("job-panel-one")
-    expect(page.locator("#job-credits")).to_have_text("5")
+    # 6 − panel one (spent) − panel two rendering ahead (held)
+    expect(page.locator("#job-credits")).to_have_text("4")
 
     current.get_by_role("button", name="Redo (1 credit)").click()
     expect(page.locator(".job-panel.current img")).to_be_visible(timeout=20000)
     expect(page.locator(".job-panel").first).to_contain_text("Ready for you")
-    expect(page.locator("#job-credits")).to_have_text("4")
+    expect(page.locator("#job-credits")).to_have_text("3")
 
     for index in (1, 2, 3):
         expect(page.locator("#progress")).to_contain_text(f"Panel {index} of 3", timeout=20000)

@@ -1,0 +1,120 @@
+"""What speculation buys and costs, computed from the records, for the admin page."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db.models import Count
+from django.utils import timezone
+
+from ledger.models import Hold
+from mangagen.jobs.models import Job, JobPanel, PanelState
+
+from .models import Outcome, Speculation
+
+
+@dataclass
+class Period:
+    label: str
+    since: datetime
+    until: datetime
+    outcomes: dict[str, int] = field(default_factory=dict)
+    declined: dict[str, int] = field(default_factory=dict)
+    hit_rate: float | None = None
+    renders_wasted: int = 0
+    credits_held: int = 0
+    credits_released: int = 0
+    credits_captured: int = 0
+    gpu_cost_wasted: float = 0.0
+    latency_hidden_seconds: float = 0.0
+    ttfp_attached: dict[str, float | None] = field(default_factory=dict)
+    ttfp_fresh: dict[str, float | None] = field(default_factory=dict)
+    always_warm_cost: float = 0.0
+    keep_warm_pings_cost: float = 0.0
+    lookahead_started: int = 0
+    lookahead_accepted: int = 0
+
+    @property
+    def lookahead_rate(self) -> float | None:
+        return self.lookahead_accepted / self.lookahead_started if self.lookahead_started else None
+
+
+def report(*, now: datetime | None = None) -> list[Period]:
+    now = now or timezone.now()
+    return [
+        period(label=label, since=now - span, until=now)
+        for label, span in (
+            ("Last day", timedelta(days=1)),
+            ("Last week", timedelta(days=7)),
+            ("Last month", timedelta(days=30)),
+        )
+    ]
+
+
+def period(*, label: str, since: datetime, until: datetime) -> Period:
+    result = Period(label=label, since=since, until=until)
+    specs = Speculation.objects.filter(created_at__gte=since, created_at__lt=until)
+    result.outcomes = dict(specs.values_list("outcome").annotate(n=Count("pk")))
+    result.declined = dict(
+        specs.filter(outcome=Outcome.DECLINED).values_list("reason").annotate(n=Count("pk"))
+    )
+    decided = sum(result.outcomes.get(o, 0) for o in ("hit", "abandoned", "expired", "invalidated"))
+    result.hit_rate = result.outcomes.get("hit", 0) / decided if decided else None
+
+    jobs = list(
+        Job.objects.filter(speculation__in=specs.exclude(outcome=Outcome.DECLINED))
+        .select_related("speculation")
+        .prefetch_related("panels")
+    )
+    for job in jobs:
+        holds = Hold.objects.filter(reference__startswith=f"job {job.pk} panel 1")
+        result.credits_held += holds.count()
+        result.credits_released += holds.filter(state__in=["released", "expired"]).count()
+        result.credits_captured += holds.filter(state="captured").count()
+        first = next((p for p in job.panels.all() if p.index == 1), None)
+        if job.speculation.outcome == Outcome.HIT and first and job.confirmed_at:
+            if first.rendered_at and first.rendered_at <= job.confirmed_at:
+                result.latency_hidden_seconds += first.render_seconds or 0
+            elif first.render_started_at and first.render_started_at < job.confirmed_at:
+                result.latency_hidden_seconds += (
+                    job.confirmed_at - first.render_started_at
+                ).total_seconds()
+        elif job.speculation.outcome != Outcome.LIVE:
+            result.renders_wasted += sum(1 for p in job.panels.all() if p.render_started_at)
+    result.gpu_cost_wasted = result.renders_wasted * settings.RENDER_COST_USD
+
+    attached, fresh = [], []
+    confirmed = Job.objects.filter(confirmed_at__gte=since, confirmed_at__lt=until)
+    for job in confirmed.select_related("speculation").prefetch_related("panels"):
+        first = next((p for p in job.panels.all() if p.index == 1), None)
+        if first is None or first.delivered_at is None:
+            continue
+        if hasattr(job, "speculation"):
+            attached.append((first.delivered_at - job.confirmed_at).total_seconds())
+        else:
+            fresh.append((first.delivered_at - job.created_at).total_seconds())
+    result.ttfp_attached = _percentiles(attached)
+    result.ttfp_fresh = _percentiles(fresh)
+
+    days = (until - since).total_seconds() / 86400
+    result.always_warm_cost = settings.GPU_WARM_USD_PER_DAY * days
+    pings = (until - since).total_seconds() / max(settings.RENDER_IDLE_SECONDS, 1)
+    result.keep_warm_pings_cost = pings * settings.RENDER_COST_USD
+
+    ahead = JobPanel.objects.filter(lookahead=True, queued_at__gte=since, queued_at__lt=until)
+    result.lookahead_started = ahead.count()
+    result.lookahead_accepted = ahead.filter(
+        state__in=[PanelState.DELIVERED, PanelState.APPROVED]
+    ).count()
+    return result
+
+
+def _percentiles(values: list[float]) -> dict[str, float | None]:
+    if not values:
+        return {"n": 0, "p50": None, "p95": None}
+    ordered = sorted(values)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return {"n": len(ordered), "p50": statistics.median(ordered), "p95": p95}

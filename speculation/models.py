@@ -1,0 +1,44 @@
+"""Every speculation, and how it ended: the records the metrics are computed from."""
+
+from django.conf import settings
+from django.db import models
+
+from mangagen.jobs.models import Job
+from mangagen.storyboards.models import Storyboard
+
+
+class Outcome(models.TextChoices):
+    LIVE = "live", "Live"
+    HIT = "hit", "Hit (Generate attached)"
+    ABANDONED = "abandoned", "Abandoned (left Review)"
+    EXPIRED = "expired", "Expired (confirm_by passed)"
+    INVALIDATED = "invalidated", "Invalidated (replaced)"
+    DECLINED = "declined", "Declined (no job)"
+
+
+class Speculation(models.Model):
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    storyboard = models.ForeignKey(Storyboard, on_delete=models.CASCADE, related_name="+")
+    version = models.CharField(max_length=64)
+    job = models.OneToOneField(
+        Job, null=True, blank=True, on_delete=models.CASCADE, related_name="speculation"
+    )
+    outcome = models.CharField(max_length=12, choices=Outcome.choices, default=Outcome.LIVE)
+    reason = models.CharField(max_length=40, blank=True, help_text="Why it was declined.")
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    generate_at = models.DateTimeField(null=True, blank=True, help_text="When Generate attached.")
+
+    class Meta:
+        ordering = ["-pk"]
+        indexes = [models.Index(fields=["user", "outcome"]), models.Index(fields=["outcome"])]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(outcome="declined", job__isnull=True)
+                | (~models.Q(outcome="declined") & models.Q(job__isnull=False)),
+                name="speculation_job_unless_declined",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"speculation #{self.pk} ({self.outcome}{': ' + self.reason if self.reason else ''})"

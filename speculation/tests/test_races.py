@@ -1,0 +1,69 @@
+"""Races on PostgreSQL: two Review tabs of one person, one credit."""
+
+import threading
+
+import pytest
+from django.db import connections
+
+from ledger import services as ledger
+from ledger.tests.invariants import assert_ledger_invariants
+from mangagen.jobs import tasks
+from mangagen.jobs.models import LIVE_STATES, Job
+from mangagen.storyboards import services as storyboards
+from speculation import services
+from speculation.models import Outcome, Speculation
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+
+def race(calls):
+    barrier = threading.Barrier(len(calls))
+    results = [None] * len(calls)
+
+    def run(i, call):
+        try:
+            barrier.wait()
+            results[i] = call()
+        except Exception as exc:
+            results[i] = exc
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=run, args=(i, c)) for i, c in enumerate(calls)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    return results
+
+
+def test_two_tabs_racing_for_the_last_credit_leave_one_hint(user, monkeypatch):
+    monkeypatch.setattr(tasks.render_panel, "apply_async", lambda args, queue: None)
+    monkeypatch.setattr(tasks.expire_job, "apply_async", lambda args, eta: None)
+    ledger.grant(account=ledger.account_for(user), amount=1, key="last", reason="x")
+    boards = []
+    for title in ("Tab one", "Tab two"):
+        board = storyboards.create_storyboard(owner=user, title=title)
+        boards.append(
+            storyboards.update_storyboard(storyboard=board, panels=[{"description": "x"}])
+        )
+    for _ in range(5):
+        results = race([lambda b=b: services.speculate(user=user, storyboard=b) for b in boards])
+        assert all(isinstance(r, Speculation) for r in results), results
+        live = Job.objects.filter(confirmed=False, state__in=LIVE_STATES)
+        assert live.count() == 1
+        assert Speculation.objects.filter(outcome=Outcome.LIVE).count() == 1
+        account = ledger.account_for(user)
+        assert (account.available, account.held) == (0, 1)
+    assert_ledger_invariants()
+
+
+def test_two_tabs_on_one_storyboard_share_one_job(user, monkeypatch):
+    monkeypatch.setattr(tasks.render_panel, "apply_async", lambda args, queue: None)
+    monkeypatch.setattr(tasks.expire_job, "apply_async", lambda args, eta: None)
+    ledger.grant(account=ledger.account_for(user), amount=3, key="some", reason="x")
+    board = storyboards.create_storyboard(owner=user, title="Same")
+    board = storyboards.update_storyboard(storyboard=board, panels=[{"description": "x"}])
+    results = race([lambda: services.speculate(user=user, storyboard=board)] * 4)
+    assert len({r.job_id for r in results}) == 1
+    assert ledger.account_for(user).held == 1

@@ -1,0 +1,7 @@
+from django.urls import path
+
+from . import api
+
+urlpatterns = [
+    path("storyboards/<int:pk>/speculate/", api.SpeculateView.as_view(), name="api-speculate"),
+]
