@@ -398,7 +398,7 @@ def test_seq_counts_up_with_no_gaps(account, generate, render, django_capture_on
     assert job.last_seq == seqs[-1]
 
 
-# --- exports -------------------------------------------------------------------------------------
+# --- exports ----------------------------------------
 
 
 def test_pdf_and_cbz_of_a_finished_comic(
@@ -421,7 +421,7 @@ def test_pdf_and_cbz_of_a_finished_comic(
     assert client.get(f"{base}/comic.exe").status_code == 404
 
 
-# --- look-ahead ------------------------------------------------------------------------------------
+# --- look-ahead ----------------------------------------
 
 
 @pytest.fixture

@@ -79,7 +79,7 @@ def render_all(sent, django_capture_on_commit_callbacks):
             jobs.perform_render(job_id=job_id, index=index, attempt=attempt)
 
 
-# --- gates -------------------------------------------------------------------------------------
+# --- gates ----------------------------------------
 
 
 def test_zero_credits_get_no_hint_no_job_no_hold_no_task(user, board, speculate, sent):
@@ -181,7 +181,7 @@ def test_another_persons_storyboard_is_404(board, client, make_user):
     assert client.post(f"/api/storyboards/{board.pk}/speculate/").status_code == 404
 
 
-# --- attach ----------------------------------------------------------------------------------------
+# --- attach ----------------------------------------
 
 
 def test_generate_attaches_and_panel_one_is_delivered_with_no_new_render(
@@ -242,7 +242,7 @@ def test_an_unconfirmed_job_reveals_nothing(
     assert "panel.delivered" not in [e["type"] for e in events]
 
 
-# --- bounds -------------------------------------------------------------------------------------------
+# --- bounds ----------------------------------------
 
 
 def test_leaving_review_cancels_and_releases(user, board, speculate, client):
@@ -289,7 +289,7 @@ def test_confirmed_renders_never_queue_behind_speculative_ones(
     assert queues == ["speculative", "render"]
 
 
-# --- metrics -------------------------------------------------------------------------------------------
+# --- metrics ----------------------------------------
 
 
 def test_outcomes_feed_the_metrics(

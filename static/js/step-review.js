@@ -54,6 +54,17 @@ let recheckTimer = null;
 function hideHint() {
   hint.hidden = true;
   clearInterval(recheckTimer);
+  showBalance();
+}
+
+async function showBalance() {
+  try {
+    const me = await api("GET", "/api/me/");
+    const nav = document.getElementById("nav-credits");
+    if (nav) nav.textContent = me.credits.available;
+  } catch (err) {
+    // the balance shown stays as it was
+  }
 }
 
 async function speculate() {
@@ -64,6 +75,7 @@ async function speculate() {
     speculativeJob = answer.job;
     hint.hidden = false;
     recheckTimer = setInterval(recheck, 3000);
+    showBalance();
   } catch (err) {
     // Ineligible or failed: the person sees nothing here and meets any prompt at Generate.
   }

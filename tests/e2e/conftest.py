@@ -8,14 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
@@ -32,119 +25,26 @@ CHROMIUM_ARGS = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _e2e_database_url() -> str:
-    url = os.environ.get("DATABASE_URL", "")
-    if url.startswith("postgres"):
-        import psycopg
-        from psycopg import sql
-
-        parts = urlsplit(url)
-        name = (parts.path.lstrip("/") or "mangagen") + "_e2e"
-        admin = urlunsplit(parts._replace(path="/postgres"))
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-            )
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-        return urlunsplit(parts._replace(path=f"/{name}"))
-    path = ROOT / "var" / "e2e.sqlite3"
-    path.parent.mkdir(exist_ok=True)
-    for leftover in path.parent.glob("e2e.sqlite3*"):
-        leftover.unlink()
-    return f"sqlite:///{path}"
-
-
-def _e2e_redis_url() -> str:
-    url = os.environ.get("REDIS_URL")
-    if not url:
-        pytest.skip("browser tests need REDIS_URL (make test starts an embedded Redis)")
-    return urlunsplit(urlsplit(url)._replace(path="/4"))
-
-
-class Stack:
-    def __init__(self, base_url: str, env: dict[str, str], log: Path):
-        self.base_url = base_url
-        self.env = env
-        self.log = log
-
-    def manage(self, *args: str, input: str | None = None) -> str:
-        """Runs a management command against the stack's database."""
-        done = subprocess.run(
-            [sys.executable, "manage.py", *args],
-            cwd=ROOT,
-            env=self.env,
-            input=input,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert done.returncode == 0, done.stderr
-        return done.stdout
-
-    def shell(self, code: str) -> str:
-        return self.manage("shell", "--verbosity", "0", "-c", code)
-
-
 @pytest.fixture(scope="session")
 def stack():
+    from bench.stack import Stack, fresh_database_url, redis_url
+
+    if not os.environ.get("REDIS_URL"):
+        pytest.skip("browser tests need REDIS_URL (make test starts an embedded Redis)")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    port = _free_port()
     env = {
-        **os.environ,
-        "DATABASE_URL": _e2e_database_url(),
-        "REDIS_URL": _e2e_redis_url(),
-        "DEBUG": "on",
-        "PORT": str(port),
-        "HOST": "127.0.0.1",
+        "DATABASE_URL": fresh_database_url("e2e"),
+        "REDIS_URL": redis_url(4),
         "HOLD_SWEEP_SECONDS": "3600",
-        "RENDER_COLD_START_SECONDS": "2",
+        "RENDER_COLD_START_SECONDS": "3",
+        "SPECULATION_DEBOUNCE_MS": "800",
         "RENDER_IDLE_SECONDS": "30",
         "RENDER_SECONDS": "0.3",
         "MEDIA_ROOT": str(ROOT / "var" / "e2e-media"),
         "BEAT_SCHEDULE_FILE": str(ROOT / "var" / "e2e-celerybeat-schedule"),
-        "PYTHONUNBUFFERED": "1",
     }
-    Path(env["BEAT_SCHEDULE_FILE"]).unlink(missing_ok=True)
-    log = ARTIFACTS / "stack.log"
-    with log.open("w") as out:
-        process = subprocess.Popen(
-            [sys.executable, "manage.py", "runstack", "--no-demo", "--port", str(port)],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    base_url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_for(base_url + "/accounts/login/", process, log)
-        yield Stack(base_url, env, log)
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-
-
-def _wait_for(url: str, process: subprocess.Popen, log: Path, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the stack exited early:\n{log.read_text()[-4000:]}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.5)
-    raise RuntimeError(f"the stack did not answer in {timeout} s:\n{log.read_text()[-4000:]}")
+    with Stack(env=env, log=ARTIFACTS / "stack.log") as running:
+        yield running
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,133 @@
+"""Start and stop the whole stack (`manage.py runstack`) on its own database.
+
+Used by the browser tests and the benchmarks: daphne, both Celery workers
+and beat, exactly as `make run` starts them.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def fresh_database_url(suffix: str) -> str:
+    """A new, empty database next to DATABASE_URL's (or a new SQLite file)."""
+    url = os.environ.get("DATABASE_URL", "")
+    if url.startswith("postgres"):
+        import psycopg
+        from psycopg import sql
+
+        parts = urlsplit(url)
+        name = (parts.path.lstrip("/") or "mangagen") + f"_{suffix}"
+        admin = urlunsplit(parts._replace(path="/postgres"))
+        with psycopg.connect(admin, autocommit=True) as conn:
+            drop = sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")
+            conn.execute(drop.format(sql.Identifier(name)))
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        return urlunsplit(parts._replace(path=f"/{name}"))
+    path = ROOT / "var" / f"{suffix}.sqlite3"
+    path.parent.mkdir(exist_ok=True)
+    for leftover in path.parent.glob(f"{suffix}.sqlite3*"):
+        leftover.unlink()
+    return f"sqlite:///{path}"
+
+
+def redis_url(db: int) -> str:
+    url = os.environ.get("REDIS_URL")
+    if not url:
+        raise RuntimeError("REDIS_URL is not set (make test / bin/with-redis set it)")
+    return urlunsplit(urlsplit(url)._replace(path=f"/{db}"))
+
+
+class Stack:
+    """A running stack; use as a context manager."""
+
+    def __init__(self, *, env: dict[str, str], log: Path):
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.env = {
+            **os.environ,
+            "DEBUG": "on",
+            "PORT": str(self.port),
+            "HOST": "127.0.0.1",
+            "PYTHONUNBUFFERED": "1",
+            **env,
+        }
+        self.log = log
+        self.process: subprocess.Popen | None = None
+
+    def __enter__(self) -> Stack:
+        beat = self.env.get("BEAT_SCHEDULE_FILE")
+        if beat:
+            Path(beat).unlink(missing_ok=True)
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        with self.log.open("w") as out:
+            self.process = subprocess.Popen(
+                [sys.executable, "manage.py", "runstack", "--no-demo", "--port", str(self.port)],
+                cwd=ROOT,
+                env=self.env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        try:
+            self._wait_until_up()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.process is None:
+            return
+        os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+
+    def _wait_until_up(self, timeout: float = 90) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the stack exited early:\n{self.log.read_text()[-4000:]}")
+            try:
+                with urllib.request.urlopen(self.base_url + "/accounts/login/", timeout=2) as r:
+                    if r.status == 200 and "ready." in self.log.read_text():
+                        return
+            except OSError:
+                pass
+            time.sleep(0.5)
+        raise RuntimeError(f"the stack did not come up:\n{self.log.read_text()[-4000:]}")
+
+    def manage(self, *args: str) -> str:
+        """Runs a management command against the stack's database."""
+        done = subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=ROOT,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(done.stderr)
+        return done.stdout
+
+    def shell(self, code: str) -> str:
+        return self.manage("shell", "--verbosity", "0", "-c", code)
