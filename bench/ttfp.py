@@ -1,0 +1,219 @@
+"""Time from Generate to panel one, speculation on and off, on the real stack.
+
+Starts daphne, both Celery workers and beat (`manage.py runstack`) on a fresh
+database, with the procedural renderer's simulated GPU (a cold start after
+idling). Each trial is one person who reaches Review on a cold GPU, reads for
+`--dwell` seconds and clicks Generate; the clock runs from the Generate API
+call to `panel.delivered` for panel one on the job's websocket. "On" sends the
+Review screen's intent signal after the debounce, "off" does not. Then the
+window-shopper run: 20 people reach Review and leave while 2 others generate,
+against the same 2 generating alone. Not a test; run it with
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/mangagen REDIS_URL=redis://127.0.0.1:6379/0 \\
+        .venv/bin/python bench/ttfp.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+import requests
+import websocket
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.stack import ROOT, Stack, fresh_database_url, redis_url
+
+PASSWORD = "bench-pass-1234"
+PANELS = [
+    {"description": "A city at night.", "shot": "establishing"},
+    {"description": "Aiko runs.", "shot": "action", "characters": ["Aiko"]},
+    {"description": "Kenji waits.", "shot": "medium", "characters": ["Kenji"]},
+]
+
+
+class Person:
+    def __init__(self, stack: Stack, username: str, storyboard: int):
+        self.stack, self.username, self.storyboard = stack, username, storyboard
+        self.http = requests.Session()
+        login = self.http.get(f"{stack.base_url}/accounts/login/")
+        login.raise_for_status()
+        self.http.post(
+            f"{stack.base_url}/accounts/login/",
+            data={
+                "username": username,
+                "password": PASSWORD,
+                "csrfmiddlewaretoken": self.http.cookies["csrftoken"],
+            },
+            headers={"Referer": f"{stack.base_url}/accounts/login/"},
+        ).raise_for_status()
+
+    def post(self, path: str) -> requests.Response:
+        return self.http.post(
+            f"{self.stack.base_url}{path}",
+            json={},
+            headers={"X-CSRFToken": self.http.cookies["csrftoken"]},
+        )
+
+    def reach_review(self, *, speculate: bool, debounce: float) -> int | None:
+        self.http.get(f"{self.stack.base_url}/comics/{self.storyboard}/review/").raise_for_status()
+        if not speculate:
+            return None
+        time.sleep(debounce)
+        answer = self.post(f"/api/storyboards/{self.storyboard}/speculate/").json()
+        return answer["job"]
+
+    def leave(self, job: int | None) -> None:
+        if job:
+            self.post(f"/api/jobs/{job}/cancel/?if_unconfirmed=1")
+
+    def generate_and_wait(self) -> tuple[float, bool]:
+        """Seconds from the Generate call to panel one on the websocket, and whether attached."""
+        started = time.monotonic()
+        answer = self.post(f"/api/storyboards/{self.storyboard}/generate/").json()
+        socket = websocket.create_connection(
+            f"ws://127.0.0.1:{self.stack.port}/ws/jobs/{answer['job']}/?after=0",
+            cookie="; ".join(f"{k}={v}" for k, v in self.http.cookies.items()),
+            origin=self.stack.base_url,
+            timeout=60,
+        )
+        try:
+            while True:
+                event = json.loads(socket.recv())
+                if event["type"] == "panel.delivered" and event["data"]["index"] == 1:
+                    elapsed = time.monotonic() - started
+                    break
+        finally:
+            socket.close()
+        self.post(f"/api/jobs/{answer['job']}/cancel/")
+        return elapsed, answer["attached"]
+
+
+def setup_people(stack: Stack, count: int, prefix: str) -> list[tuple[str, int]]:
+    code = f"""
+from django.contrib.auth import get_user_model
+from ledger import services as ledger
+from mangagen.storyboards import services as boards
+made = []
+for i in range({count}):
+    user = get_user_model().objects.create_user("{prefix}" + str(i), password="{PASSWORD}")
+    ledger.grant(account=ledger.account_for(user), amount=50, key="bench-" + user.username,
+                 reason="bench")
+    board = boards.create_storyboard(owner=user, title="Bench " + str(i))
+    boards.update_storyboard(storyboard=board, panels={PANELS!r},
+                             characters=[{{"name": "Aiko"}}, {{"name": "Kenji"}}])
+    made.append((user.username, board.pk))
+print(made)
+"""
+    import ast
+
+    return ast.literal_eval(stack.shell(code).strip().splitlines()[-1])
+
+
+def cold_gpu(stack: Stack) -> None:
+    stack.shell("from mangagen.renderers.warmth import GpuPool; GpuPool().reset()")
+
+
+def summary(values: list[float]) -> str:
+    if not values:
+        return "—"
+    return f"median {statistics.median(values):5.2f}s  max {max(values):5.2f}s  (n={len(values)})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Time to panel one, speculation on and off.")
+    parser.add_argument("--trials", type=int, default=3)
+    parser.add_argument("--cold-start", type=float, default=4.0)
+    parser.add_argument("--render", type=float, default=1.0)
+    parser.add_argument("--dwell", type=float, default=6.0)
+    parser.add_argument("--debounce", type=float, default=1.5)
+    parser.add_argument("--shoppers", type=int, default=20)
+    args = parser.parse_args()
+
+    env = {
+        "DATABASE_URL": fresh_database_url("ttfp"),
+        "REDIS_URL": redis_url(7),
+        "RENDER_COLD_START_SECONDS": str(args.cold_start),
+        "RENDER_SECONDS": str(args.render),
+        "RENDER_IDLE_SECONDS": "600",
+        "SPECULATION_DEBOUNCE_MS": str(int(args.debounce * 1000)),
+        "SPECULATION_LOOKAHEAD": "0",
+        "SPECULATION_MAX_INFLIGHT": "100",
+        "MEDIA_ROOT": str(ROOT / "var" / "ttfp-media"),
+        "BEAT_SCHEDULE_FILE": str(ROOT / "var" / "ttfp-celerybeat-schedule"),
+    }
+    print(
+        f"cold start {args.cold_start}s, render {args.render}s, dwell on Review {args.dwell}s, "
+        f"{args.trials} trials each; starting the stack…",
+        flush=True,
+    )
+    with Stack(env=env, log=ROOT / "var" / "ttfp-stack.log") as stack:
+        people = setup_people(stack, 2 * args.trials + 4 + args.shoppers, "p")
+        results: dict[str, list[float]] = {"on": [], "off": []}
+        attached = 0
+        for trial in range(args.trials):
+            for mode in ("off", "on"):
+                username, board = people.pop()
+                person = Person(stack, username, board)
+                cold_gpu(stack)
+                person.reach_review(speculate=mode == "on", debounce=args.debounce)
+                time.sleep(args.dwell - (args.debounce if mode == "on" else 0))
+                elapsed, was_attached = person.generate_and_wait()
+                attached += was_attached
+                results[mode].append(elapsed)
+                print(f"  trial {trial + 1} speculation {mode:>3}: {elapsed:5.2f}s", flush=True)
+
+        print("\nGenerate → panel one on the websocket")
+        print(f"  speculation off: {summary(results['off'])}")
+        print(
+            f"  speculation on:  {summary(results['on'])}  ({attached} of {args.trials} attached)"
+        )
+        ratio = statistics.median(results["off"]) / max(statistics.median(results["on"]), 1e-3)
+        print(f"  ratio off/on (median): {ratio:.1f}x faster with speculation")
+
+        def generators_alone_or_with_shoppers(shoppers: int) -> list[float]:
+            cold_gpu(stack)
+            makers = [Person(stack, *people.pop()) for _ in range(2)]
+            lookers = [Person(stack, *people.pop()) for _ in range(shoppers)]
+            times: list[float] = []
+
+            def shop(person: Person) -> None:
+                job = person.reach_review(speculate=True, debounce=args.debounce)
+                time.sleep(args.dwell / 3)
+                person.leave(job)
+
+            def make(person: Person) -> None:
+                person.reach_review(speculate=True, debounce=args.debounce)
+                time.sleep(args.dwell - args.debounce)
+                times.append(person.generate_and_wait()[0])
+
+            threads = [threading.Thread(target=shop, args=(p,)) for p in lookers]
+            threads += [threading.Thread(target=make, args=(p,)) for p in makers]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            return times
+
+        alone = generators_alone_or_with_shoppers(0)
+        crowded = generators_alone_or_with_shoppers(args.shoppers)
+        print(f"\nWindow shoppers ({args.shoppers} reach Review and leave while 2 generate)")
+        print(f"  2 generating alone:          {summary(alone)}")
+        print(f"  2 generating among shoppers: {summary(crowded)}")
+        slowdown = statistics.median(crowded) / max(statistics.median(alone), 1e-3)
+        print(f"  ratio shoppers/alone (median): {slowdown:.2f}x")
+        leftover = stack.shell(
+            "from ledger.selectors import reconciliation;"
+            "print([m for m in reconciliation() if m.kind != 'stale_hold'])"
+        ).strip()
+        print(f"\nledger after the run: {'all reconciled' if leftover == '[]' else leftover}")
+
+
+if __name__ == "__main__":
+    main()
