@@ -94,3 +94,21 @@ def test_two_tabs_with_one_credit_show_one_hint(browser, stack, page):
     shown = [p.locator("#speculation-hint").is_visible() for p in (page, other)]
     assert shown.count(True) == 1, shown
     assert page.request.get("/api/credits/").json()["held"] == 1
+
+
+def test_the_admin_speculation_page_shows_these_sessions(page, stack, shoot):
+    stack.shell(
+        "from django.contrib.auth import get_user_model;"
+        "get_user_model().objects.create_superuser('metrics-op', 'm@example.com', 'op-pass-1234')"
+    )
+    page.goto("/admin/login/")
+    page.get_by_label("Username").fill("metrics-op")
+    page.get_by_label("Password").fill("op-pass-1234")
+    page.get_by_role("button", name="Log in").click()
+    page.goto("/admin/speculation/speculation/")
+    metrics = page.locator("#speculation-metrics")
+    expect(metrics).to_contain_text("What speculation bought and cost")
+    hit_rate = metrics.locator("td.hit-rate").first.inner_text()
+    assert re.fullmatch(r"\d+%", hit_rate), hit_rate  # real figures from the sessions above
+    expect(page.locator("#result_list")).to_contain_text("Hit")
+    shoot("admin-speculation")
