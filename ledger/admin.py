@@ -27,6 +27,19 @@ class ReadOnlyAdminMixin:
         return False
 
 
+class FlaggedFilter(admin.SimpleListFilter):
+    title = "flagged"
+    parameter_name = "flagged"
+
+    def lookups(self, request, model_admin):
+        return (("yes", "Flagged for an operator"),)
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.filter(flagged_at__isnull=False)
+        return queryset
+
+
 @admin.register(Account)
 class AccountAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = (
@@ -37,8 +50,23 @@ class AccountAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "journal_available",
         "journal_held",
         "reconciled",
+        "flagged_at",
+        "flag_reason",
     )
-    list_filter = ("kind",)
+    list_filter = ("kind", FlaggedFilter)
+    actions = ("clear_flags",)
+
+    def has_reconcile_permission(self, request):
+        return request.user.has_perm("ledger.reconcile_hold")
+
+    @admin.action(description="Clear the flag of selected accounts", permissions=["reconcile"])
+    def clear_flags(self, request, queryset):
+        for account in queryset.filter(flagged_at__isnull=False):
+            reason = account.flag_reason
+            services.clear_account_flag(account=account)
+            self.log_change(request, account, f"flag cleared (was: {reason})")
+        self.message_user(request, "Flags cleared.", messages.SUCCESS)
+
     search_fields = ("user__username", "code")
     change_list_template = "admin/ledger/change_list_with_reconciliation.html"
 

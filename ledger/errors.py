@@ -60,3 +60,17 @@ class HoldAlreadyExpired(HoldAlreadyResolved, HoldExpired):
 
 class InvalidAmount(LedgerError, ValueError):
     code = "invalid_amount"
+
+
+class AccountFlagged(LedgerError):
+    """The account is frozen for an operator (a dispute, an unrecoverable refund)."""
+
+    code = "account_flagged"
+
+    def __init__(self, *, reason: str = ""):
+        self.reason = reason
+        super().__init__(
+            "This account is on hold for review by our team"
+            + (f" ({reason})" if reason else "")
+            + ". Please contact support."
+        )

@@ -41,6 +41,10 @@ class Account(models.Model):
     available = models.BigIntegerField(default=0)
     held = models.BigIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
+    flagged_at = models.DateTimeField(
+        null=True, blank=True, help_text="Frozen for an operator: no new holds until cleared."
+    )
+    flag_reason = models.CharField(max_length=255, blank=True)
 
     class Meta:
         ordering = ["pk"]

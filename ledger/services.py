@@ -142,6 +142,24 @@ def _insufficient(account: Account, amount: int) -> errors.InsufficientCredits:
     return errors.InsufficientCredits(available=available or 0, requested=amount)
 
 
+# --- flags -------------------------------------------------------------------------
+
+
+def flag_account(*, account: Account, reason: str) -> Account:
+    """Freezes an account for an operator: no new holds (renders) until cleared."""
+    Account.objects.filter(pk=account.pk, flagged_at__isnull=True).update(
+        flagged_at=timezone.now(), flag_reason=reason[:255]
+    )
+    account.refresh_from_db()
+    return account
+
+
+def clear_account_flag(*, account: Account) -> Account:
+    Account.objects.filter(pk=account.pk).update(flagged_at=None, flag_reason="")
+    account.refresh_from_db()
+    return account
+
+
 # --- holds -------------------------------------------------------------------------
 
 
@@ -158,6 +176,12 @@ def authorize(
     Raises InsufficientCredits when `available < amount`.
     """
     _check_amount(amount)
+    if account.kind == Account.Kind.USER:
+        flag = (
+            Account.objects.filter(pk=account.pk).values_list("flagged_at", "flag_reason").first()
+        )
+        if flag and flag[0] is not None:
+            raise errors.AccountFlagged(reason=flag[1])
     if expires_in is None:
         expires_in = timedelta(seconds=settings.HOLD_DEFAULT_EXPIRES_SECONDS)
     elif not isinstance(expires_in, timedelta):

@@ -1,6 +1,16 @@
 """The studio's models, defined in their own modules and gathered here for Django."""
 
 from mangagen.jobs.models import Job, JobEvent, JobPanel
+from mangagen.payments.models import Purchase, StripeEvent
 from mangagen.storyboards.models import Character, Panel, Storyboard
 
-__all__ = ["Character", "Job", "JobEvent", "JobPanel", "Panel", "Storyboard"]
+__all__ = [
+    "Character",
+    "Job",
+    "JobEvent",
+    "JobPanel",
+    "Panel",
+    "Purchase",
+    "Storyboard",
+    "StripeEvent",
+]

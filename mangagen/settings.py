@@ -189,6 +189,16 @@ CHAT_TIMEOUT_SECONDS = env.float("CHAT_TIMEOUT_SECONDS", default=60.0)
 STRIPE_SECRET_KEY = env.str("STRIPE_SECRET_KEY", default="")
 STRIPE_WEBHOOK_SECRET = env.str("STRIPE_WEBHOOK_SECRET", default="")
 STRIPE_API_BASE = env.str("STRIPE_API_BASE", default="")
+STRIPE_WEBHOOK_TOLERANCE_SECONDS = env.int("STRIPE_WEBHOOK_TOLERANCE_SECONDS", default=300)
+# Prices in minor units. Override with CREDIT_PACKS='[{"code": …}, …]'.
+CREDIT_PACKS = env.json(
+    "CREDIT_PACKS",
+    default=[
+        {"code": "starter", "credits": 20, "price": 500, "currency": "usd"},
+        {"code": "studio", "credits": 60, "price": 1200, "currency": "usd"},
+        {"code": "publisher", "credits": 150, "price": 2500, "currency": "usd"},
+    ],
+)
 
 # --- Auth --------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [

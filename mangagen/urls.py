@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from mangagen.api.me import MeView
 from mangagen.jobs.images import render_image
+from mangagen.payments import api as payments
 from mangagen.views import accounts, credits, studio
 
 urlpatterns = [
@@ -34,6 +35,9 @@ urlpatterns = [
     path("api/", include("mangagen.storyboards.urls")),
     path("api/", include("mangagen.jobs.urls")),
     path("api/", include("speculation.urls")),
+    path("api/credits/packs/", payments.PacksView.as_view(), name="api-credit-packs"),
+    path("api/credits/checkout/", payments.CheckoutView.as_view(), name="api-credit-checkout"),
+    path("stripe/webhook/", payments.stripe_webhook, name="stripe-webhook"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]

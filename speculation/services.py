@@ -62,6 +62,8 @@ def speculate(*, user, storyboard: Storyboard) -> Speculation:
                 )
         except ledger_errors.InsufficientCredits:
             return _declined(user, storyboard, "insufficient_credits")
+        except ledger_errors.AccountFlagged:
+            return _declined(user, storyboard, "flagged")
         except jobs.StoryboardIncomplete:
             return _declined(user, storyboard, "incomplete")
         except IntegrityError:

@@ -11,8 +11,11 @@ from ledger import errors as ledger_errors
 
 def exception_handler(exc, context):
     if isinstance(exc, ledger_errors.LedgerError):
-        code = status.HTTP_402_PAYMENT_REQUIRED
-        if not isinstance(exc, ledger_errors.InsufficientCredits):
+        if isinstance(exc, ledger_errors.InsufficientCredits):
+            code = status.HTTP_402_PAYMENT_REQUIRED
+        elif isinstance(exc, ledger_errors.AccountFlagged):
+            code = status.HTTP_403_FORBIDDEN
+        else:
             code = status.HTTP_409_CONFLICT
         return Response({"error": exc.code, "detail": str(exc)}, status=code)
     if isinstance(exc, Http404):

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 
 from ledger import selectors as ledger_selectors
 from ledger import services as ledger
+from mangagen.payments.packs import packs
 
 
 @login_required
@@ -36,6 +37,9 @@ def credits_page(request):
             "page": page,
             "rows": rows,
             "demo_credits": DEMO_GRANT if demo_credits_enabled() else 0,
+            "packs": packs(),
+            "payments_enabled": bool(settings.STRIPE_SECRET_KEY),
+            "checkout": request.GET.get("checkout", ""),
         },
     )
 

@@ -99,6 +99,8 @@ def test_zero_credits_meet_the_purchase_prompt_at_generate(page, stack, shoot):
     page.get_by_role("button", name=re.compile("Add 10 demo credits")).click()
     expect(page.locator("#credits-available")).to_have_text("10")
     expect(page.locator("#nav-credits")).to_have_text("10")
+    expect(page.locator("#packs")).to_contain_text("20 credits")
+    shoot("credits")
 
 
 def test_reloading_the_job_page_shows_every_panel_once_in_order(page, stack):

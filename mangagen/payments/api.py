@@ -1,0 +1,87 @@
+"""Credit packs, Checkout, and the Stripe webhook."""
+
+import logging
+
+from django.http import JsonResponse
+from django.urls import reverse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from . import services
+from .packs import pack, packs
+
+logger = logging.getLogger(__name__)
+
+
+class PackSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    credits = serializers.IntegerField()
+    price = serializers.IntegerField(help_text="In minor units (cents).")
+    currency = serializers.CharField()
+    price_display = serializers.CharField()
+
+
+class PacksView(APIView):
+    @extend_schema(responses=PackSerializer(many=True), summary="The credit packs on sale")
+    def get(self, request):
+        return Response(PackSerializer(packs(), many=True).data)
+
+
+class CheckoutView(APIView):
+    @extend_schema(
+        request=inline_serializer("CheckoutRequest", {"pack": serializers.CharField()}),
+        responses=inline_serializer("Checkout", {"checkout_url": serializers.URLField()}),
+        summary="Start a Stripe Checkout for a pack",
+    )
+    def post(self, request):
+        chosen = pack(str(request.data.get("pack", "")))
+        if chosen is None:
+            return Response(
+                {
+                    "error": "invalid",
+                    "detail": "pack: choose one of " + ", ".join(p.code for p in packs()) + ".",
+                },
+                status=status.HTTP_400_BAD_REQUEST,
+            )
+        try:
+            url = services.create_checkout(
+                user=request.user,
+                chosen=chosen,
+                return_url=request.build_absolute_uri(reverse("credits")),
+            )
+        except services.PaymentsUnavailable as exc:
+            return Response(
+                {"error": exc.code, "detail": str(exc)},
+                status=status.HTTP_503_SERVICE_UNAVAILABLE,
+            )
+        except services.stripe.StripeError as exc:
+            logger.warning("Stripe refused a checkout: %s", exc)
+            return Response(
+                {
+                    "error": "payment_provider_error",
+                    "detail": "The payment provider is not answering; try again in a minute.",
+                },
+                status=status.HTTP_502_BAD_GATEWAY,
+            )
+        return Response({"checkout_url": url})
+
+
+@csrf_exempt
+@require_POST
+def stripe_webhook(request):
+    """Verified on the raw body; 400 when not. 200 once stored and applied (or a duplicate)."""
+    try:
+        signature = request.headers.get("Stripe-Signature")
+        event = services.verify(payload=request.body, signature=signature)
+    except ValueError as exc:
+        return JsonResponse({"error": "bad_signature", "detail": str(exc)}, status=400)
+    try:
+        stored, first = services.receive(event=event)
+    except Exception:
+        logger.exception("Stripe event %s failed", event.get("id"))
+        return JsonResponse({"error": "processing_failed", "detail": "Will retry."}, status=500)
+    return JsonResponse({"received": stored.stripe_id, "duplicate": not first})

@@ -1,0 +1,350 @@
+"""Buying credits: packs, Checkout against a stand-in, signed webhooks granting exactly once."""
+
+import hashlib
+import hmac
+import json
+import time
+from urllib.parse import parse_qs
+
+import pytest
+
+from ledger import services as ledger
+from ledger.models import Transfer
+from ledger.tests.invariants import assert_ledger_invariants
+from mangagen.payments.models import Purchase, StripeEvent
+from mangagen.tests.standin import Canned
+
+pytestmark = pytest.mark.django_db
+
+SECRET = "whsec_test_secret"
+_ids = iter(range(1, 10_000))
+
+
+@pytest.fixture(autouse=True)
+def stripe_settings(settings):
+    settings.STRIPE_WEBHOOK_SECRET = SECRET
+    settings.STRIPE_SECRET_KEY = "sk_test_123"
+
+
+def sign(payload: str, *, secret: str = SECRET, at: int | None = None) -> str:
+    """The Stripe-Signature header, computed as stripe-python's own tests do."""
+    at = at or int(time.time())
+    digest = hmac.new(secret.encode(), f"{at}.{payload}".encode(), hashlib.sha256).hexdigest()
+    return f"t={at},v1={digest}"
+
+
+def event(type_: str, obj: dict, event_id: str | None = None) -> dict:
+    return {
+        "id": event_id or f"evt_{next(_ids)}",
+        "object": "event",
+        "type": type_,
+        "data": {"object": obj},
+    }
+
+
+def checkout(user, *, paid=True, session="cs_1", intent="pi_1", pack="starter", credits=20):
+    return {
+        "id": session,
+        "object": "checkout.session",
+        "payment_status": "paid" if paid else "unpaid",
+        "client_reference_id": str(user.pk),
+        "metadata": {"user_id": str(user.pk), "pack": pack, "credits": str(credits)},
+        "payment_intent": intent,
+        "amount_total": 500,
+        "currency": "usd",
+    }
+
+
+def refund(*, intent="pi_1", refunded=250, amount=500):
+    return {
+        "id": "ch_1",
+        "object": "charge",
+        "payment_intent": intent,
+        "amount": amount,
+        "amount_refunded": refunded,
+    }
+
+
+def deliver(client, body: dict, **sign_options):
+    payload = json.dumps(body)
+    return client.post(
+        "/stripe/webhook/",
+        payload,
+        content_type="application/json",
+        HTTP_STRIPE_SIGNATURE=sign(payload, **sign_options),
+    )
+
+
+def available(user):
+    account = ledger.account_for(user)
+    account.refresh_from_db()
+    return account.available
+
+
+# --- packs and checkout ----------------------------------------
+
+
+def test_packs_are_listed(client, user):
+    client.force_login(user)
+    packs = client.get("/api/credits/packs/").json()
+    assert [p["code"] for p in packs] == ["starter", "studio", "publisher"]
+    assert set(packs[0]) >= {"code", "credits", "price", "currency"}
+
+
+def test_checkout_creates_a_stripe_session(client, user, settings, standin):
+    settings.STRIPE_API_BASE = standin.url
+    standin.reply(
+        Canned(
+            body={
+                "id": "cs_test_1",
+                "object": "checkout.session",
+                "url": "https://checkout.stripe.test/c/cs_test_1",
+            }
+        )
+    )
+    client.force_login(user)
+    response = client.post(
+        "/api/credits/checkout/", {"pack": "studio"}, content_type="application/json"
+    )
+    assert response.json() == {"checkout_url": "https://checkout.stripe.test/c/cs_test_1"}
+    sent = standin.requests[0]
+    assert sent["path"] == "/v1/checkout/sessions"
+    assert sent["headers"]["Authorization"] == "Bearer sk_test_123"
+    form = parse_qs(sent["json"].decode() if isinstance(sent["json"], bytes) else "")
+    assert form["mode"] == ["payment"]
+    assert form["client_reference_id"] == [str(user.pk)]
+    assert form["metadata[pack]"] == ["studio"] and form["metadata[credits]"] == ["60"]
+    assert form["line_items[0][price_data][unit_amount]"] == ["1200"]
+    assert form["success_url"][0].startswith("http://testserver/credits/?checkout=success")
+
+
+def test_checkout_of_an_unknown_pack_is_400(client, user):
+    client.force_login(user)
+    response = client.post(
+        "/api/credits/checkout/", {"pack": "mega"}, content_type="application/json"
+    )
+    assert response.status_code == 400 and "starter" in response.json()["detail"]
+
+
+def test_checkout_without_stripe_keys_says_so(client, user, settings):
+    settings.STRIPE_SECRET_KEY = ""
+    client.force_login(user)
+    response = client.post(
+        "/api/credits/checkout/", {"pack": "starter"}, content_type="application/json"
+    )
+    assert response.status_code == 503 and response.json()["error"] == "payments_unavailable"
+
+
+def test_demo_credits_only_offline_in_debug(client, user, settings):
+    client.force_login(user)
+    settings.DEBUG, settings.STRIPE_SECRET_KEY = True, ""
+    assert "Add 10 demo credits" in client.get("/credits/").content.decode()
+    client.post("/credits/demo/")
+    assert available(user) == 10
+    settings.STRIPE_SECRET_KEY = "sk_test_123"
+    assert 'id="add-demo-credits"' not in client.get("/credits/").content.decode()
+    assert client.post("/credits/demo/").status_code == 404
+    settings.DEBUG, settings.STRIPE_SECRET_KEY = False, ""
+    assert client.post("/credits/demo/").status_code == 404
+    assert available(user) == 10
+
+
+# --- the webhook ----------------------------------------
+
+
+def test_a_paid_checkout_grants_the_pack_once(client, user):
+    body = event("checkout.session.completed", checkout(user))
+    assert deliver(client, body).status_code == 200
+    assert available(user) == 20
+    grant = Transfer.objects.get(credit_account__user=user)
+    assert grant.key == "stripe:checkout:cs_1" and grant.debit_account.code == "purchases"
+    again = deliver(client, body)
+    assert again.status_code == 200 and again.json()["duplicate"] is True
+    assert available(user) == 20
+    assert StripeEvent.objects.get().deliveries == 2
+    assert_ledger_invariants()
+
+
+@pytest.mark.parametrize(
+    "signature",
+    [
+        "t=1,v1=deadbeef",
+        None,
+        "garbage",
+    ],
+)
+def test_a_bad_signature_is_400_and_changes_nothing(client, user, signature):
+    payload = json.dumps(event("checkout.session.completed", checkout(user)))
+    headers = {"HTTP_STRIPE_SIGNATURE": signature} if signature else {}
+    response = client.post("/stripe/webhook/", payload, content_type="application/json", **headers)
+    assert response.status_code == 400
+    assert available(user) == 0 and not StripeEvent.objects.exists()
+
+
+def test_a_wrong_secret_or_a_stale_timestamp_is_400(client, user):
+    body = event("checkout.session.completed", checkout(user))
+    assert deliver(client, body, secret="whsec_other").status_code == 400
+    assert deliver(client, body, at=int(time.time()) - 3600).status_code == 400
+    assert available(user) == 0
+
+
+def test_two_events_about_one_payment_grant_once(client, user):
+    deliver(client, event("checkout.session.completed", checkout(user)))
+    deliver(client, event("checkout.session.async_payment_succeeded", checkout(user)))
+    assert available(user) == 20
+
+
+def test_unpaid_then_async_success_grants_on_success(client, user):
+    deliver(client, event("checkout.session.completed", checkout(user, paid=False)))
+    assert available(user) == 0
+    deliver(client, event("checkout.session.async_payment_succeeded", checkout(user)))
+    assert available(user) == 20
+
+
+def test_async_failure_is_recorded_and_grants_nothing(client, user):
+    deliver(client, event("checkout.session.completed", checkout(user, paid=False)))
+    assert (
+        deliver(
+            client, event("checkout.session.async_payment_failed", checkout(user, paid=False))
+        ).status_code
+        == 200
+    )
+    assert available(user) == 0
+    assert StripeEvent.objects.filter(type="checkout.session.async_payment_failed").get().processed
+
+
+@pytest.mark.parametrize("refunded, left", [(250, 10), (500, 0), (100, 16)])
+def test_refunds_revoke_the_refunded_part(client, user, refunded, left):
+    deliver(client, event("checkout.session.completed", checkout(user)))
+    deliver(client, event("charge.refunded", refund(refunded=refunded)))
+    assert available(user) == left
+    assert_ledger_invariants()
+
+
+def test_growing_refunds_revoke_only_the_difference(client, user):
+    deliver(client, event("checkout.session.completed", checkout(user)))
+    deliver(client, event("charge.refunded", refund(refunded=250)))
+    deliver(client, event("charge.refunded", refund(refunded=500)))
+    assert available(user) == 0
+    assert Purchase.objects.get().credits_revoked == 20
+
+
+def test_a_refund_before_its_completion_ends_the_same(client, user):
+    deliver(client, event("charge.refunded", refund(refunded=250)))
+    assert available(user) == 0
+    deliver(client, event("checkout.session.completed", checkout(user)))
+    assert available(user) == 10
+    assert_ledger_invariants()
+
+
+def test_a_refund_of_spent_credits_revokes_what_is_left_and_flags(client, user):
+    deliver(client, event("checkout.session.completed", checkout(user)))
+    hold = ledger.authorize(account=ledger.account_for(user), amount=15, key="spent", reference="r")
+    ledger.capture(hold=hold)
+    deliver(client, event("charge.refunded", refund(refunded=500)))
+    account = ledger.account_for(user)
+    account.refresh_from_db()
+    assert account.available == 0 and account.flagged_at is not None
+    assert "only 5 could be revoked" in account.flag_reason
+    assert_ledger_invariants()
+
+
+def test_a_dispute_flags_the_account_and_stops_rendering(client, user):
+    from mangagen.storyboards import services as boards
+
+    deliver(client, event("checkout.session.completed", checkout(user)))
+    deliver(client, event("charge.dispute.created", {"id": "dp_1", "payment_intent": "pi_1"}))
+    account = ledger.account_for(user)
+    account.refresh_from_db()
+    assert account.flagged_at is not None
+    client.force_login(user)
+    board = boards.update_storyboard(
+        storyboard=boards.create_storyboard(owner=user, title="t"), panels=[{"description": "x"}]
+    )
+    generate = client.post(f"/api/storyboards/{board.pk}/generate/")
+    assert generate.status_code == 403 and generate.json()["error"] == "account_flagged"
+    speculate = client.post(f"/api/storyboards/{board.pk}/speculate/").json()
+    assert speculate == {"job": None, "hint": False, "reason": "flagged"}
+    ledger.clear_account_flag(account=account)
+    assert client.post(f"/api/storyboards/{board.pk}/speculate/").json()["hint"] is True
+
+
+def test_unknown_events_are_stored_and_acknowledged(client):
+    response = deliver(client, event("customer.created", {"id": "cus_1"}))
+    assert response.status_code == 200
+    assert StripeEvent.objects.get(type="customer.created").processed
+
+
+def test_a_processing_error_is_500_leaves_nothing_and_can_be_reprocessed(client, user, make_user):
+    body = event("checkout.session.completed", checkout(user))
+    body["data"]["object"]["metadata"]["user_id"] = "999999"  # no such person (yet)
+    body["data"]["object"]["client_reference_id"] = "999999"
+    response = deliver(client, body)
+    assert response.status_code == 500
+    stored = StripeEvent.objects.get()
+    assert not stored.processed and "DoesNotExist" in stored.error
+    assert not Purchase.objects.exists() and not Transfer.objects.filter(kind="grant").exists()
+    assert deliver(client, body).status_code == 500  # Stripe retries; still failing, still clean
+    assert StripeEvent.objects.get().deliveries == 2
+
+
+def test_admin_lists_events_and_reprocesses(client, make_user, user):
+    from mangagen.payments import services
+
+    body = event("checkout.session.completed", checkout(user))
+    body["data"]["object"]["metadata"]["credits"] = "0"
+    deliver(client, body)
+    stored = StripeEvent.objects.get()
+    assert not stored.processed
+    fixed = dict(stored.payload)
+    fixed["data"]["object"]["metadata"]["credits"] = "20"
+    StripeEvent.objects.filter(pk=stored.pk).update(payload=fixed)
+    client.force_login(make_user("ops", is_staff=True, is_superuser=True))
+    page = client.get("/admin/mangagen/stripeevent/?processed=no").content.decode()
+    assert stored.stripe_id in page
+    client.post(
+        "/admin/mangagen/stripeevent/",
+        {"action": "reprocess", "_selected_action": [stored.pk]},
+    )
+    assert available(user) == 20
+    assert services.process(stripe_event=StripeEvent.objects.get()).processed
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_many_concurrent_deliveries_of_one_event_grant_once(user):
+    import threading
+
+    from django.db import connections
+    from django.test import Client
+
+    body = json.dumps(event("checkout.session.completed", checkout(user), event_id="evt_same"))
+    header = sign(body)
+    barrier = threading.Barrier(50)
+    codes = []
+
+    def post():
+        try:
+            barrier.wait()
+            codes.append(
+                Client()
+                .post(
+                    "/stripe/webhook/",
+                    body,
+                    content_type="application/json",
+                    HTTP_STRIPE_SIGNATURE=header,
+                )
+                .status_code
+            )
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=post) for _ in range(50)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert codes == [200] * 50
+    assert available(user) == 20
+    assert Transfer.objects.filter(kind="grant").count() == 1
+    assert StripeEvent.objects.get().deliveries == 50

@@ -1,0 +1,37 @@
+// The Credits page: Buy sends the person to Stripe Checkout.
+import { api } from "./api.js";
+
+const error = document.getElementById("checkout-error");
+for (const button of document.querySelectorAll("button.buy")) {
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    button.textContent = "Opening checkout…";
+    try {
+      const { checkout_url: url } = await api("POST", "/api/credits/checkout/", { pack: button.dataset.pack });
+      location.href = url;
+    } catch (err) {
+      error.textContent = err.message;
+      error.hidden = false;
+      button.disabled = false;
+      button.textContent = "Buy";
+    }
+  });
+}
+
+// Back from Checkout: the webhook grants; show the balance when it lands.
+if (document.getElementById("checkout-success")) {
+  const shown = document.getElementById("credits-available");
+  const start = Number(shown.textContent);
+  let tries = 0;
+  const poll = setInterval(async () => {
+    tries += 1;
+    const me = await api("GET", "/api/me/").catch(() => null);
+    if (me && me.credits.available !== start) {
+      shown.textContent = me.credits.available;
+      const nav = document.getElementById("nav-credits");
+      if (nav) nav.textContent = me.credits.available;
+      clearInterval(poll);
+    }
+    if (tries > 30) clearInterval(poll);
+  }, 2000);
+}
