@@ -10,6 +10,17 @@ from .test_wizard import sign_up
 
 COLD_START = 3.0  # RENDER_COLD_START_SECONDS of the test stack
 
+# Records whether the hint was ever shown, even for a moment.
+WATCH_HINT = """
+window.hintEverShown = false;
+document.addEventListener("DOMContentLoaded", () => {
+  const hint = document.getElementById("speculation-hint");
+  if (!hint) return;
+  new MutationObserver(() => { if (!hint.hidden) window.hintEverShown = true; })
+    .observe(hint, { attributes: true, attributeFilter: ["hidden"] });
+});
+"""
+
 
 def jobs_of(stack, username) -> str:
     return stack.shell(
@@ -44,9 +55,11 @@ def test_the_hint_then_panel_one_without_the_cold_start(page, stack, shoot):
 def test_zero_credits_never_see_a_hint(page, stack):
     sign_up(page, "window-shopper")
     board = make_comic(page, "No credits")
+    page.add_init_script(WATCH_HINT)
     page.goto(f"/comics/{board}/review/")
     time.sleep(0.8 + 3.5)  # past the debounce and a status check
     expect(page.locator("#speculation-hint")).to_be_hidden()
+    assert page.evaluate("window.hintEverShown") is False, "the hint flashed up"
     assert jobs_of(stack, "window-shopper") == "[]"
     assert page.request.get("/api/credits/").json()["held"] == 0
     page.get_by_role("button", name="Generate").click()
