@@ -119,6 +119,8 @@ CHANNEL_LAYERS = {
 # --- Celery ------------------------------------------------------------------
 HOLD_SWEEP_SECONDS = env.int("HOLD_SWEEP_SECONDS", default=60)
 RENDER_TASK_TIME_LIMIT = env.int("RENDER_TASK_TIME_LIMIT", default=300)
+# A render not finished this long after it started is taken for lost and sent again.
+RENDER_STUCK_SECONDS = env.int("RENDER_STUCK_SECONDS", default=RENDER_TASK_TIME_LIMIT + 60)
 
 CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = None

@@ -355,6 +355,48 @@ def expire_due_jobs(*, now: datetime | None = None) -> int:
     )
 
 
+def requeue_stuck_renders(*, now: datetime | None = None) -> int:
+    """Enqueues again every render whose task seems lost; returns how many.
+
+    A render started more than RENDER_STUCK_SECONDS ago (its worker died with
+    it), or queued that long ago and never started (its message was lost), is
+    sent again under the same attempt and hold. Whichever copy finishes first
+    is delivered; the other finds the panel moved on and is discarded, so the
+    person is charged once. Without this a lost worker's render would wait for
+    the broker's visibility timeout.
+    """
+    from .tasks import render_panel
+
+    now = now or timezone.now()
+    cutoff = now - timedelta(seconds=settings.RENDER_STUCK_SECONDS)
+    stuck = JobPanel.objects.filter(
+        job__state__in=LIVE_STATES, hold__state=Hold.State.PENDING
+    ).filter(
+        Q(state=PanelState.RENDERING, render_started_at__lte=cutoff)
+        | Q(state=PanelState.PENDING, queued_at__lte=cutoff)
+    )
+    count = 0
+    for candidate in stuck.order_by("pk"):
+        with transaction.atomic():
+            job = Job.objects.select_for_update().get(pk=candidate.job_id)
+            panel = job.panels.select_for_update().get(pk=candidate.pk)
+            if not job.live or panel.state not in (PanelState.PENDING, PanelState.RENDERING):
+                continue
+            panel.state = PanelState.PENDING
+            panel.queued_at = now
+            panel.save(update_fields=["state", "queued_at"])
+            emit(
+                job=job,
+                type="panel.requeued",
+                data={"index": panel.index, "attempt": panel.attempts},
+            )
+            queue = SPECULATIVE_QUEUE if (panel.lookahead or not job.confirmed) else RENDER_QUEUE
+            args = (job.pk, panel.index, panel.attempts)
+            transaction.on_commit(lambda a=args, q=queue: render_panel.apply_async(a, queue=q))
+            count += 1
+    return count
+
+
 def expire_job_if_due(*, job_id: int, now: datetime | None = None) -> bool:
     """The deadline task: expires the job if it is live and past its deadline."""
     now = now or timezone.now()

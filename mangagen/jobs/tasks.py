@@ -43,6 +43,9 @@ def expire_job(job_id: int) -> bool:
 
 
 @shared_task(name="mangagen.jobs.tasks.sweep_jobs")
-def sweep_jobs() -> int:
-    """The periodic backstop: expires jobs whose deadline task was lost."""
-    return services.expire_due_jobs()
+def sweep_jobs() -> dict:
+    """The periodic backstop: deadlines whose task was lost, renders whose worker was lost."""
+    return {
+        "expired": services.expire_due_jobs(),
+        "requeued": services.requeue_stuck_renders(),
+    }

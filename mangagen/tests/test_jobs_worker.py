@@ -11,11 +11,13 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import psutil
 import pytest
 from django.conf import settings as django_settings
+from django.utils import timezone
 from PIL import Image
 
 from ledger import services as ledger
@@ -71,9 +73,11 @@ def start_worker(tmp_path, settings):
     app.control.purge()
     yield start
     for process, log in started:
-        os.killpg(process.pid, signal.SIGTERM)
         try:
+            os.killpg(process.pid, signal.SIGTERM)
             process.wait(timeout=15)
+        except ProcessLookupError:
+            pass  # a test killed it already
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
         log.close()
@@ -158,6 +162,7 @@ def test_a_worker_killed_mid_render_is_redelivered_and_charged_once(
     rendering = job.events.filter(type="panel.rendering").count()
     assert rendering == 2  # started twice, delivered once
     assert job.events.filter(type="panel.delivered").count() == 1
+    assert ledger.expire_stale_holds(now=timezone.now() + timedelta(days=1)) == 0
     assert_ledger_invariants()
 
 
@@ -186,4 +191,20 @@ def test_a_failing_renderer_is_retried_then_fails_cleanly(
     job = Job.objects.get(pk=job.pk)
     assert job.state == "awaiting_decision"
     assert balance(account) == (9, 0)  # the failed render's hold was released
+    assert_ledger_invariants()
+
+
+def test_a_lost_worker_node_is_caught_by_the_sweep(start_worker, user, board, account):
+    lost = start_worker(RENDER_SECONDS="3")
+    job, _ = services.generate(user=user, storyboard=board)
+    wait_for(lambda: panel_state(job, 1) == "rendering", what="the render to start")
+    os.killpg(lost.pid, signal.SIGKILL)  # the whole node: main process and pool
+    lost.wait(timeout=10)
+    start_worker(RENDER_SECONDS="0.2")
+    later = timezone.now() + timedelta(seconds=django_settings.RENDER_STUCK_SECONDS + 1)
+    assert services.requeue_stuck_renders(now=later) == 1
+    wait_for(lambda: panel_state(job, 1) == "delivered", what="the requeued render")
+    assert balance(account) == (9, 0)
+    assert job.events.filter(type="panel.delivered").count() == 1
+    assert ledger.expire_stale_holds(now=later + timedelta(days=1)) == 0  # nothing left pending
     assert_ledger_invariants()
