@@ -1,6 +1,7 @@
 """Shared fixtures. PostgreSQL-only tests are marked `postgres` and run in CI."""
 
 import itertools
+import uuid
 
 import pytest
 from django.db import connection
@@ -45,3 +46,14 @@ def standin():
     yield fake
     server.shutdown()
     server.server_close()
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(settings):
+    """Each test gets its own cache (rate-limit counters start at zero)."""
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": f"test-{uuid.uuid4()}",
+        }
+    }

@@ -223,6 +223,13 @@ REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "mangagen.api.errors.exception_handler",
+    # Per person, so no one can flood the GPU or the ledger (429 with Retry-After).
+    "DEFAULT_THROTTLE_RATES": {
+        "speculate": env.str("THROTTLE_SPECULATE", default="30/min"),
+        "generate": env.str("THROTTLE_GENERATE", default="20/min"),
+        "draft": env.str("THROTTLE_DRAFT", default="20/min"),
+        "checkout": env.str("THROTTLE_CHECKOUT", default="10/min"),
+    },
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Mangagen API",

@@ -3,6 +3,7 @@
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from mangagen.storyboards.api import owned_storyboard
@@ -20,6 +21,9 @@ SpeculateAnswer = inline_serializer(
 
 
 class SpeculateView(APIView):
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "speculate"
+
     @extend_schema(
         request=None,
         responses={202: SpeculateAnswer, 200: SpeculateAnswer},

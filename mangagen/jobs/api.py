@@ -6,6 +6,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serial
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from ledger import errors as ledger_errors
@@ -47,6 +48,9 @@ def refused(exc: services.JobError, code: int = status.HTTP_409_CONFLICT) -> Res
 
 
 class GenerateView(APIView):
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "generate"
+
     @extend_schema(
         request=None,
         summary="Generate: attach to a live speculation, or start a job",
@@ -118,6 +122,21 @@ class DecisionView(APIView):
 class EventsView(APIView):
     @extend_schema(
         parameters=[OpenApiParameter("after", int, description="Only events with seq > after.")],
+        responses=inline_serializer(
+            "Events",
+            {
+                "events": inline_serializer(
+                    "Event",
+                    {
+                        "seq": serializers.IntegerField(),
+                        "type": serializers.CharField(),
+                        "at": serializers.DateTimeField(),
+                        "data": serializers.DictField(),
+                    },
+                    many=True,
+                )
+            },
+        ),
         summary="The job's event log (what the websocket replays)",
     )
     def get(self, request, pk: int):

@@ -9,6 +9,7 @@ from django.views.decorators.http import require_POST
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from . import services
@@ -32,6 +33,9 @@ class PacksView(APIView):
 
 
 class CheckoutView(APIView):
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "checkout"
+
     @extend_schema(
         request=inline_serializer("CheckoutRequest", {"pack": serializers.CharField()}),
         responses=inline_serializer("Checkout", {"checkout_url": serializers.URLField()}),

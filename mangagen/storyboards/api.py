@@ -4,6 +4,7 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from . import services
@@ -78,6 +79,9 @@ class StoryboardDetailView(APIView):
 
 
 class DraftView(APIView):
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "draft"
+
     @extend_schema(
         request=None,
         responses=StoryboardSerializer,
