@@ -1,0 +1,146 @@
+"""Faults: a database that refuses the capture, beat down for a while, double clicks."""
+
+import threading
+from datetime import timedelta
+
+import pytest
+from django.db import OperationalError, connections
+from django.utils import timezone
+
+from ledger import services as ledger
+from ledger.models import Hold
+from ledger.tests.invariants import assert_ledger_invariants
+from mangagen.jobs import services, tasks
+from mangagen.jobs.models import Job
+from mangagen.storyboards import services as storyboards
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def fast(settings, tmp_path, monkeypatch):
+    settings.RENDER_COLD_START_SECONDS = 0
+    settings.RENDER_SECONDS = 0
+    settings.RENDER_WIDTH, settings.RENDER_HEIGHT = 160, 120
+    settings.MEDIA_ROOT = tmp_path
+    settings.SPECULATION_LOOKAHEAD = 0
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    monkeypatch.setattr(tasks.expire_job, "apply_async", lambda args, eta: None)
+
+
+@pytest.fixture
+def sent(monkeypatch):
+    calls = []
+    monkeypatch.setattr(
+        tasks.render_panel, "apply_async", lambda args, queue: calls.append(tuple(args))
+    )
+    return calls
+
+
+def board_of(user, title="t"):
+    board = storyboards.create_storyboard(owner=user, title=title)
+    return storyboards.update_storyboard(
+        storyboard=board, panels=[{"description": "One."}, {"description": "Two."}]
+    )
+
+
+def test_a_refused_capture_leaves_a_visible_hold_that_the_sweeps_resolve(
+    user, sent, monkeypatch, django_capture_on_commit_callbacks
+):
+    ledger.grant(account=ledger.account_for(user), amount=3, key="seed", reason="x")
+    with django_capture_on_commit_callbacks(execute=True):
+        job, _ = services.generate(user=user, storyboard=board_of(user))
+    original_capture = ledger.capture
+
+    def database_down(**kwargs):
+        raise OperationalError("the database refused the write")
+
+    # The database is down for the capture and for the failure path after it.
+    monkeypatch.setattr(ledger, "capture", database_down)
+    monkeypatch.setattr(services, "fail_render", database_down)
+    job_id, index, attempt = sent.pop(0)
+    with pytest.raises(OperationalError):
+        tasks.render_panel.apply(args=(job_id, index, attempt)).get()
+    panel = job.panels.get(index=1)
+    assert panel.state == "rendering" and panel.hold.state == Hold.State.PENDING
+    from ledger.selectors import reconciliation
+
+    later = timezone.now() + timedelta(seconds=400)
+    monkeypatch.setattr(ledger, "capture", original_capture)
+    # The sweep notices the lost render and sends it again; it is delivered once.
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.requeue_stuck_renders(now=later) == 1
+    job_id, index, attempt = sent.pop(0)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.perform_render(job_id=job_id, index=index, attempt=attempt) == "delivered"
+    account = ledger.account_for(user)
+    account.refresh_from_db()
+    assert (account.available, account.held) == (2, 0)
+    assert [m for m in reconciliation() if m.kind != "stale_hold"] == []
+    assert_ledger_invariants()
+
+
+def test_a_hold_left_by_a_crash_is_released_by_the_sweep(user, sent):
+    ledger.grant(account=ledger.account_for(user), amount=3, key="seed", reason="x")
+    job, _ = services.generate(user=user, storyboard=board_of(user))
+    hold = job.panels.get(index=1).hold
+    assert ledger.expire_stale_holds(now=hold.expires_at + timedelta(seconds=1)) == 1
+    account = ledger.account_for(user)
+    account.refresh_from_db()
+    assert (account.available, account.held) == (3, 0)
+
+
+def test_beat_down_for_a_while_is_caught_up_by_one_sweep(user, make_user, sent, settings):
+    settings.SPECULATION_CONFIRM_SECONDS = 60
+    people = [user, make_user(), make_user()]
+    for n, person in enumerate(people):
+        ledger.grant(account=ledger.account_for(person), amount=3, key=f"s{n}", reason="x")
+    confirmed, _ = services.generate(user=people[0], storyboard=board_of(people[0]))
+    unconfirmed = services.start_job(
+        user=people[1],
+        storyboard=board_of(people[1]),
+        confirmed=False,
+        confirm_by=timezone.now() + timedelta(seconds=60),
+    )
+    loose = ledger.authorize(
+        account=ledger.account_for(people[2]), amount=1, key="loose", reference="r", expires_in=60
+    )
+    much_later = timezone.now() + timedelta(hours=3)  # beat was down; nothing ran meanwhile
+    assert services.expire_due_jobs(now=much_later) == 2
+    assert ledger.expire_stale_holds(now=much_later) == 1
+    assert {j.state for j in Job.objects.filter(pk__in=[confirmed.pk, unconfirmed.pk])} == {
+        "expired"
+    }
+    loose.refresh_from_db()
+    assert loose.state == "expired"
+    for person in people:
+        account = ledger.account_for(person)
+        account.refresh_from_db()
+        assert (account.available, account.held) == (3, 0)
+    assert services.expire_due_jobs(now=much_later) == 0  # idempotent
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_double_clicks_and_two_tabs_make_one_job(user, sent):
+    ledger.grant(account=ledger.account_for(user), amount=5, key="seed", reason="x")
+    board = board_of(user)
+    barrier = threading.Barrier(8)
+    results = []
+
+    def click():
+        try:
+            barrier.wait()
+            results.append(services.generate(user=user, storyboard=board)[0].pk)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=click) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert len(results) == 8 and len(set(results)) == 1
+    assert Job.objects.count() == 1
+    account = ledger.account_for(user)
+    assert (account.available, account.held) == (4, 1)
