@@ -392,7 +392,9 @@ def requeue_stuck_renders(*, now: datetime | None = None) -> int:
             )
             queue = SPECULATIVE_QUEUE if (panel.lookahead or not job.confirmed) else RENDER_QUEUE
             args = (job.pk, panel.index, panel.attempts)
-            transaction.on_commit(lambda a=args, q=queue: render_panel.apply_async(a, queue=q))
+            transaction.on_commit(
+                lambda a=args, q=queue: render_panel.apply_async(a, queue=q), robust=True
+            )
             count += 1
     return count
 
@@ -506,7 +508,9 @@ def _queue_render(
     emit(job=job, type="credits", data=credits_of(job.owner))
     queue = queue or (RENDER_QUEUE if job.confirmed else SPECULATIVE_QUEUE)
     args = (job.pk, panel.index, panel.attempts)
-    transaction.on_commit(lambda: render_panel.apply_async(args, queue=queue))
+    # robust: a broker that is down loses the message, not the request; the
+    # sweep sends a render that never started again (requeue_stuck_renders).
+    transaction.on_commit(lambda: render_panel.apply_async(args, queue=queue), robust=True)
 
 
 def _deliver(*, job: Job, panel: JobPanel) -> None:
@@ -561,7 +565,7 @@ def _schedule_deadline(job: Job) -> None:
     deadline = job.expires_at if job.confirmed else job.confirm_by
     horizon = settings.CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] / 2
     if deadline is not None and (deadline - timezone.now()).total_seconds() < horizon:
-        transaction.on_commit(lambda: expire_job.apply_async((job.pk,), eta=deadline))
+        transaction.on_commit(lambda: expire_job.apply_async((job.pk,), eta=deadline), robust=True)
 
 
 def _state_data(job: Job) -> dict:
