@@ -17,6 +17,7 @@ let socket = null;
 let retryDelay = 500;
 let busy = null; // {kind: "warming"|"drawing"|"queued", index, since}
 let refreshTimer = null;
+const tiles = new Map(); // index -> {node, signature}
 
 const STATE_WORDS = {
   pending: "Waiting",
@@ -37,6 +38,7 @@ function tile(panel) {
   const node = template.content.firstElementChild.cloneNode(true);
   node.dataset.index = panel.index;
   node.dataset.state = panel.state;
+  node.dataset.attempts = panel.attempts;
   const img = node.querySelector("img");
   const placeholder = node.querySelector(".placeholder");
   if (panel.image_url) {
@@ -68,7 +70,24 @@ function tile(panel) {
 function render() {
   const total = job.panels.length;
   const approved = job.panels.filter((p) => p.state === "approved").length;
-  grid.replaceChildren(...job.panels.map(tile));
+  // Tiles are rebuilt only when their own panel changed, so a click on a
+  // button is never lost to a refresh caused by another panel's events.
+  const wanted = job.panels.map((panel) => {
+    const deciding = job.state === "awaiting_decision" && panel.index === job.current_index;
+    const signature = JSON.stringify([panel.state, panel.image_url, panel.attempts, panel.error, deciding]);
+    const old = tiles.get(panel.index);
+    if (old && old.signature === signature) return old.node;
+    const node = tile(panel);
+    tiles.set(panel.index, { node, signature });
+    return node;
+  });
+  for (const index of [...tiles.keys()]) {
+    if (!job.panels.some((p) => p.index === index)) tiles.delete(index);
+  }
+  wanted.forEach((node, i) => {
+    if (grid.children[i] !== node) grid.insertBefore(node, grid.children[i] || null);
+  });
+  while (grid.children.length > wanted.length) grid.lastElementChild.remove();
   const words = {
     queued: `Panel ${job.current_index} of ${total} is queued`,
     rendering: `Drawing panel ${job.current_index} of ${total}`,

@@ -56,7 +56,9 @@ def test_generate_redo_approve_read_and_download(page, stack, shoot, tmp_path):
     expect(page.locator("#job-credits")).to_have_text("4")
 
     current.get_by_role("button", name="Redo (1 credit)").click()
-    expect(page.locator(".job-panel.current img")).to_be_visible(timeout=20000)
+    redone = page.locator('.job-panel[data-index="1"]')
+    expect(redone).to_have_attribute("data-attempts", "2")
+    expect(redone).to_have_attribute("data-state", "delivered", timeout=20000)
     expect(page.locator(".job-panel").first).to_contain_text("Ready for you")
     expect(page.locator("#job-credits")).to_have_text("3")
 

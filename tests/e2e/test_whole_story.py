@@ -42,7 +42,9 @@ def test_from_sign_up_to_a_downloaded_comic(page, stack, shoot, tmp_path):
 
     current = page.locator(".job-panel.current")
     current.get_by_role("button", name="Redo (1 credit)").click()
-    expect(page.locator(".job-panel.current img")).to_be_visible(timeout=20000)
+    redone = page.locator('.job-panel[data-index="1"]')
+    expect(redone).to_have_attribute("data-attempts", "2")
+    expect(redone).to_have_attribute("data-state", "delivered", timeout=20000)
     for index in range(1, 5):
         expect(page.locator("#progress")).to_contain_text(f"Panel {index} of 4", timeout=20000)
         approve = page.locator(".job-panel.current").get_by_role("button", name="Approve")
