@@ -156,6 +156,8 @@ def confirm_job(*, job: Job) -> Job:
             _deliver(job=job, panel=current)
         elif current.state == PanelState.PENDING and not _has_open_hold(current):
             _queue_render(job=job, panel=current)
+        elif current.state == PanelState.PENDING:
+            _promote(job=job, panel=current)
         _schedule_deadline(job)
     return job
 
@@ -511,6 +513,18 @@ def _queue_render(
     # robust: a broker that is down loses the message, not the request; the
     # sweep sends a render that never started again (requeue_stuck_renders).
     transaction.on_commit(lambda: render_panel.apply_async(args, queue=queue), robust=True)
+
+
+def _promote(*, job: Job, panel: JobPanel) -> None:
+    """A confirmed job's render still waiting on the speculative queue is sent to `render`.
+
+    Same attempt, same hold: whichever copy runs first renders and the other
+    finds the panel moved on. Confirmed work never waits behind speculation.
+    """
+    from .tasks import render_panel
+
+    args = (job.pk, panel.index, panel.attempts)
+    transaction.on_commit(lambda: render_panel.apply_async(args, queue=RENDER_QUEUE), robust=True)
 
 
 def _deliver(*, job: Job, panel: JobPanel) -> None:

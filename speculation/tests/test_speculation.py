@@ -328,3 +328,18 @@ def test_the_admin_speculation_page_shows_the_figures(client, make_user, user, b
     assert "What speculation bought and cost" in page
     assert "Last day" in page and "Last month" in page
     assert "always-warm GPU" in page
+
+
+def test_confirming_moves_a_waiting_render_to_the_render_queue(
+    user, board, speculate, sent, client, django_capture_on_commit_callbacks
+):
+    fund(user, 3)
+    job_id = speculate(board).json()["job"]
+    assert sent == [((job_id, 1, 1), "speculative")]  # still waiting behind other speculation
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(f"/api/storyboards/{board.pk}/generate/")
+    assert sent[-1] == ((job_id, 1, 1), "render")  # the same attempt, now with confirmed work
+    render_all(sent, django_capture_on_commit_callbacks)
+    job = Job.objects.get(pk=job_id)
+    assert job.panels.get(index=1).state == "delivered"
+    assert balance(user) == (2, 0)  # charged once, though two copies were sent
