@@ -57,3 +57,36 @@ def _private_cache(settings):
             "LOCATION": f"test-{uuid.uuid4()}",
         }
     }
+
+
+@pytest.fixture
+def race():
+    """Runs calls in threads of their own (own DB connections), released together.
+
+    Returns each call's result, or the exception it raised.
+    """
+    import threading
+
+    from django.db import connections
+
+    def run_all(calls):
+        barrier = threading.Barrier(len(calls))
+        results = [None] * len(calls)
+
+        def run(i, call):
+            try:
+                barrier.wait()
+                results[i] = call()
+            except Exception as exc:
+                results[i] = exc
+            finally:
+                connections.close_all()
+
+        threads = [threading.Thread(target=run, args=(i, c)) for i, c in enumerate(calls)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=60)
+        return results
+
+    return run_all

@@ -1,12 +1,9 @@
 """Races on PostgreSQL: real connections, real row locks, threads released together."""
 
-import threading
 from collections import Counter
-from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
-from django.db import connections
 from django.utils import timezone
 
 from ledger import errors, services
@@ -15,31 +12,6 @@ from ledger.models import Hold
 from .invariants import assert_ledger_invariants
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
-
-
-def race(calls: list[Callable[[], object]]) -> list[object]:
-    """Runs every call in its own thread and connection, all starting at once.
-
-    Returns each call's result or the exception it raised.
-    """
-    barrier = threading.Barrier(len(calls))
-    results: list[object] = [None] * len(calls)
-
-    def run(i: int, call: Callable[[], object]) -> None:
-        try:
-            barrier.wait()
-            results[i] = call()
-        except Exception as exc:
-            results[i] = exc
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(i, c)) for i, c in enumerate(calls)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
-    return results
 
 
 def kinds(results) -> Counter:
@@ -51,7 +23,7 @@ def account(make_user):
     return services.account_for(make_user())
 
 
-def test_fifty_tabs_racing_for_ten_credits(account):
+def test_fifty_tabs_racing_for_ten_credits(account, race):
     services.grant(account=account, amount=10, key="seed", reason="seed")
     results = race(
         [
@@ -66,7 +38,7 @@ def test_fifty_tabs_racing_for_ten_credits(account):
     assert_ledger_invariants()
 
 
-def test_twin_requests_with_one_key_place_one_hold(account):
+def test_twin_requests_with_one_key_place_one_hold(account, race):
     services.grant(account=account, amount=10, key="seed", reason="seed")
     results = race(
         [
@@ -81,7 +53,7 @@ def test_twin_requests_with_one_key_place_one_hold(account):
     assert_ledger_invariants()
 
 
-def test_twin_grants_with_one_key_grant_once(account):
+def test_twin_grants_with_one_key_grant_once(account, race):
     results = race(
         [
             lambda: services.grant(account=account, amount=5, key="stripe:cs_1", reason="pack")
@@ -93,7 +65,7 @@ def test_twin_grants_with_one_key_grant_once(account):
     assert account.available == 5
 
 
-def test_capture_racing_release_exactly_one_wins(account):
+def test_capture_racing_release_exactly_one_wins(account, race):
     services.grant(account=account, amount=20, key="seed", reason="seed")
     for round_ in range(20):
         hold = services.authorize(account=account, amount=1, key=f"h{round_}", reference="r")
@@ -109,7 +81,7 @@ def test_capture_racing_release_exactly_one_wins(account):
     assert_ledger_invariants()
 
 
-def test_sweep_racing_captures_resolves_each_hold_once(account):
+def test_sweep_racing_captures_resolves_each_hold_once(account, race):
     services.grant(account=account, amount=30, key="seed", reason="seed")
     holds = [
         services.authorize(account=account, amount=1, key=f"h{i}", reference="r", expires_in=600)

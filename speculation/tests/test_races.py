@@ -1,9 +1,6 @@
 """Races on PostgreSQL: two Review tabs of one person, one credit."""
 
-import threading
-
 import pytest
-from django.db import connections
 
 from ledger import services as ledger
 from ledger.tests.invariants import assert_ledger_invariants
@@ -16,28 +13,7 @@ from speculation.models import Outcome, Speculation
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 
-def race(calls):
-    barrier = threading.Barrier(len(calls))
-    results = [None] * len(calls)
-
-    def run(i, call):
-        try:
-            barrier.wait()
-            results[i] = call()
-        except Exception as exc:
-            results[i] = exc
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(i, c)) for i, c in enumerate(calls)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
-    return results
-
-
-def test_two_tabs_racing_for_the_last_credit_leave_one_hint(user, monkeypatch):
+def test_two_tabs_racing_for_the_last_credit_leave_one_hint(user, monkeypatch, race):
     monkeypatch.setattr(tasks.render_panel, "apply_async", lambda args, queue: None)
     monkeypatch.setattr(tasks.expire_job, "apply_async", lambda args, eta: None)
     ledger.grant(account=ledger.account_for(user), amount=1, key="last", reason="x")
@@ -58,7 +34,7 @@ def test_two_tabs_racing_for_the_last_credit_leave_one_hint(user, monkeypatch):
     assert_ledger_invariants()
 
 
-def test_two_tabs_on_one_storyboard_share_one_job(user, monkeypatch):
+def test_two_tabs_on_one_storyboard_share_one_job(user, monkeypatch, race):
     monkeypatch.setattr(tasks.render_panel, "apply_async", lambda args, queue: None)
     monkeypatch.setattr(tasks.expire_job, "apply_async", lambda args, eta: None)
     ledger.grant(account=ledger.account_for(user), amount=3, key="some", reason="x")
