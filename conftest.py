@@ -90,3 +90,15 @@ def race():
         return results
 
     return run_all
+
+
+@pytest.fixture
+def instant_renders(settings, tmp_path):
+    """No simulated GPU time, small images in a private media folder, no look-ahead,
+    and an in-memory channel layer: the studio's state machine, fast."""
+    settings.RENDER_COLD_START_SECONDS = 0
+    settings.RENDER_SECONDS = 0
+    settings.RENDER_WIDTH, settings.RENDER_HEIGHT = 160, 120
+    settings.MEDIA_ROOT = tmp_path
+    settings.SPECULATION_LOOKAHEAD = 0
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}

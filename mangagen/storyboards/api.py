@@ -72,9 +72,11 @@ class StoryboardDetailView(APIView):
         services.update_storyboard(storyboard=storyboard, **serializer.validated_data)
         return Response(_fresh(storyboard))
 
-    @extend_schema(responses={204: None}, summary="Delete a storyboard")
+    @extend_schema(
+        responses={204: None}, summary="Delete a storyboard (its live jobs are cancelled)"
+    )
     def delete(self, request, pk: int):
-        owned_storyboard(request, pk).delete()
+        services.delete_storyboard(storyboard=owned_storyboard(request, pk))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -68,6 +68,16 @@ def update_storyboard(
     return storyboard
 
 
+def delete_storyboard(*, storyboard: Storyboard) -> None:
+    """Deletes a storyboard, cancelling its live jobs first so no hold is left behind."""
+    from mangagen.jobs.models import LIVE_STATES
+    from mangagen.jobs.services import cancel_job
+
+    for job in storyboard.jobs.filter(state__in=LIVE_STATES):
+        cancel_job(job=job, reason="Its storyboard was deleted.")
+    storyboard.delete()
+
+
 def draft_storyboard(*, storyboard: Storyboard) -> tuple[Storyboard, str]:
     """Fills the panels (and adds characters) from the story; returns any notice."""
     existing = [{"name": c.name, "description": c.description} for c in storyboard.characters.all()]

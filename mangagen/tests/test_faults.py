@@ -18,13 +18,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
-def fast(settings, tmp_path, monkeypatch):
-    settings.RENDER_COLD_START_SECONDS = 0
-    settings.RENDER_SECONDS = 0
-    settings.RENDER_WIDTH, settings.RENDER_HEIGHT = 160, 120
-    settings.MEDIA_ROOT = tmp_path
-    settings.SPECULATION_LOOKAHEAD = 0
-    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+def fast(instant_renders, monkeypatch):
     monkeypatch.setattr(tasks.expire_job, "apply_async", lambda args, eta: None)
 
 

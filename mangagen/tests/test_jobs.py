@@ -35,13 +35,8 @@ PANELS = [
 
 
 @pytest.fixture(autouse=True)
-def fast(settings, tmp_path):
-    settings.RENDER_COLD_START_SECONDS = 0
-    settings.RENDER_SECONDS = 0
-    settings.SPECULATION_LOOKAHEAD = 0  # look-ahead has its own tests
-    settings.RENDER_WIDTH, settings.RENDER_HEIGHT = 160, 120
-    settings.MEDIA_ROOT = tmp_path
-    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+def fast(instant_renders):
+    """Every test here renders instantly."""
 
 
 @pytest.fixture

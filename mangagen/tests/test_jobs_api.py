@@ -11,13 +11,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
-def fast(settings, tmp_path, monkeypatch):
-    settings.RENDER_COLD_START_SECONDS = 0
-    settings.RENDER_SECONDS = 0
-    settings.SPECULATION_LOOKAHEAD = 0  # look-ahead has its own tests
-    settings.RENDER_WIDTH, settings.RENDER_HEIGHT = 160, 120
-    settings.MEDIA_ROOT = tmp_path
-    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+def fast(instant_renders, monkeypatch):
     monkeypatch.setattr(tasks.expire_job, "apply_async", lambda args, eta: None)
 
 
@@ -145,3 +139,14 @@ def test_another_persons_job_is_404(
     assert response.status_code == 404
     job.refresh_from_db()
     assert job.state == "queued"
+
+
+def test_deleting_a_storyboard_cancels_its_live_job_and_releases(
+    client, user, board, funded, monkeypatch
+):
+    monkeypatch.setattr(tasks.render_panel, "apply_async", lambda args, queue: None)
+    services.generate(user=user, storyboard=board)
+    assert ledger.account_for(user).held == 1
+    assert client.delete(f"/api/storyboards/{board.pk}/").status_code == 204
+    account = ledger.account_for(user)
+    assert (account.available, account.held) == (5, 0)
