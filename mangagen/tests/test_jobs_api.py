@@ -150,3 +150,17 @@ def test_deleting_a_storyboard_cancels_its_live_job_and_releases(
     assert client.delete(f"/api/storyboards/{board.pk}/").status_code == 204
     account = ledger.account_for(user)
     assert (account.available, account.held) == (5, 0)
+
+
+def test_the_dashboard_leads_back_to_a_live_job_and_a_finished_comic(
+    client, user, board, funded, renders, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        job, _ = services.generate(user=user, storyboard=board)
+    page = client.get("/").content.decode()
+    assert f'href="/comics/{board.pk}/jobs/{job.pk}/"' in page and "Rendering" in page
+    for index in (1, 2):
+        with django_capture_on_commit_callbacks(execute=True):
+            services.approve_panel(job=job, index=index)
+    page = client.get("/").content.decode()
+    assert f'href="/comics/{board.pk}/jobs/{job.pk}/read/"' in page

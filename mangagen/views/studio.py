@@ -30,7 +30,12 @@ STEPS = [
 @login_required
 def dashboard(request):
     account = ledger.account_for(request.user)
-    storyboards = Storyboard.objects.filter(owner=request.user).prefetch_related("panels", "jobs")
+    storyboards = list(
+        Storyboard.objects.filter(owner=request.user).prefetch_related("panels", "jobs")
+    )
+    for storyboard in storyboards:
+        confirmed = [job for job in storyboard.jobs.all() if job.confirmed]  # newest first
+        storyboard.latest_job = confirmed[0] if confirmed else None
     return render(
         request,
         "studio/dashboard.html",
