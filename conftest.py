@@ -102,3 +102,17 @@ def instant_renders(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path
     settings.SPECULATION_LOOKAHEAD = 0
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+
+@pytest.fixture
+def enqueued(monkeypatch):
+    """Records every render the studio enqueues as ((job, index, attempt), queue),
+    instead of sending it to Redis; deadline tasks are dropped."""
+    from mangagen.jobs import tasks
+
+    calls = []
+    monkeypatch.setattr(
+        tasks.render_panel, "apply_async", lambda args, queue: calls.append((tuple(args), queue))
+    )
+    monkeypatch.setattr(tasks.expire_job, "apply_async", lambda args, eta: None)
+    return calls

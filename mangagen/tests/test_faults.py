@@ -23,12 +23,8 @@ def fast(instant_renders, monkeypatch):
 
 
 @pytest.fixture
-def sent(monkeypatch):
-    calls = []
-    monkeypatch.setattr(
-        tasks.render_panel, "apply_async", lambda args, queue: calls.append(tuple(args))
-    )
-    return calls
+def sent(enqueued):
+    return enqueued
 
 
 def board_of(user, title="t"):
@@ -52,7 +48,7 @@ def test_a_refused_capture_leaves_a_visible_hold_that_the_sweeps_resolve(
     # The database is down for the capture and for the failure path after it.
     monkeypatch.setattr(ledger, "capture", database_down)
     monkeypatch.setattr(services, "fail_render", database_down)
-    job_id, index, attempt = sent.pop(0)
+    (job_id, index, attempt), _ = sent.pop(0)
     with pytest.raises(OperationalError):
         tasks.render_panel.apply(args=(job_id, index, attempt)).get()
     panel = job.panels.get(index=1)
@@ -64,7 +60,7 @@ def test_a_refused_capture_leaves_a_visible_hold_that_the_sweeps_resolve(
     # The sweep notices the lost render and sends it again; it is delivered once.
     with django_capture_on_commit_callbacks(execute=True):
         assert services.requeue_stuck_renders(now=later) == 1
-    job_id, index, attempt = sent.pop(0)
+    (job_id, index, attempt), _ = sent.pop(0)
     with django_capture_on_commit_callbacks(execute=True):
         assert services.perform_render(job_id=job_id, index=index, attempt=attempt) == "delivered"
     account = ledger.account_for(user)

@@ -40,14 +40,8 @@ def fast(instant_renders):
 
 
 @pytest.fixture
-def queued(monkeypatch):
-    """Records every render the services enqueue, instead of sending it to Redis."""
-    sent = []
-    monkeypatch.setattr(
-        tasks.render_panel, "apply_async", lambda args, queue: sent.append((tuple(args), queue))
-    )
-    monkeypatch.setattr(tasks.expire_job, "apply_async", lambda args, eta: None)
-    return sent
+def queued(enqueued):
+    return enqueued
 
 
 @pytest.fixture

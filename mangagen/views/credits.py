@@ -20,14 +20,10 @@ def credits_page(request):
     account = ledger.account_for(request.user)
     history = Paginator(ledger_selectors.transfers_for(account=account), 25)
     page = history.get_page(request.GET.get("page"))
-    rows = [
-        {
-            "transfer": t,
-            "available_delta": ledger_selectors.balance_effect(transfer=t, account=account)[0],
-            "held_delta": ledger_selectors.balance_effect(transfer=t, account=account)[1],
-        }
-        for t in page
-    ]
+    rows = []
+    for transfer in page:
+        available, held = ledger_selectors.balance_effect(transfer=transfer, account=account)
+        rows.append({"transfer": transfer, "available_delta": available, "held_delta": held})
     return render(
         request,
         "credits.html",
