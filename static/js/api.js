@@ -31,6 +31,14 @@ export async function api(method, url, body) {
   return data;
 }
 
+// Buttons that need a script start disabled (data-needs-script) and are enabled once it
+// has wired them, so a click made while the page is still loading is never lost.
+export function scriptReady(root = document) {
+  root.querySelectorAll("[data-needs-script]").forEach((control) => {
+    control.disabled = false;
+  });
+}
+
 export function wizard() {
   const root = document.getElementById("wizard");
   return { root, id: root.dataset.storyboard, step: root.dataset.step };

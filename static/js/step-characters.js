@@ -1,4 +1,4 @@
-import { api, autosaver, wizard } from "./api.js";
+import { api, autosaver, scriptReady, wizard } from "./api.js";
 
 const { id } = wizard();
 const list = document.getElementById("characters");
@@ -72,3 +72,4 @@ document.getElementById("back").addEventListener("click", async (event) => {
   event.preventDefault();
   if (await saver.now()) location.href = event.currentTarget.href;
 });
+scriptReady();

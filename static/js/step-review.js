@@ -71,6 +71,8 @@ async function speculate() {
   if (document.visibilityState !== "visible" || generating || !storyboard.complete) return;
   try {
     const answer = await api("POST", `/api/storyboards/${id}/speculate/`, {});
+    // What the server answered, for the page's own state (never shown): "hint" or the reason.
+    hint.dataset.answer = answer.hint ? "hint" : answer.reason || "declined";
     if (!answer.hint || generating) return;
     speculativeJob = answer.job;
     hint.hidden = false;
@@ -78,6 +80,7 @@ async function speculate() {
     showBalance();
   } catch (err) {
     // Ineligible or failed: the person sees nothing here and meets any prompt at Generate.
+    hint.dataset.answer = "error";
   }
 }
 

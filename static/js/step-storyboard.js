@@ -1,4 +1,4 @@
-import { ApiError, api, autosaver, showErrors, wizard } from "./api.js";
+import { ApiError, api, autosaver, scriptReady, showErrors, wizard } from "./api.js";
 
 const { id } = wizard();
 const list = document.getElementById("panels");
@@ -116,7 +116,9 @@ document.getElementById("add-panel").addEventListener("click", () => {
   saver.schedule();
 });
 document.getElementById("draft").addEventListener("click", async (event) => {
-  if (list.children.length && !confirm("Replace the current panels with a fresh draft from your story?")) return;
+  // Ask only when a fresh draft would throw away something the person wrote.
+  const written = panels().some((p) => p.description || p.dialogue.length || p.caption);
+  if (written && !confirm("Replace the current panels with a fresh draft from your story?")) return;
   const button = event.currentTarget;
   button.disabled = true;
   button.textContent = "Drafting…";
@@ -139,3 +141,4 @@ document.getElementById("back").addEventListener("click", async (event) => {
   event.preventDefault();
   if (await saver.now()) location.href = event.currentTarget.href;
 });
+scriptReady();

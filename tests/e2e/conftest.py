@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -70,9 +71,40 @@ def pytest_runtest_makereport(item, call):
         item.e2e_failed = report.failed
 
 
+class Dialogs:
+    """Every browser dialog is answered on purpose: a test says which it expects
+    (`dialogs.expect(accept=True)`), and one nobody expected fails the test
+    instead of being dismissed silently (which once made a draft vanish)."""
+
+    def __init__(self) -> None:
+        self.answers: list[bool] = []
+        self.unexpected: list[str] = []
+
+    def expect(self, *, accept: bool) -> None:
+        self.answers.append(accept)
+
+    def handle(self, dialog) -> None:
+        if not self.answers:
+            self.unexpected.append(f"{dialog.type}: {dialog.message}")
+            dialog.dismiss()
+        elif self.answers.pop(0):
+            dialog.accept()
+        else:
+            dialog.dismiss()
+
+    def watch(self, page) -> None:
+        page.on("dialog", self.handle)
+
+
 @pytest.fixture
-def page(browser, stack, request):
+def dialogs() -> Dialogs:
+    return Dialogs()
+
+
+@pytest.fixture
+def page(browser, stack, request, dialogs):
     context = browser.new_context(base_url=stack.base_url, viewport={"width": 1200, "height": 900})
+    context.on("page", dialogs.watch)
     page = context.new_page()
     console: list[str] = []
     page.on("console", lambda message: console.append(f"{message.type}: {message.text}"))
@@ -84,6 +116,21 @@ def page(browser, stack, request):
         page.screenshot(path=str(ARTIFACTS / f"FAILED-{name}.png"), full_page=True)
         (ARTIFACTS / f"FAILED-{name}.console.log").write_text("\n".join(console))
     context.close()
+    assert not dialogs.unexpected, f"unexpected browser dialogs: {dialogs.unexpected}"
+    assert not dialogs.answers, f"expected dialogs that never came: {dialogs.answers}"
+
+
+def wait_until(check, *, what: str, timeout: float = 20.0, every: float = 0.2):
+    """Polls `check()` until it returns something truthy and returns it; fails
+    with `what` at the deadline. Waiting on a condition, never on a time."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what} (last: {result!r})")
+        time.sleep(every)
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ def sign_up(page, username):
     expect(page.get_by_role("heading", name="Your comics")).to_be_visible()
 
 
-def test_story_to_review_and_back_again(page, shoot):
+def test_story_to_review_and_back_again(page, shoot, dialogs):
     sign_up(page, "writer")
     shoot("dashboard-empty")
     page.get_by_role("link", name="+ New comic").click()
@@ -50,7 +50,7 @@ def test_story_to_review_and_back_again(page, shoot):
 
     # 3. Storyboard — draft, then edit, add a line, reorder.
     expect(page).to_have_url(re.compile(r"/storyboard/$"))
-    page.get_by_role("button", name="Draft from story").click()
+    page.get_by_role("button", name="Draft from story").click()  # nothing written yet: no question
     expect(page.locator("#notice")).to_contain_text("Drafted 4 panels")
     cards = page.locator(".panel-card")
     expect(cards).to_have_count(4)
@@ -62,6 +62,15 @@ def test_story_to_review_and_back_again(page, shoot):
     cards.nth(3).locator(".up").click()
     expect(page.locator("#save-state")).to_have_text("Saved", timeout=10000)
     shoot("wizard-3-storyboard")
+
+    # A fresh draft would throw away what was written: it asks, and "Cancel" keeps it all.
+    dialogs.expect(accept=False)
+    page.get_by_role("button", name="Draft from story").click()
+    expect(page.locator("#draft")).to_be_enabled()
+    expect(cards).to_have_count(4)
+    expect(cards.nth(0).locator(".p-description")).to_have_value(
+        "Neo-Kyoto at night, rain over neon rooftops."
+    )
 
     # Everything survived a reload.
     page.reload()
@@ -93,8 +102,9 @@ def test_story_to_review_and_back_again(page, shoot):
     expect(page.get_by_label("Style")).to_have_value("shonen")
 
 
-def test_the_wizard_fits_a_phone(browser, stack, shoot):
+def test_the_wizard_fits_a_phone(browser, stack, shoot, dialogs):
     context = browser.new_context(base_url=stack.base_url, viewport={"width": 390, "height": 844})
+    context.on("page", dialogs.watch)
     page = context.new_page()
     sign_up(page, "phone-writer")
     page.get_by_role("link", name="+ New comic").click()
