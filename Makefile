@@ -15,8 +15,9 @@ $(STAMP): requirements.txt requirements-dev.txt
 install: $(STAMP)
 
 ## run: install, migrate, create the demo logins, start daphne + Celery workers + beat.
+## The local demo runs with DEBUG on (the settings default to off); DEBUG=off make run overrides.
 run: $(STAMP)
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bin/with-redis $(BIN)/python manage.py runstack
+	DEBUG="$${DEBUG:-on}" PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bin/with-redis $(BIN)/python manage.py runstack
 
 ## test: the whole suite (PostgreSQL-only tests run when DATABASE_URL points at PostgreSQL).
 test: $(STAMP)

@@ -2,8 +2,12 @@
 
 from django.contrib import admin
 
+from mangagen.accounts.forms import AdminLoginForm
 from mangagen.jobs.models import Job, JobPanel
 from mangagen.payments import admin as payments_admin  # noqa: F401  (registers its models)
+
+# The admin's sign-in shares the site's throttle (per username and per address).
+admin.site.login_form = AdminLoginForm
 
 
 class JobPanelInline(admin.TabularInline):

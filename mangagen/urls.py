@@ -3,6 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from mangagen.api.credits import PublicTransfersView
 from mangagen.api.me import MeView
 from mangagen.jobs.images import render_image
 from mangagen.payments import api as payments
@@ -22,15 +23,17 @@ urlpatterns = [
     path("credits/", credits.credits_page, name="credits"),
     path("credits/demo/", credits.demo_credits, name="credits-demo"),
     path("media/renders/<path:path>", render_image, name="render-image"),
-    path(
-        "accounts/login/",
-        auth_views.LoginView.as_view(redirect_authenticated_user=True),
-        name="login",
-    ),
+    path("accounts/login/", accounts.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/signup/", accounts.SignupView.as_view(), name="signup"),
     path("admin/", admin.site.urls),
     path("api/me/", MeView.as_view(), name="api-me"),
+    # Ahead of ledger.urls: people's history without operators' names and notes.
+    path(
+        "api/credits/transfers/",
+        PublicTransfersView.as_view(),
+        name="api-credit-transfers-public",
+    ),
     path("api/", include("ledger.urls")),
     path("api/", include("mangagen.storyboards.urls")),
     path("api/", include("mangagen.jobs.urls")),

@@ -65,7 +65,8 @@ def test_logout_refuses_a_post_without_csrf(user):
     assert response.status_code == 403
 
 
-def test_openapi_schema_and_docs_are_served(client):
+def test_openapi_schema_and_docs_are_served(client, make_user):
+    client.force_login(make_user(is_staff=True))  # staff-only with DEBUG off (as in tests)
     schema = client.get("/api/schema/")
     assert schema.status_code == 200
     assert b"/api/credits/" in schema.content

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 
 from ledger import selectors as ledger_selectors
 from ledger import services as ledger
+from mangagen.credit_history import public_reason
 from mangagen.payments.packs import packs
 
 
@@ -23,7 +24,14 @@ def credits_page(request):
     rows = []
     for transfer in page:
         available, held = ledger_selectors.balance_effect(transfer=transfer, account=account)
-        rows.append({"transfer": transfer, "available_delta": available, "held_delta": held})
+        rows.append(
+            {
+                "transfer": transfer,
+                "reason": public_reason(transfer),
+                "available_delta": available,
+                "held_delta": held,
+            }
+        )
     return render(
         request,
         "credits.html",

@@ -1,0 +1,34 @@
+"""Sign-in forms that stop guessing: the site's and the admin's share one throttle."""
+
+from django import forms
+from django.contrib.admin.forms import AdminAuthenticationForm
+from django.contrib.auth.forms import AuthenticationForm
+
+from . import throttle
+
+
+class ThrottledLoginMixin:
+    """Refuses to check a password while its username or address is locked out."""
+
+    def clean(self):
+        username = self.data.get("username", "") or ""
+        address = throttle.client_address(self.request)
+        if throttle.is_locked_out(username=username, address=address):
+            self.locked_out = True
+            raise forms.ValidationError(throttle.lockout_message(), code=throttle.LOCKED_OUT)
+        try:
+            cleaned = super().clean()
+        except forms.ValidationError:
+            throttle.record_failure(username=username, address=address)
+            raise
+        if self.get_user() is not None:  # not on a blank password: that proves nothing
+            throttle.record_success(username=username)
+        return cleaned
+
+
+class LoginForm(ThrottledLoginMixin, AuthenticationForm):
+    locked_out = False
+
+
+class AdminLoginForm(ThrottledLoginMixin, AdminAuthenticationForm):
+    locked_out = False

@@ -1,0 +1,224 @@
+"""Safe by default (issue #14 §2): sign-in throttling, sign-up limits, a staff-only
+API schema in production, operators' notes kept out of people's history, demo
+logins only in DEBUG."""
+
+import pytest
+from django.core.management import call_command
+
+from ledger import services as ledger
+from ledger.models import Transfer
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def small_limits(settings):
+    settings.LOGIN_FAILURES_PER_USERNAME = 3
+    settings.LOGIN_FAILURES_PER_ADDRESS = 5
+    settings.LOGIN_LOCKOUT_SECONDS = 900
+    settings.SIGNUP_PER_ADDRESS_PER_HOUR = 2
+
+
+def sign_in(client, username, password, address="10.0.0.1", **extra):
+    return client.post(
+        "/accounts/login/",
+        {"username": username, "password": password},
+        REMOTE_ADDR=address,
+        **extra,
+    )
+
+
+# --- sign-in throttling ----------------------------------------------------------------
+
+
+def test_a_username_is_locked_out_after_its_failures_even_with_the_right_password(
+    client, make_user
+):
+    make_user("kenji", password="paper-lantern-42")
+    for _ in range(3):
+        assert sign_in(client, "kenji", "wrong").status_code == 200
+    locked = sign_in(client, "kenji", "paper-lantern-42", address="10.0.0.2")
+    assert locked.status_code == 429
+    assert "Too many failed sign-in attempts" in locked.content.decode()
+    assert "try again in 15 minutes" in locked.content.decode()
+    assert client.get("/api/me/").status_code == 403
+
+
+def test_an_address_is_locked_out_after_its_failures_across_usernames(client, make_user):
+    make_user("kenji", password="paper-lantern-42")
+    for n in range(5):
+        sign_in(client, f"guess{n}", "wrong")
+    assert sign_in(client, "kenji", "paper-lantern-42").status_code == 429
+    assert sign_in(client, "kenji", "paper-lantern-42", address="10.0.0.9").status_code == 302
+
+
+def test_unknown_and_known_usernames_lock_out_alike(client, make_user):
+    make_user("kenji", password="paper-lantern-42")
+    answers = []
+    for username in ("kenji", "nobody-here"):
+        for n in range(4):
+            answers.append(sign_in(client, username, "wrong", address=f"10.1.{n}.{len(username)}"))
+    assert [a.status_code for a in answers] == [200, 200, 200, 429] * 2
+
+
+def test_a_good_sign_in_clears_the_usernames_failures(client, make_user):
+    make_user("kenji", password="paper-lantern-42")
+    for _ in range(2):
+        sign_in(client, "kenji", "wrong")
+    assert sign_in(client, "kenji", "paper-lantern-42").status_code == 302
+    client.post("/accounts/logout/")
+    for _ in range(2):
+        assert sign_in(client, "kenji", "wrong").status_code == 200
+    assert sign_in(client, "kenji", "paper-lantern-42").status_code == 302
+
+
+def test_a_blank_password_does_not_clear_the_count(client, make_user):
+    make_user("kenji", password="paper-lantern-42")
+    for _ in range(2):
+        sign_in(client, "kenji", "wrong")
+    sign_in(client, "kenji", "")
+    sign_in(client, "kenji", "wrong")
+    assert sign_in(client, "kenji", "paper-lantern-42").status_code == 429
+
+
+def test_the_admin_sign_in_shares_the_throttle(client, make_user):
+    make_user("ops", password="paper-lantern-42", is_staff=True, is_superuser=True)
+    for _ in range(3):
+        client.post(
+            "/admin/login/", {"username": "ops", "password": "wrong"}, REMOTE_ADDR="10.0.0.1"
+        )
+    page = client.post(
+        "/admin/login/", {"username": "ops", "password": "paper-lantern-42"}, REMOTE_ADDR="10.0.0.1"
+    )
+    assert "Too many failed sign-in attempts" in page.content.decode()
+    assert client.get("/admin/").status_code == 302
+
+
+def test_the_forwarded_address_counts_only_behind_a_proxy(client, make_user, settings):
+    make_user("kenji", password="paper-lantern-42")
+    settings.LOGIN_FAILURES_PER_USERNAME = 100
+    for n in range(5):  # a caller varying X-Forwarded-For is still one address
+        sign_in(client, f"g{n}", "wrong", HTTP_X_FORWARDED_FOR=f"1.2.3.{n}")
+    assert sign_in(client, "kenji", "paper-lantern-42").status_code == 429
+    settings.BEHIND_PROXY = True
+    fresh = sign_in(client, "kenji", "paper-lantern-42", HTTP_X_FORWARDED_FOR="6.6.6.6, 7.7.7.7")
+    assert fresh.status_code == 302
+
+
+# --- sign-up ---------------------------------------------------------------------------
+
+
+def test_sign_ups_are_limited_per_address(client):
+    def sign_up(name):
+        return client.post(
+            "/accounts/signup/",
+            {"username": name, "password1": "paper-lantern-42", "password2": "paper-lantern-42"},
+            REMOTE_ADDR="10.0.0.1",
+        )
+
+    assert sign_up("hana").status_code == 302
+    client.post("/accounts/logout/")
+    assert sign_up("hana").status_code == 200  # taken: said once, next to the field
+    refused = sign_up("mei")
+    assert refused.status_code == 429
+    assert "Too many sign-ups" in refused.content.decode()
+    assert "already exists" not in refused.content.decode()
+
+
+# --- the API's description --------------------------------------------------------------
+
+
+def test_schema_and_docs_are_staff_only_with_debug_off(client, make_user, settings, user):
+    settings.DEBUG = False
+    for url in ("/api/schema/", "/api/docs/"):
+        assert client.get(url).status_code == 403
+        client.force_login(user)
+        assert client.get(url).status_code == 403
+        client.force_login(make_user(is_staff=True))
+        assert client.get(url).status_code == 200
+        client.logout()
+
+
+def test_schema_is_open_on_the_local_demo(client, settings):
+    settings.DEBUG = True
+    assert client.get("/api/schema/").status_code == 200
+
+
+# --- what people see of operators' work -------------------------------------------------
+
+
+@pytest.fixture
+def adjusted(user, make_user):
+    """A history with an admin's release, a CLI grant and a failed render."""
+    ops = make_user("ops-yamada", is_staff=True, is_superuser=True)
+    account = ledger.account_for(user)
+    ledger.grant(account=account, amount=5, key="p", reason="Purchase of the starter pack")
+    call_command(
+        "grant_credits", user.username, "3", "--reason", "goodwill, ticket #812 angry customer"
+    )
+    hold = ledger.authorize(account=account, amount=1, key="h1", reference="job 1 panel 1")
+    ledger.release(hold=hold, reason="admin ops-yamada: stuck since the outage", actor=ops)
+    hold = ledger.authorize(account=account, amount=1, key="h2", reference="job 1 panel 2")
+    ledger.release(hold=hold, reason="render failed: 500 from http://10.2.0.7:7860/sdapi")
+    return user
+
+
+SECRETS = ("ops-yamada", "stuck since the outage", "ticket #812", "manage.py", "10.2.0.7")
+
+
+def test_transfers_api_never_shows_operators_names_or_notes(client, adjusted):
+    client.force_login(adjusted)
+    body = client.get("/api/credits/transfers/").content.decode()
+    assert not [s for s in SECRETS if s in body]
+    reasons = [t["reason"] for t in client.get("/api/credits/transfers/").json()["results"]]
+    assert "Credits added by our support team" in reasons
+    assert "Hold released by our support team" in reasons
+    assert "Purchase of the starter pack" in reasons
+    assert Transfer.objects.filter(reason__contains="ops-yamada").exists()  # kept for admin
+
+
+def test_credits_page_never_shows_operators_names_or_notes(client, adjusted):
+    client.force_login(adjusted)
+    page = client.get("/credits/").content.decode()
+    assert not [s for s in SECRETS if s in page]
+    assert "Credits added by our support team" in page
+
+
+def test_admin_still_shows_the_operators_note(client, adjusted, make_user):
+    client.force_login(make_user(is_staff=True, is_superuser=True))
+    assert "stuck since the outage" in client.get("/admin/ledger/transfer/").content.decode()
+
+
+# --- demo logins -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def no_processes(monkeypatch):
+    """runstack up to the point where it would start daphne and the workers."""
+    from mangagen.management.commands import runstack
+
+    class Stopped(Exception):
+        pass
+
+    def stop(self):
+        raise Stopped
+
+    monkeypatch.setattr(runstack.Manager, "loop", stop)
+    monkeypatch.setattr(runstack, "call_command", lambda *a, **k: None)
+    return Stopped
+
+
+def test_runstack_makes_no_demo_logins_with_debug_off(settings, no_processes, django_user_model):
+    settings.DEBUG = False
+    with pytest.raises(no_processes):
+        call_command("runstack")
+    assert not django_user_model.objects.exists()
+
+
+def test_runstack_makes_the_demo_logins_with_debug_on(settings, no_processes, django_user_model):
+    settings.DEBUG = True
+    with pytest.raises(no_processes):
+        call_command("runstack")
+    assert django_user_model.objects.get(username="admin").is_superuser
+    demo = django_user_model.objects.get(username=settings.DEMO_USERNAME)
+    assert ledger.account_for(demo).available == settings.DEMO_CREDITS
