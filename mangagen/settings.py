@@ -188,6 +188,14 @@ CHAT_API_KEY = env.str("CHAT_API_KEY", default="")
 CHAT_MODEL = env.str("CHAT_MODEL", default="gpt-4o-mini")
 CHAT_TIMEOUT_SECONDS = env.float("CHAT_TIMEOUT_SECONDS", default=60.0)
 
+# --- Per-person bounds (mangagen/quotas.py), websockets, retention ---------------
+MAX_STORYBOARDS_PER_PERSON = env.int("MAX_STORYBOARDS_PER_PERSON", default=200)
+MAX_LIVE_JOBS_PER_PERSON = env.int("MAX_LIVE_JOBS_PER_PERSON", default=3)
+DRAFT_DAILY_QUOTA = env.int("DRAFT_DAILY_QUOTA", default=50)
+WS_IDLE_SECONDS = env.float("WS_IDLE_SECONDS", default=600.0)
+WS_MAX_CONNECTIONS_PER_PERSON = env.int("WS_MAX_CONNECTIONS_PER_PERSON", default=12)
+RETENTION_DAYS = env.int("RETENTION_DAYS", default=90)
+
 # --- Stripe ------------------------------------------------------------------
 STRIPE_SECRET_KEY = env.str("STRIPE_SECRET_KEY", default="")
 STRIPE_WEBHOOK_SECRET = env.str("STRIPE_WEBHOOK_SECRET", default="")
@@ -235,6 +243,8 @@ REST_FRAMEWORK = {
         "generate": env.str("THROTTLE_GENERATE", default="20/min"),
         "draft": env.str("THROTTLE_DRAFT", default="20/min"),
         "checkout": env.str("THROTTLE_CHECKOUT", default="10/min"),
+        # Storyboard writes (create, autosave, delete); autosave sends at most ~85/min.
+        "storyboards": env.str("THROTTLE_STORYBOARDS", default="120/min"),
     },
 }
 SPECTACULAR_SETTINGS = {

@@ -132,6 +132,8 @@ def test_csrf_is_required_on_every_state_change(owned, user, method, url, body):
         ("generate", "post", "/api/storyboards/{board}/generate/"),
         ("draft", "post", "/api/storyboards/{board}/draft/"),
         ("checkout", "post", "/api/credits/checkout/"),
+        ("storyboards", "post", "/api/storyboards/"),
+        ("storyboards", "patch", "/api/storyboards/{board}/"),
     ],
 )
 def test_rate_limits_answer_429_with_retry_after(

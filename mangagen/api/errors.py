@@ -7,9 +7,17 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from ledger import errors as ledger_errors
+from mangagen.quotas import LimitReached
 
 
 def exception_handler(exc, context):
+    if isinstance(exc, LimitReached):
+        response = Response(
+            {"error": str(exc.code), "detail": str(exc)}, status=status.HTTP_429_TOO_MANY_REQUESTS
+        )
+        if exc.retry_after:
+            response["Retry-After"] = str(exc.retry_after)
+        return response
     if isinstance(exc, ledger_errors.LedgerError):
         if isinstance(exc, ledger_errors.InsufficientCredits):
             code = status.HTTP_402_PAYMENT_REQUIRED

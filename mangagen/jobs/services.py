@@ -23,6 +23,7 @@ from django.utils import timezone
 from ledger import errors as ledger_errors
 from ledger import services as ledger
 from ledger.models import Hold
+from mangagen import quotas
 from mangagen.renderers import PanelSpec, RenderError, get_renderer
 from mangagen.storyboards.models import Storyboard
 
@@ -83,6 +84,7 @@ def generate(*, user, storyboard: Storyboard) -> tuple[Job, str]:
             if live.version == storyboard.version:
                 return live, "existing"
             cancel_job(job=live, reason="The storyboard changed; a new job replaced this one.")
+        quotas.check_live_jobs(user=user, storyboard=storyboard)
         try:
             return start_job(user=user, storyboard=storyboard), "created"
         except IntegrityError:

@@ -7,6 +7,9 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
+from mangagen import quotas
+from mangagen.api.throttles import WritesThrottle
+
 from . import services
 from .models import Storyboard
 from .serializers import StoryboardSerializer, StoryboardWriteSerializer
@@ -25,6 +28,9 @@ def _fresh(storyboard: Storyboard) -> dict:
 
 
 class StoryboardListView(APIView):
+    throttle_classes = [WritesThrottle]
+    throttle_scope = "storyboards"
+
     @extend_schema(responses=StoryboardSerializer(many=True), summary="Your storyboards")
     def get(self, request):
         storyboards = Storyboard.objects.filter(owner=request.user).prefetch_related(
@@ -43,6 +49,7 @@ class StoryboardListView(APIView):
         serializer.fields["panels"].required = False
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
+        quotas.check_storyboards(owner=request.user)
         storyboard = services.create_storyboard(
             owner=request.user, title=data["title"], story=data["story"], style=data["style"]
         )
@@ -56,6 +63,9 @@ class StoryboardListView(APIView):
 
 
 class StoryboardDetailView(APIView):
+    throttle_classes = [WritesThrottle]
+    throttle_scope = "storyboards"
+
     @extend_schema(responses=StoryboardSerializer, summary="One storyboard")
     def get(self, request, pk: int):
         return Response(StoryboardSerializer(owned_storyboard(request, pk)).data)
@@ -99,6 +109,7 @@ class DraftView(APIView):
                 },
                 status=status.HTTP_400_BAD_REQUEST,
             )
+        quotas.take_draft(user=request.user)
         storyboard, notice = services.draft_storyboard(storyboard=storyboard)
         data = _fresh(storyboard)
         data["notice"] = notice

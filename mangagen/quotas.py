@@ -1,0 +1,79 @@
+"""Per-person caps, so one account cannot grow the database, the job queue or the
+operator's chat bill without bound. A refused request changes nothing.
+
+Drafting with a chat model (`DRAFTER=openai`) costs the operator per call, so
+it has a daily quota per person rather than a credit price: credits pay for
+renders a person sees, and charging for a draft they may throw away would
+make the first step of every comic cost money. The free rule-based drafter
+(`DRAFTER=rules`) has no quota.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+from django.conf import settings
+from django.core.cache import cache
+from django.utils import timezone
+
+
+class Limit(StrEnum):
+    """The `error` code of each refusal (the API answers 429)."""
+
+    STORYBOARDS = "too_many_storyboards"
+    LIVE_JOBS = "too_many_live_jobs"
+    DRAFTS = "draft_quota"
+
+
+class LimitReached(Exception):
+    def __init__(self, limit: Limit, detail: str, *, retry_after: int | None = None):
+        super().__init__(detail)
+        self.code = limit
+        self.retry_after = retry_after
+
+
+def check_storyboards(*, owner) -> None:
+    """Raises LimitReached when `owner` already has MAX_STORYBOARDS_PER_PERSON."""
+    from mangagen.storyboards.models import Storyboard
+
+    cap = settings.MAX_STORYBOARDS_PER_PERSON
+    if Storyboard.objects.filter(owner=owner).count() >= cap:
+        raise LimitReached(
+            Limit.STORYBOARDS,
+            f"You have {cap} comics, the most one account may keep; delete one to start another.",
+        )
+
+
+def check_live_jobs(*, user, storyboard) -> None:
+    """Raises LimitReached when `user` already renders MAX_LIVE_JOBS_PER_PERSON other comics."""
+    from mangagen.jobs.models import LIVE_STATES, Job
+
+    cap = settings.MAX_LIVE_JOBS_PER_PERSON
+    others = Job.objects.filter(owner=user, confirmed=True, state__in=LIVE_STATES).exclude(
+        storyboard=storyboard
+    )
+    if others.count() >= cap:
+        raise LimitReached(
+            Limit.LIVE_JOBS,
+            f"{cap} of your comics are rendering already; finish or stop one first.",
+        )
+
+
+def take_draft(*, user, now: datetime | None = None) -> None:
+    """Counts one chat-model draft for `user` today (UTC); raises LimitReached past the quota."""
+    if settings.DRAFTER == "rules":
+        return
+    now = now or timezone.now()
+    tomorrow = (now + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+    seconds_left = max(int((tomorrow - now).total_seconds()), 1)
+    key = f"drafts:{user.pk}:{now.date().isoformat()}"
+    # add() starts the day's count, incr() is atomic in Redis; the key outlives the day.
+    used = 1 if cache.add(key, 1, timeout=seconds_left + 3600) else cache.incr(key)
+    if used > settings.DRAFT_DAILY_QUOTA:
+        raise LimitReached(
+            Limit.DRAFTS,
+            f"You have used today's {settings.DRAFT_DAILY_QUOTA} drafts; "
+            "edit the panels by hand, or draft again tomorrow.",
+            retry_after=seconds_left,
+        )
