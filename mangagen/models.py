@@ -2,13 +2,14 @@
 
 from mangagen.jobs.models import Job, JobEvent, JobPanel
 from mangagen.payments.models import Purchase, StripeEvent
-from mangagen.storyboards.models import Character, Panel, Storyboard
+from mangagen.storyboards.models import Character, KeptArt, Panel, Storyboard
 
 __all__ = [
     "Character",
     "Job",
     "JobEvent",
     "JobPanel",
+    "KeptArt",
     "Panel",
     "Purchase",
     "Storyboard",

@@ -245,6 +245,7 @@ REST_FRAMEWORK = {
         "checkout": env.str("THROTTLE_CHECKOUT", default="10/min"),
         # Storyboard writes (create, autosave, delete); autosave sends at most ~85/min.
         "storyboards": env.str("THROTTLE_STORYBOARDS", default="120/min"),
+        "export": env.str("THROTTLE_EXPORT", default="30/min"),
     },
 }
 SPECTACULAR_SETTINGS = {

@@ -6,6 +6,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from mangagen.api.credits import PublicTransfersView
 from mangagen.api.me import MeView
 from mangagen.jobs.images import render_image
+from mangagen.pages.api import page_image
 from mangagen.payments import api as payments
 from mangagen.views import accounts, credits, studio
 
@@ -19,6 +20,8 @@ urlpatterns = [
         studio.download,
         name="comic-download",
     ),
+    path("comics/<int:pk>/read/", studio.read_comic, name="comic-read"),
+    path("comics/<int:pk>/pages/<str:key>/<str:name>", page_image, name="page-image"),
     path("comics/<int:pk>/<slug:step>/", studio.wizard_step, name="comic-step"),
     path("credits/", credits.credits_page, name="credits"),
     path("credits/demo/", credits.demo_credits, name="credits-demo"),

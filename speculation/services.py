@@ -32,8 +32,11 @@ def speculate(*, user, storyboard: Storyboard) -> Speculation:
     if not storyboard.complete:
         return _declined(user, storyboard, "incomplete")
     with transaction.atomic():
-        # One person's speculations are decided one at a time.
-        get_user_model().objects.select_for_update().get(pk=user.pk)
+        # One person's speculations are decided one at a time. NO KEY UPDATE: a plain
+        # FOR UPDATE would also block other transactions' foreign-key checks on the
+        # user (a Generate in another tab, at its commit) while this one waits to lock
+        # that Generate's job: a deadlock.
+        get_user_model().objects.select_for_update(no_key=True).get(pk=user.pk)
         storyboard.refresh_from_db()
         for live in Speculation.objects.filter(user=user, outcome=Outcome.LIVE).select_related(
             "job"
@@ -84,11 +87,19 @@ def confirmed_backlog() -> int:
 
 
 def _invalidate(live: Speculation) -> None:
-    live.outcome = Outcome.INVALIDATED
-    live.ended_at = timezone.now()
-    live.save(update_fields=["outcome", "ended_at"])
-    if live.job.live and not live.job.confirmed:
-        jobs.cancel_job(job=live.job, reason="Replaced by a newer speculation.")
+    """Ends an older speculation, unless its job was confirmed since it was read.
+
+    The job row is locked first (as confirm_job does, whose receiver marks the
+    speculation a hit), then the speculation row: one order, no deadlock.
+    """
+    job = jobs.cancel_job(
+        job=live.job, reason="Replaced by a newer speculation.", only_if_unconfirmed=True
+    )
+    if job.confirmed:
+        return  # Generate attached to it meanwhile: a hit, not ours to end
+    Speculation.objects.filter(
+        pk=live.pk, outcome__in=[Outcome.LIVE, Outcome.ABANDONED, Outcome.EXPIRED]
+    ).update(outcome=Outcome.INVALIDATED, ended_at=timezone.now())
 
 
 def _declined(user, storyboard: Storyboard, reason: str) -> Speculation:

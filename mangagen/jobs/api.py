@@ -95,9 +95,13 @@ class CancelView(APIView):
     @extend_schema(request=None, responses=JobSerializer, summary="Cancel a job; holds released")
     def post(self, request, pk: int):
         job = owned_job(request, pk)
-        if request.query_params.get("if_unconfirmed") and job.confirmed:
-            return Response(job_body(job))  # leaving Review after Generate: keep the job
-        job = services.cancel_job(job=job, reason="Cancelled by its owner.")
+        # Leaving Review after Generate (in this tab or another) keeps the job: the
+        # condition is checked on the locked row, not on this read.
+        job = services.cancel_job(
+            job=job,
+            reason="Cancelled by its owner.",
+            only_if_unconfirmed=bool(request.query_params.get("if_unconfirmed")),
+        )
         return Response(job_body(job))
 
 

@@ -95,6 +95,7 @@ class JobPanel(models.Model):
     job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="panels")
     index = models.PositiveSmallIntegerField()
     content_hash = models.CharField(max_length=64)
+    art_hash = models.CharField(max_length=64, blank=True)
     spec = models.JSONField(help_text="The panel as it was when the job started.")
     state = models.CharField(max_length=12, choices=PanelState.choices, default=PanelState.PENDING)
     attempts = models.PositiveSmallIntegerField(default=0, help_text="Renders started.")
@@ -105,6 +106,9 @@ class JobPanel(models.Model):
         Hold, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
     image = models.FileField(upload_to=_image_path, blank=True)
+    faces = models.JSONField(
+        default=dict, blank=True, help_text="Where the renderer drew faces, for the lettering."
+    )
     cold = models.BooleanField(null=True)
     render_seconds = models.FloatField(null=True, blank=True)
     queued_at = models.DateTimeField(null=True, blank=True)

@@ -5,12 +5,16 @@ confirmed job; release on every other path (cancel, expiry, failure,
 invalidation). A person pays for each render they are shown, redos
 included, and nothing else.
 
-Lock order: the job row, then its panel rows, then the ledger's own locks.
+Lock order: the job row, then its panel rows, then (when a transaction
+resolves more than one) the panels' pending holds by pk, then the ledger's
+own locks (hold → key → accounts by pk). Every conditional end re-checks its
+condition on the locked job row (`_end(only_if=…)`).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -26,6 +30,8 @@ from ledger.models import Hold
 from mangagen import quotas
 from mangagen.renderers import PanelSpec, RenderError, get_renderer
 from mangagen.storyboards.models import Storyboard
+from mangagen.storyboards.selectors import current_takes
+from mangagen.storyboards.services import keep_render
 
 from .events import emit
 from .models import LIVE_STATES, Job, JobPanel, JobState, PanelState
@@ -47,6 +53,12 @@ class IllegalTransition(JobError):
 
 class StoryboardIncomplete(JobError):
     code = "incomplete"
+
+
+class NothingToRender(StoryboardIncomplete):
+    """Every panel already has kept art: there is nothing to start speculatively."""
+
+    code = "nothing_to_render"
 
 
 # --- reads used by the services and the API -------------------------------------------------
@@ -79,7 +91,12 @@ def generate(*, user, storyboard: Storyboard) -> tuple[Job, str]:
         live = Job.objects.filter(storyboard=storyboard, state__in=LIVE_STATES).first()
         if live is not None:
             if not live.confirmed:
-                return confirm_job(job=live), "attached"
+                # Read without a lock: the job may end (a beacon, its deadline) before
+                # confirm_job locks it. Only a job confirmed and live is attached.
+                job = confirm_job(job=live)
+                if job.confirmed and job.live:
+                    return job, "attached"
+                continue
             storyboard.refresh_from_db()
             if live.version == storyboard.version:
                 return live, "existing"
@@ -110,6 +127,9 @@ def start_job(
         if not panels or not all(p.description.strip() for p in panels):
             raise StoryboardIncomplete("Every panel needs a description before rendering.")
         now = timezone.now()
+        takes = current_takes(storyboard=storyboard)
+        if not confirmed and all(p.art_hash in takes for p in panels):
+            raise NothingToRender("Every panel is already drawn and kept.")
         job = Job.objects.create(
             owner=user,
             storyboard=storyboard,
@@ -121,28 +141,52 @@ def start_job(
             confirm_by=None if confirmed else confirm_by,
             expires_at=now + timedelta(seconds=settings.JOB_TTL_SECONDS) if confirmed else None,
         )
-        JobPanel.objects.bulk_create(
-            JobPanel(job=job, index=p.index, content_hash=p.content_hash, spec=_spec_of(p))
-            for p in panels
-        )
+        JobPanel.objects.bulk_create(_job_panel(job, p, takes) for p in panels)
         job = Job.objects.select_for_update().get(pk=job.pk)
+        missing = job.panels.exclude(state=PanelState.APPROVED).order_by("index").first()
+        if missing is None:  # every panel is kept: nothing to render, nothing to pay
+            _complete(job)
+            return job
+        job.current_index = missing.index
+        job.save(update_fields=["current_index"])
         emit(job=job, type="job.state", data=_state_data(job))
-        _queue_render(job=job, panel=job.panels.get(index=1))
+        _queue_render(job=job, panel=missing)
         _schedule_deadline(job)
     return job
+
+
+def _job_panel(job: Job, panel, takes: dict) -> JobPanel:
+    """A panel whose art hash has kept art joins the job approved, with that art: free."""
+    kept = takes.get(panel.art_hash)
+    return JobPanel(
+        job=job,
+        index=panel.index,
+        content_hash=panel.content_hash,
+        art_hash=panel.art_hash,
+        spec=_spec_of(panel),
+        state=PanelState.APPROVED if kept else PanelState.PENDING,
+        image=kept.image.name if kept else "",
+        faces=kept.faces if kept else {},
+    )
 
 
 def confirm_job(*, job: Job) -> Job:
     """Confirms an unconfirmed job (Generate attaching to a speculation).
 
-    If the storyboard changed meanwhile, renders whose index and content hash
-    still match are kept and the rest start again; a render whose inputs
-    differ is never shown. Idempotent.
+    If the storyboard changed meanwhile, renders whose index and art hash
+    still match are kept (a text edit keeps them: lettering is drawn over the
+    art) and the rest start again; a render whose picture's inputs differ is
+    never shown. Idempotent.
     """
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job.pk)
         if job.confirmed or not job.live:
             return job
+        # At or past confirm_by the job is due (the rule the deadline task and the
+        # sweep use): it expires now rather than being confirmed.
+        if past_deadline(job, timezone.now()):
+            return _end(job=job, state=JobState.EXPIRED, reason="Past its deadline.")[0]
+        _lock_open_holds(job)
         storyboard = Storyboard.objects.get(pk=job.storyboard_id)
         if storyboard.version != job.version:
             _rebase(job=job, storyboard=storyboard)
@@ -150,7 +194,16 @@ def confirm_job(*, job: Job) -> Job:
         job.confirmed = True
         job.confirmed_at = now
         job.expires_at = now + timedelta(seconds=settings.JOB_TTL_SECONDS)
-        job.save(update_fields=["confirmed", "confirmed_at", "expires_at", "version", "cast"])
+        job.save(
+            update_fields=[
+                "confirmed",
+                "confirmed_at",
+                "expires_at",
+                "version",
+                "cast",
+                "current_index",
+            ]
+        )
         emit(job=job, type="job.state", data=_state_data(job))
         job_confirmed.send(sender=Job, job=job)
         current = job.panels.select_for_update().get(index=job.current_index)
@@ -166,23 +219,29 @@ def confirm_job(*, job: Job) -> Job:
 
 def _rebase(*, job: Job, storyboard: Storyboard) -> None:
     fresh = {p.index: p for p in storyboard.panels.all()}
+    takes = current_takes(storyboard=storyboard)
     for panel in job.panels.select_for_update():
         new = fresh.get(panel.index)
-        if new is not None and new.content_hash == panel.content_hash:
+        if new is not None and new.art_hash == panel.art_hash:
+            panel.content_hash, panel.spec = new.content_hash, _spec_of(new)
+            panel.save(update_fields=["content_hash", "spec"])
             continue
         _release_open_hold(panel, reason="The storyboard changed before this render was shown.")
         if new is None:
             panel.delete()
             continue
-        panel.content_hash, panel.spec = new.content_hash, _spec_of(new)
-        panel.state, panel.image, panel.error, panel.hold = PanelState.PENDING, "", "", None
+        kept = _job_panel(job, new, takes)
+        panel.content_hash, panel.art_hash, panel.spec = new.content_hash, new.art_hash, kept.spec
+        panel.state, panel.image, panel.faces = kept.state, kept.image, kept.faces
+        panel.error, panel.hold = "", None
         panel.save()
     existing = set(job.panels.values_list("index", flat=True))
     JobPanel.objects.bulk_create(
-        JobPanel(job=job, index=i, content_hash=p.content_hash, spec=_spec_of(p))
-        for i, p in fresh.items()
-        if i not in existing
+        _job_panel(job, p, takes) for i, p in fresh.items() if i not in existing
     )
+    current = job.panels.exclude(state=PanelState.APPROVED).order_by("index").first()
+    if current is not None:
+        job.current_index = current.index
     job.version = storyboard.version
     job.cast = {c.name: c.description for c in storyboard.characters.all()}
     emit(job=job, type="job.rebased", data={"version": job.version, "total": len(fresh)})
@@ -231,6 +290,7 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> str:
         panel.state = PanelState.READY
         panel.rendered_at = timezone.now()
         panel.cold = result.cold
+        panel.faces = result.metadata.get("faces") or {}
         panel.render_seconds = result.seconds
         panel.save()
         emit(
@@ -304,14 +364,15 @@ def approve_panel(*, job: Job, index: int) -> Job:
         panel.state = PanelState.APPROVED
         panel.save(update_fields=["state"])
         emit(job=job, type="panel.approved", data={"index": index})
-        following = job.panels.select_for_update().filter(index__gt=index).order_by("index").first()
+        following = (
+            job.panels.select_for_update()
+            .filter(index__gt=index)
+            .exclude(state=PanelState.APPROVED)  # kept art needs no render
+            .order_by("index")
+            .first()
+        )
         if following is None:
-            job.state = JobState.COMPLETED
-            job.finished_at = timezone.now()
-            job.save(update_fields=["state", "finished_at"])
-            emit(job=job, type="job.state", data=_state_data(job))
-            emit(job=job, type="job.done", data={"reader_url": reader_url(job)})
-            job_ended.send(sender=Job, job=job, state=job.state, reason="completed")
+            _complete(job)
             return job
         job.current_index = following.index
         job.save(update_fields=["current_index"])
@@ -342,9 +403,23 @@ def redo_panel(*, job: Job, index: int) -> Job:
     return job
 
 
-def cancel_job(*, job: Job, reason: str = "Cancelled.") -> Job:
-    """Ends a live job and releases every open hold at once. Idempotent."""
-    return _end(job=job, state=JobState.CANCELLED, reason=reason)[0]
+def cancel_job(*, job: Job, reason: str = "Cancelled.", only_if_unconfirmed: bool = False) -> Job:
+    """Ends a live job and releases every open hold at once. Idempotent.
+
+    With `only_if_unconfirmed` (a Review tab's beacon, a newer speculation) a
+    job confirmed by then, as its locked row says, is left as it is.
+    """
+    only_if = (lambda locked: not locked.confirmed) if only_if_unconfirmed else None
+    return _end(job=job, state=JobState.CANCELLED, reason=reason, only_if=only_if)[0]
+
+
+def past_deadline(job: Job, now: datetime) -> bool:
+    """The one deadline rule: due at `confirm_by` (unconfirmed) or `expires_at`, inclusive.
+
+    confirm_job, the deadline task and the sweep all ask this, of the locked row.
+    """
+    deadline = job.expires_at if job.confirmed else job.confirm_by
+    return deadline is not None and deadline <= now
 
 
 def expire_due_jobs(*, now: datetime | None = None) -> int:
@@ -354,7 +429,13 @@ def expire_due_jobs(*, now: datetime | None = None) -> int:
         Q(confirmed=True, expires_at__lte=now) | Q(confirmed=False, confirm_by__lte=now)
     )
     return sum(
-        _end(job=job, state=JobState.EXPIRED, reason="Past its deadline.", now=now)[1]
+        _end(
+            job=job,
+            state=JobState.EXPIRED,
+            reason="Past its deadline.",
+            now=now,
+            only_if=lambda locked: past_deadline(locked, now),
+        )[1]
         for job in due.order_by("pk")
     )
 
@@ -384,7 +465,15 @@ def requeue_stuck_renders(*, now: datetime | None = None) -> int:
         with transaction.atomic():
             job = Job.objects.select_for_update().get(pk=candidate.job_id)
             panel = job.panels.select_for_update().get(pk=candidate.pk)
-            if not job.live or panel.state not in (PanelState.PENDING, PanelState.RENDERING):
+            # Still stuck, as the locked rows say: the same attempt, not moved on.
+            since = panel.render_started_at if panel.state == PanelState.RENDERING else None
+            since = since or (panel.queued_at if panel.state == PanelState.PENDING else None)
+            if (
+                not job.live
+                or panel.attempts != candidate.attempts
+                or since is None
+                or since > cutoff
+            ):
                 continue
             panel.state = PanelState.PENDING
             panel.queued_at = now
@@ -409,18 +498,34 @@ def expire_job_if_due(*, job_id: int, now: datetime | None = None) -> bool:
     job = Job.objects.filter(pk=job_id, state__in=LIVE_STATES).first()
     if job is None:
         return False
-    deadline = job.expires_at if job.confirmed else job.confirm_by
-    if deadline is None or deadline > now:
-        return False
-    return _end(job=job, state=JobState.EXPIRED, reason="Past its deadline.", now=now)[1]
+    return _end(
+        job=job,
+        state=JobState.EXPIRED,
+        reason="Past its deadline.",
+        now=now,
+        only_if=lambda locked: past_deadline(locked, now),
+    )[1]
 
 
-def _end(*, job: Job, state: str, reason: str, now: datetime | None = None) -> tuple[Job, bool]:
+def _end(
+    *,
+    job: Job,
+    state: str,
+    reason: str,
+    now: datetime | None = None,
+    only_if: Callable[[Job], bool] | None = None,
+) -> tuple[Job, bool]:
+    """Ends a live job; `only_if` is the caller's condition, asked of the locked row.
+
+    Returns the job and whether this call ended it.
+    """
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job.pk)
-        if not job.live:
+        if not job.live or (only_if is not None and not only_if(job)):
             return job, False
-        for panel in job.panels.select_for_update():
+        panels = list(job.panels.select_for_update())
+        _lock_open_holds(job)
+        for panel in panels:
             _release_open_hold(panel, reason=f"job {state}: {reason}"[:200])
         job.state = state
         job.finished_at = now or timezone.now()
@@ -542,6 +647,7 @@ def _deliver(*, job: Job, panel: JobPanel) -> None:
         panel.state = PanelState.DELIVERED
         panel.delivered_at = timezone.now()
         panel.save(update_fields=["state", "delivered_at"])
+        _keep(job=job, panel=panel)
         emit(
             job=job,
             type="panel.delivered",
@@ -559,14 +665,60 @@ def _deliver(*, job: Job, panel: JobPanel) -> None:
         _queue_lookahead(job=job)
 
 
+def _keep(*, job: Job, panel: JobPanel) -> None:
+    """A paid render belongs to the comic from now on, whatever becomes of this job."""
+    with panel.image.open("rb") as handle:
+        image = handle.read()
+    keep_render(
+        storyboard_id=job.storyboard_id,
+        art_hash=panel.art_hash,
+        image=image,
+        faces=panel.faces,
+        source=panel,
+        attempt=panel.attempts,
+    )
+
+
+def _complete(job: Job) -> None:
+    job.state = JobState.COMPLETED
+    job.finished_at = timezone.now()
+    job.save(update_fields=["state", "finished_at"])
+    emit(job=job, type="job.state", data=_state_data(job))
+    emit(job=job, type="job.done", data={"reader_url": reader_url(job)})
+    job_ended.send(sender=Job, job=job, state=job.state, reason="completed")
+
+
 def _has_open_hold(panel: JobPanel) -> bool:
     return panel.hold_id is not None and panel.hold.state == Hold.State.PENDING
 
 
+def _lock_open_holds(job: Job) -> None:
+    """Locks every pending hold of the job's panels, by pk, before any account row.
+
+    The ledger's lock order is hold → key → accounts by pk. Releasing several
+    holds one after another would lock the account, then the next hold, while
+    the ledger's sweep holds that hold and waits for the account: a deadlock.
+    """
+    hold_ids = list(job.panels.exclude(hold=None).values_list("hold_id", flat=True))
+    list(
+        Hold.objects.select_for_update(of=("self",))
+        .filter(pk__in=hold_ids, state=Hold.State.PENDING)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+
+
 def _release_open_hold(panel: JobPanel, *, reason: str) -> bool:
-    if not _has_open_hold(panel):
+    """Releases the panel's hold if it is still pending, as the hold's row says."""
+    if panel.hold_id is None:
         return False
-    ledger.release(hold=panel.hold, reason=reason, key=f"{panel.hold.key}:release")
+    panel.hold.refresh_from_db(fields=["state"])  # the sweep may have expired it meanwhile
+    if panel.hold.state != Hold.State.PENDING:
+        return False
+    try:
+        ledger.release(hold=panel.hold, reason=reason, key=f"{panel.hold.key}:release")
+    except ledger_errors.HoldAlreadyResolved:
+        return False  # expired by the ledger's sweep between the read and the lock
     return True
 
 
@@ -604,7 +756,8 @@ def _spec_of(panel) -> dict:
 
 
 def _panel_spec(job: Job, panel: JobPanel) -> PanelSpec:
-    from mangagen.renderers import CharacterSpec, DialogueSpec
+    """What the renderer is given: the art's inputs only, never the text (lettering is a layer)."""
+    from mangagen.renderers import CharacterSpec
 
     spec = panel.spec
     return PanelSpec(
@@ -612,10 +765,9 @@ def _panel_spec(job: Job, panel: JobPanel) -> PanelSpec:
         description=spec["description"],
         shot=spec["shot"],
         characters=tuple(CharacterSpec(n, job.cast.get(n, "")) for n in spec["characters"]),
-        dialogue=tuple(DialogueSpec(d.get("speaker", ""), d["text"]) for d in spec["dialogue"]),
-        caption=spec["caption"],
         index=panel.index,
         content_hash=panel.content_hash,
+        art_hash=panel.art_hash,
     )
 
 
@@ -626,6 +778,7 @@ def reader_url(job: Job) -> str:
 __all__ = [
     "IllegalTransition",
     "JobError",
+    "NothingToRender",
     "RenderError",
     "StoryboardIncomplete",
     "approve_panel",

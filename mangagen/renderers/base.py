@@ -21,7 +21,12 @@ class DialogueSpec:
 
 @dataclass(frozen=True)
 class PanelSpec:
-    """Everything that affects a panel's image (what its content hash covers)."""
+    """What a panel's image is drawn from (what its art hash covers).
+
+    `dialogue` and `caption` are the panel's text, for callers that want it;
+    the jobs never pass them to a renderer, since lettering is a separate
+    layer drawn over the art.
+    """
 
     style: str
     description: str
@@ -31,6 +36,7 @@ class PanelSpec:
     caption: str = ""
     index: int = 1
     content_hash: str = ""
+    art_hash: str = ""
 
     @classmethod
     def from_panel(cls, panel, *, style: str, cast: dict[str, str]) -> PanelSpec:
@@ -43,10 +49,12 @@ class PanelSpec:
             caption=panel.caption,
             index=panel.index,
             content_hash=panel.content_hash,
+            art_hash=getattr(panel, "art_hash", ""),
         )
 
     def default_seed(self) -> int:
-        key = self.content_hash or repr(self)
+        """The same picture's inputs give the same seed: a text edit never changes the art."""
+        key = self.art_hash or self.content_hash or repr(self)
         return int(hashlib.sha256(key.encode()).hexdigest()[:8], 16)
 
 

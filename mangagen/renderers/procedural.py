@@ -3,9 +3,12 @@
 Panel border; a background chosen from the shot (screentone sky and skyline,
 focus lines, speed lines); a figure for each character present, whose look
 (hair, eyes, accessories) follows from their name and description so the
-same character looks the same in every panel; speech balloons with the
-dialogue wrapped inside and a tail toward the speaker; a caption box.
-Same spec and seed give the same bytes.
+same character looks the same in every panel. Art only: no text is painted
+(the lettering layer, mangagen.lettering, draws balloons and captions over
+it), and the dialogue and caption do not change a pixel. Where it drew each
+face is reported in the result's metadata (`faces`), so balloons can avoid
+them and point their tails at the speaker. Same spec and seed give the same
+bytes.
 
 It also simulates a GPU provider: a cold start after `RENDER_IDLE_SECONDS`
 of quiet (shared by all workers through Redis) and `RENDER_SECONDS` a render.
@@ -20,32 +23,15 @@ import random
 import re
 import time
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 
 from django.conf import settings
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw
 
 from .base import CharacterSpec, PanelSpec, RenderResult
 from .warmth import GpuPool
 
 INK = 0
 PAPER = 255
-FONT_PATHS = [
-    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
-    "/usr/share/fonts/dejavu/DejaVuSans.ttf",
-    "/usr/share/fonts/TTF/DejaVuSans.ttf",
-    "/Library/Fonts/Arial Unicode.ttf",
-    "C:/Windows/Fonts/arial.ttf",
-]
-
-
-@lru_cache(maxsize=32)
-def font(size: int) -> ImageFont.FreeTypeFont:
-    for path in FONT_PATHS:
-        if Path(path).exists():
-            return ImageFont.truetype(path, size)
-    return ImageFont.load_default(size=size)
 
 
 @dataclass(frozen=True)
@@ -136,7 +122,7 @@ class ProceduralRenderer:
         )
         time.sleep(wait)
         drawn_at = time.monotonic()
-        image = self.draw(spec, seed)
+        image, faces = self.draw_with_faces(spec, seed)
         remaining = self.render_seconds - (time.monotonic() - drawn_at)
         if remaining > 0:
             time.sleep(remaining)
@@ -149,16 +135,24 @@ class ProceduralRenderer:
             renderer=self.name,
             seconds=time.monotonic() - started,
             cold=cold,
-            metadata={"seed": seed, "cold_start_seconds": wait if cold else 0.0},
+            metadata={"seed": seed, "cold_start_seconds": wait if cold else 0.0, "faces": faces},
         )
 
     def draw(self, spec: PanelSpec, seed: int) -> bytes:
         """The image alone, with no simulated GPU time. Deterministic."""
+        return self.draw_with_faces(spec, seed)[0]
+
+    def draw_with_faces(self, spec: PanelSpec, seed: int) -> tuple[bytes, dict]:
+        """The image and where each face is: name -> [x/width, y/height, radius/height]."""
         canvas = Canvas(self.width, self.height, spec, random.Random(seed))
         canvas.paint()
         buffer = io.BytesIO()
         canvas.image.save(buffer, format="PNG", optimize=False)
-        return buffer.getvalue()
+        faces = {
+            name: [round(x / self.width, 4), round(y / self.height, 4), round(r / self.height, 4)]
+            for name, (x, y, r) in canvas.heads.items()
+        }
+        return buffer.getvalue(), faces
 
 
 class Canvas:
@@ -176,8 +170,6 @@ class Canvas:
     def paint(self) -> None:
         self.background()
         self.figures()
-        top = self.caption()
-        self.balloons(top)
         self.border()
 
     def border(self) -> None:
@@ -453,7 +445,8 @@ class Canvas:
 
     def face(self, cx, cy, r, look: Look, character: CharacterSpec) -> None:
         eye_y = cy + r * 0.1
-        speaking = any(d.speaker == character.name for d in self.spec.dialogue)
+        # Art only: the mouth follows the shot, never the dialogue (lettering is a layer above).
+        speaking = self.spec.shot in ("action", "close-up")
         for side in (-1, 1):
             ex = cx + side * r * 0.38
             if look.eyes == "round":
@@ -531,99 +524,6 @@ class Canvas:
                 width=8,
             )
         self.heads[character.name] = ((x0 + x1) / 2, cy, w * 0.1)
-
-    # --- lettering ---------------------------------------------------------------------------
-
-    def caption(self) -> float:
-        """Draws the caption box; returns the y below it."""
-        x0, y0, _, _ = self.inner
-        top = y0 + self.m
-        if not self.spec.caption.strip():
-            return top
-        f = font(max(12, self.h // 34))
-        lines = wrap(self.draw, self.spec.caption, f, self.w * 0.5)[:4]
-        line_h = f.size + 4
-        box_w = max(self.draw.textlength(line, font=f) for line in lines) + 20
-        box = (x0 + self.m, top, x0 + self.m + box_w, top + line_h * len(lines) + 14)
-        self.draw.rectangle(box, fill=PAPER, outline=INK, width=2)
-        for i, line in enumerate(lines):
-            self.draw.text((box[0] + 10, box[1] + 7 + i * line_h), line, font=f, fill=INK)
-        return box[3] + 8
-
-    def balloons(self, top: float) -> None:
-        x0, _, x1, _ = self.inner
-        f = font(max(12, self.h // 30))
-        line_h = f.size + 3
-        placed: list[tuple[float, float, float, float]] = []
-        for line in list(self.spec.dialogue)[:6]:
-            lines = wrap(self.draw, line.text, f, self.w * 0.27)[:6]
-            text_w = max(self.draw.textlength(t, font=f) for t in lines)
-            bw, bh = text_w + 34, line_h * len(lines) + 26
-            head = self.heads.get(line.speaker)
-            want_x = (head[0] if head else x0 + (x1 - x0) / 2) - bw / 2
-            bx = min(max(want_x, x0 + self.m), x1 - self.m - bw)
-            by = top
-            box = (bx, by, bx + bw, by + bh)
-            for _ in range(40):  # slide right, then down, until it fits
-                if not any(overlaps(box, other) for other in placed):
-                    break
-                bx += 24
-                if bx + bw > x1 - self.m:
-                    bx, by = x0 + self.m, by + 24
-                box = (bx, by, bx + bw, by + bh)
-            placed.append(box)
-            narration = not line.speaker or head is None
-            if head and not narration:
-                self.tail(box, head)
-            if narration:
-                self.draw.rectangle(box, fill=PAPER, outline=INK, width=2)
-            else:
-                self.draw.ellipse(box, fill=PAPER, outline=INK, width=3)
-            for i, text in enumerate(lines):
-                tw = self.draw.textlength(text, font=f)
-                self.draw.text(
-                    (box[0] + (bw - tw) / 2, box[1] + 13 + i * line_h), text, font=f, fill=INK
-                )
-
-    def tail(self, box, head) -> None:
-        bx0, by0, bx1, by1 = box
-        hx, hy, hr = head
-        base_x = min(max(hx, bx0 + 20), bx1 - 20)
-        tip_y = hy - hr * 1.15 if hy - hr > by1 else hy
-        tip_x = hx + (12 if hx < base_x else -12)
-        tip = (tip_x, max(tip_y, by1 + 12))
-        base_y = by1 - (by1 - by0) * 0.2
-        self.draw.polygon(
-            [(base_x - 10, base_y), (base_x + 10, base_y), tip], fill=PAPER, outline=INK
-        )
-        self.draw.line((base_x - 10, base_y, tip[0], tip[1]), fill=INK, width=3)
-        self.draw.line((base_x + 10, base_y, tip[0], tip[1]), fill=INK, width=3)
-
-
-def wrap(draw: ImageDraw.ImageDraw, text: str, f, width: float) -> list[str]:
-    lines: list[str] = []
-    for paragraph in text.splitlines() or [""]:
-        current = ""
-        for word in paragraph.split():
-            while draw.textlength(word, font=f) > width:  # a word wider than the line
-                cut = max(1, int(len(word) * width / draw.textlength(word, font=f)) - 1)
-                if current:
-                    lines.append(current)
-                    current = ""
-                lines.append(word[:cut] + "-")
-                word = word[cut:]
-            trial = f"{current} {word}".strip()
-            if draw.textlength(trial, font=f) <= width:
-                current = trial
-            else:
-                lines.append(current)
-                current = word
-        lines.append(current)
-    return [line for line in lines if line] or [""]
-
-
-def overlaps(a, b) -> bool:
-    return not (a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1])
 
 
 def sorted_box(x0, y0, x1, y1):

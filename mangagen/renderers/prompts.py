@@ -25,9 +25,7 @@ def image_prompt(spec: PanelSpec) -> str:
     for character in spec.characters:
         look = character.description.strip() or "distinctive look"
         parts.append(f"{character.name}: {look}")
-    if spec.dialogue:
-        speakers = ", ".join(dict.fromkeys(d.speaker for d in spec.dialogue if d.speaker))
-        if speakers:
-            parts.append(f"speaking: {speakers}; leave empty space for speech balloons")
-    parts.append("no text, no lettering, no watermark")
+    if spec.characters:  # the lettering layer goes over the art, wherever it covers least
+        parts.append("leave some empty space near the top for speech balloons")
+    parts.append("no text, no lettering, no speech balloons, no watermark")
     return ". ".join(p for p in parts if p)

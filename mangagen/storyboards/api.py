@@ -1,8 +1,9 @@
 """The storyboard endpoints. Another person's storyboard answers 404."""
 
+from django.http import Http404
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
-from rest_framework import status
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
@@ -10,7 +11,7 @@ from rest_framework.views import APIView
 from mangagen import quotas
 from mangagen.api.throttles import WritesThrottle
 
-from . import services
+from . import selectors, services
 from .models import Storyboard
 from .serializers import StoryboardSerializer, StoryboardWriteSerializer
 
@@ -114,3 +115,66 @@ class DraftView(APIView):
         data = _fresh(storyboard)
         data["notice"] = notice
         return Response(data)
+
+
+class QuoteView(APIView):
+    @extend_schema(
+        summary="What Generate would render and charge now (kept panels cost nothing)",
+        responses=inline_serializer(
+            "Quote",
+            {
+                "render": serializers.ListField(child=serializers.IntegerField()),
+                "kept": serializers.ListField(child=serializers.IntegerField()),
+                "credits": serializers.IntegerField(),
+                "available": serializers.IntegerField(),
+            },
+        ),
+    )
+    def get(self, request, pk: int):
+        storyboard = owned_storyboard(request, pk)
+        return Response(selectors.quote(storyboard=storyboard, user=request.user).as_dict())
+
+
+class TakesView(APIView):
+    @extend_schema(
+        summary="The kept takes of a panel's current picture, the one shown first",
+        responses=inline_serializer(
+            "Takes",
+            {
+                "takes": inline_serializer(
+                    "Take",
+                    {
+                        "id": serializers.IntegerField(),
+                        "current": serializers.BooleanField(),
+                        "created_at": serializers.DateTimeField(),
+                    },
+                    many=True,
+                )
+            },
+        ),
+    )
+    def get(self, request, pk: int, index: int):
+        storyboard = owned_storyboard(request, pk)
+        panel = get_object_or_404(storyboard.panels, index=index)
+        takes = selectors.takes_of(storyboard=storyboard, art_hash=panel.art_hash)
+        return Response(
+            {
+                "takes": [
+                    {"id": t.pk, "current": i == 0, "created_at": t.created_at}
+                    for i, t in enumerate(takes)
+                ]
+            }
+        )
+
+
+class ChooseTakeView(APIView):
+    @extend_schema(request=None, summary="Show an older take again (costs nothing)")
+    def post(self, request, pk: int, index: int, take: int):
+        storyboard = owned_storyboard(request, pk)
+        panel = get_object_or_404(storyboard.panels, index=index)
+        if not any(
+            t.pk == take for t in selectors.takes_of(storyboard=storyboard, art_hash=panel.art_hash)
+        ):
+            raise Http404("No such take of this panel's picture.")
+        services.choose_take(storyboard=storyboard, take=take)
+        return Response(status=status.HTTP_204_NO_CONTENT)

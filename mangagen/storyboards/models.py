@@ -1,12 +1,17 @@
-"""A storyboard is a person's story, its cast, and the ordered panels to render.
+"""A storyboard is a person's story, its cast, the ordered panels, and the art it keeps.
 
-Each panel carries a `content_hash` of everything that affects its image, and
-the storyboard a `version` derived from its panels' hashes in order: an edit
-to one panel changes that panel's hash and the version, nothing else.
+Each panel carries an `art_hash` of what its picture depends on and a
+`content_hash` of everything (art plus lettering); the storyboard a `version`
+derived from its panels' content hashes in order. A delivered render is kept
+on the storyboard under its art hash (`KeptArt`), so it outlives the job that
+made it and any text edit.
 """
+
+import secrets
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 
 class Style(models.TextChoices):
@@ -26,6 +31,36 @@ class Shot(models.TextChoices):
     ACTION = "action", "Action"
 
 
+class ReadingDirection(models.TextChoices):
+    RTL = "rtl", "Right to left (manga)"
+    LTR = "ltr", "Left to right"
+
+
+class PageFormat(models.TextChoices):
+    MANGA = "manga", "Printed pages"
+    WEBTOON = "webtoon", "Webtoon strip"
+
+
+class PageTemplate(models.TextChoices):
+    """How a page's panels are set in tiers; `auto` lets the layout engine choose by shot."""
+
+    AUTO = "auto", "Chosen from the shots"
+    SPLASH = "splash", "Splash: one panel, the whole page"
+    TIERS = "tiers", "One panel per tier"
+    PAIRS = "pairs", "Two panels per tier"
+    WIDE_TOP = "wide-top", "A wide tier, then pairs"
+    GRID = "grid", "Three panels per tier"
+
+
+class ExportFormat(models.TextChoices):
+    PDF = "pdf", "PDF (print)"
+    CBZ = "cbz", "CBZ (comic reader apps)"
+    WEBTOON = "webtoon", "Webtoon strip (PNG)"
+
+
+MANGA_STYLES = ("manga", "shonen", "shoujo", "chibi")
+
+
 class Storyboard(models.Model):
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="storyboards"
@@ -34,6 +69,21 @@ class Storyboard(models.Model):
     story = models.TextField(blank=True)
     style = models.CharField(max_length=16, choices=Style.choices, default=Style.MANGA)
     version = models.CharField(max_length=64, blank=True)
+    direction = models.CharField(
+        max_length=3,
+        choices=ReadingDirection.choices,
+        blank=True,
+        help_text="Blank: right to left for manga styles, left to right otherwise.",
+    )
+    page_format = models.CharField(
+        max_length=8, choices=PageFormat.choices, default=PageFormat.MANGA
+    )
+    page_breaks = models.JSONField(
+        default=list, blank=True, help_text="Panel indices that start a new page (the person's)."
+    )
+    page_templates = models.JSONField(
+        default=dict, blank=True, help_text='{"<page number>": "<template>"}, the person\'s picks.'
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -43,6 +93,12 @@ class Storyboard(models.Model):
 
     def __str__(self) -> str:
         return self.title
+
+    @property
+    def reading_direction(self) -> str:
+        if self.direction:
+            return self.direction
+        return ReadingDirection.RTL if self.style in MANGA_STYLES else ReadingDirection.LTR
 
     @property
     def complete(self) -> bool:
@@ -76,6 +132,7 @@ class Panel(models.Model):
     characters = models.JSONField(default=list, help_text="Names of the characters present.")
     dialogue = models.JSONField(default=list, help_text='[{"speaker": …, "text": …}]')
     caption = models.CharField(max_length=300, blank=True)
+    art_hash = models.CharField(max_length=64, blank=True)
     content_hash = models.CharField(max_length=64)
 
     class Meta:
@@ -88,3 +145,41 @@ class Panel(models.Model):
 
     def __str__(self) -> str:
         return f"panel {self.index}"
+
+
+def _kept_path(instance, filename: str) -> str:
+    token = secrets.token_hex(8)  # unguessable, though the view checks the owner anyway
+    return f"renders/kept/{instance.storyboard_id}/{instance.art_hash[:16]}-{token}.png"
+
+
+class KeptArt(models.Model):
+    """A delivered render, kept by the comic under the art hash it was drawn for.
+
+    Every take is kept; a panel shows the most recently chosen take of its
+    current art hash (`chosen_at`), so going back to an older one costs nothing.
+    """
+
+    storyboard = models.ForeignKey(Storyboard, on_delete=models.CASCADE, related_name="kept_art")
+    art_hash = models.CharField(max_length=64)
+    image = models.FileField(upload_to=_kept_path)
+    faces = models.JSONField(
+        default=dict, blank=True, help_text="name -> [x, y, r] as fractions of the width."
+    )
+    source = models.ForeignKey(
+        "mangagen.JobPanel", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    attempt = models.PositiveSmallIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+    chosen_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-chosen_at", "-pk"]
+        indexes = [models.Index(fields=["storyboard", "art_hash", "-chosen_at"])]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["source", "attempt"], name="mangagen_keptart_one_per_render"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"kept art {self.art_hash[:8]} of storyboard #{self.storyboard_id}"

@@ -7,7 +7,7 @@ from rest_framework import serializers
 from mangagen.drafting.rules import find_names
 
 from . import limits
-from .models import Shot, Storyboard, Style
+from .models import PageFormat, PageTemplate, ReadingDirection, Shot, Storyboard, Style
 
 
 class DialogueLineSerializer(serializers.Serializer):
@@ -37,7 +37,36 @@ class PanelSerializer(serializers.Serializer):
         child=DialogueLineSerializer(), max_length=limits.MAX_DIALOGUE_LINES, default=list
     )
     caption = serializers.CharField(max_length=limits.MAX_CAPTION, allow_blank=True, default="")
+    art_hash = serializers.CharField(read_only=True, help_text="What the picture depends on.")
     content_hash = serializers.CharField(read_only=True)
+
+
+class LayoutSerializer(serializers.Serializer):
+    """How the kept panels are set on pages; each key given replaces what was there."""
+
+    direction = serializers.ChoiceField(
+        choices=ReadingDirection.choices, required=False, help_text="rtl or ltr."
+    )
+    format = serializers.ChoiceField(choices=PageFormat.choices, required=False)
+    breaks = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=limits.MAX_PANELS),
+        max_length=limits.MAX_PANELS,
+        required=False,
+        help_text="The panel indices that start a page; [] lets the layout engine choose.",
+    )
+    templates = serializers.DictField(
+        child=serializers.ChoiceField(choices=PageTemplate.choices),
+        required=False,
+        help_text='{"<first panel index of a page>": "<template>"}',
+    )
+
+    def validate_breaks(self, breaks):
+        return sorted(set(breaks))
+
+    def validate_templates(self, templates):
+        if len(templates) > limits.MAX_PANELS or not all(k.isdigit() for k in templates):
+            raise serializers.ValidationError("Keys are the first panel index of a page.")
+        return templates
 
 
 class StoryboardWriteSerializer(serializers.Serializer):
@@ -52,6 +81,7 @@ class StoryboardWriteSerializer(serializers.Serializer):
         child=CharacterSerializer(), max_length=limits.MAX_CHARACTERS
     )
     panels = serializers.ListField(child=PanelSerializer(), max_length=limits.MAX_PANELS)
+    layout = LayoutSerializer(required=False)
 
     def validate_characters(self, characters):
         seen = set()
@@ -94,6 +124,7 @@ class StoryboardSerializer(serializers.ModelSerializer):
     characters = CharacterSerializer(many=True, read_only=True)
     panels = PanelSerializer(many=True, read_only=True)
     complete = serializers.BooleanField(read_only=True)
+    layout = serializers.SerializerMethodField(help_text="Pages: direction, format, breaks.")
     suggested_characters = serializers.SerializerMethodField(
         help_text="Names found in the story that are not characters yet."
     )
@@ -109,10 +140,19 @@ class StoryboardSerializer(serializers.ModelSerializer):
             "panels",
             "version",
             "complete",
+            "layout",
             "suggested_characters",
             "created_at",
             "updated_at",
         ]
+
+    def get_layout(self, obj) -> dict:
+        return {
+            "direction": obj.reading_direction,
+            "format": obj.page_format,
+            "breaks": obj.page_breaks,
+            "templates": obj.page_templates,
+        }
 
     def get_suggested_characters(self, obj) -> list[str]:
         taken = {c.name.casefold() for c in obj.characters.all()}

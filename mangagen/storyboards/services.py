@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from django.core.files.base import ContentFile
 from django.db import transaction
+from django.utils import timezone
 
 from mangagen.drafting import Draft, get_drafter
 
-from .hashing import panel_hash, storyboard_version
-from .models import Character, Panel, Storyboard, Style
+from .hashing import art_hash, content_hash, storyboard_version
+from .models import Character, KeptArt, Panel, Storyboard, Style
 
 
 @transaction.atomic
@@ -28,12 +30,20 @@ def update_storyboard(
     style: str | None = None,
     characters: list[dict] | None = None,
     panels: list[dict] | None = None,
+    layout: dict | None = None,
 ) -> Storyboard:
-    """Applies the given changes; lists (characters, panels) replace what was there."""
+    """Applies the given changes; lists (characters, panels) replace what was there.
+
+    `layout` may carry `direction`, `format`, `breaks` and `templates` (see
+    mangagen.pages); each given key replaces what was there.
+    """
     storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
     for field, value in (("title", title), ("story", story), ("style", style)):
         if value is not None:
             setattr(storyboard, field, value)
+    for key, field in LAYOUT_FIELDS.items():
+        if layout is not None and key in layout:
+            setattr(storyboard, field, layout[key])
     storyboard.save()
     if characters is not None:
         storyboard.characters.all().delete()
@@ -68,6 +78,14 @@ def update_storyboard(
     return storyboard
 
 
+LAYOUT_FIELDS = {
+    "direction": "direction",
+    "format": "page_format",
+    "breaks": "page_breaks",
+    "templates": "page_templates",
+}
+
+
 def delete_storyboard(*, storyboard: Storyboard) -> None:
     """Deletes a storyboard, cancelling its live jobs first so no hold is left behind."""
     from mangagen.jobs.models import LIVE_STATES
@@ -95,18 +113,58 @@ def _rehash(storyboard: Storyboard) -> None:
     hashes = []
     panels = list(storyboard.panels.all())
     for panel in panels:
-        panel.content_hash = panel_hash(
+        panel.art_hash = art_hash(
             style=storyboard.style,
             description=panel.description,
             shot=panel.shot,
             characters=panel.characters,
-            dialogue=panel.dialogue,
-            caption=panel.caption,
             character_descriptions=descriptions,
         )
+        panel.content_hash = content_hash(
+            art=panel.art_hash, dialogue=panel.dialogue, caption=panel.caption
+        )
         hashes.append(panel.content_hash)
-    Panel.objects.bulk_update(panels, ["content_hash"])
+    Panel.objects.bulk_update(panels, ["art_hash", "content_hash"])
     version = storyboard_version(hashes)
     if version != storyboard.version:
         storyboard.version = version
         Storyboard.objects.filter(pk=storyboard.pk).update(version=version)
+
+
+# --- kept art: a delivered render belongs to the comic ------------------------------------------
+
+
+def keep_render(
+    *, storyboard_id: int, art_hash: str, image: bytes, faces: dict, source, attempt: int
+) -> KeptArt:
+    """Keeps a delivered render on its storyboard under the art hash it was drawn for.
+
+    Called in the delivering transaction (when the render is paid for), so
+    whatever happens to the job later, the comic keeps the picture. It becomes
+    the panel's current take. Idempotent per render (source and attempt).
+    """
+    existing = KeptArt.objects.filter(source=source, attempt=attempt).first()
+    if existing is not None:
+        return existing
+    kept = KeptArt(
+        storyboard_id=storyboard_id,
+        art_hash=art_hash,
+        faces=faces or {},
+        source=source,
+        attempt=attempt,
+    )
+    kept.image.save("art.png", ContentFile(image), save=False)
+    kept.save()
+    return kept
+
+
+@transaction.atomic
+def choose_take(*, storyboard: Storyboard, take: int) -> KeptArt:
+    """Makes an older kept take of a panel's picture the one shown again; costs nothing.
+
+    Raises KeptArt.DoesNotExist for a take that is not this storyboard's.
+    """
+    kept = KeptArt.objects.select_for_update().get(pk=take, storyboard=storyboard)
+    kept.chosen_at = timezone.now()
+    kept.save(update_fields=["chosen_at"])
+    return kept

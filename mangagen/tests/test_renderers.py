@@ -11,7 +11,7 @@ from PIL import Image
 
 from mangagen.renderers import CharacterSpec, DialogueSpec, PanelSpec, RenderError, get_renderer
 from mangagen.renderers.openai_images import OpenAIImagesRenderer
-from mangagen.renderers.procedural import Look, ProceduralRenderer, font, wrap
+from mangagen.renderers.procedural import Look, ProceduralRenderer
 from mangagen.renderers.prompts import image_prompt
 from mangagen.renderers.warmth import GpuPool
 from mangagen.tests.standin import Canned
@@ -55,10 +55,20 @@ def test_same_inputs_and_seed_give_the_same_image(instant):
     assert instant.draw(spec(), 7) == instant.draw(spec(), 7)
 
 
-def test_the_seed_and_the_text_change_the_image(instant):
+def test_the_seed_changes_the_image_and_the_text_never_does(instant):
     assert instant.draw(spec(shot="action"), 7) != instant.draw(spec(shot="action"), 8)
-    other_words = spec(dialogue=(DialogueSpec("Aiko", "Wait for me!"),))
-    assert instant.draw(spec(), 7) != instant.draw(other_words, 7)
+    other_words = spec(dialogue=(DialogueSpec("Aiko", "Wait for me!"),), caption="Later.")
+    assert instant.draw(spec(), 7) == instant.draw(other_words, 7), "art only: no lettering"
+    assert instant.draw(spec(), 7) == instant.draw(spec(dialogue=(), caption=""), 7)
+
+
+def test_it_reports_where_it_drew_each_face(instant):
+    _, faces = instant.draw_with_faces(spec(), 7)
+    assert set(faces) == {"Aiko", "Kenji"}
+    (ax, ay, ar), (kx, _, _) = faces["Aiko"], faces["Kenji"]
+    assert 0 < ax < kx < 1 and 0 < ay < 1 and 0 < ar < 0.5
+    result = instant.render(spec(), 7)
+    assert result.metadata["faces"] == faces
 
 
 @pytest.mark.parametrize(
@@ -75,34 +85,11 @@ def test_every_shot_and_style_draws_a_bordered_panel(instant, shot, style):
     assert pixels.getpixel((1, 1)) == 255, "a white gutter surrounds the panel"
 
 
-def test_balloons_hold_the_dialogue_in_white_space(instant):
-    with_text = decode(
-        instant.draw(spec(shot="wide", dialogue=(DialogueSpec("Aiko", "A" * 40),)), 1)
-    )
-    without = decode(instant.draw(spec(shot="wide", dialogue=()), 1))
-    assert with_text.tobytes() != without.tobytes()
-
-
 def test_a_character_looks_the_same_in_every_panel_and_unlike_others():
     assert Look.of(AIKO) == Look.of(CharacterSpec("Aiko", "long black hair, red scarf"))
     assert Look.of(AIKO).hair == "long" and Look.of(AIKO).hair_tone == 0 and Look.of(AIKO).scarf
     assert Look.of(KENJI).glasses and Look.of(KENJI).hair == "spiky"
     assert Look.of(AIKO) != Look.of(KENJI)
-
-
-def test_long_text_wraps_inside_the_width():
-    from PIL import ImageDraw
-
-    draw = ImageDraw.Draw(Image.new("L", (10, 10)))
-    f = font(16)
-    lines = wrap(draw, "A sentence that is far too long for one line " * 3 + "x" * 80, f, 150)
-    assert len(lines) > 3
-    assert all(draw.textlength(line, font=f) <= 150 + f.size for line in lines)
-
-
-def test_unicode_and_markup_are_drawn_as_text(instant):
-    png = instant.draw(spec(dialogue=(DialogueSpec("Aiko", "<b>Ñandú — ¿qué? ☂</b>"),)), 3)
-    assert decode(png).size == (480, 340)
 
 
 def test_cold_start_then_warm_then_cold_after_idling(pool):

@@ -7,17 +7,23 @@ one contract.
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponse
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils.text import slugify
+from django.urls import reverse
 
 from ledger import selectors as ledger_selectors
 from ledger import services as ledger
-from mangagen.jobs import exports
-from mangagen.jobs.models import LIVE_STATES, Job, JobState, PanelState
-from mangagen.jobs.services import image_url
+from mangagen.jobs.models import LIVE_STATES, Job, JobState
 from mangagen.storyboards import limits
-from mangagen.storyboards.models import Shot, Storyboard, Style
+from mangagen.storyboards.models import (
+    ExportFormat,
+    PageFormat,
+    PageTemplate,
+    ReadingDirection,
+    Shot,
+    Storyboard,
+    Style,
+)
 
 STEPS = [
     ("story", "Story"),
@@ -99,32 +105,33 @@ def job_page(request, pk: int, job_pk: int):
 
 @login_required
 def reader(request, pk: int, job_pk: int):
-    job = get_object_or_404(
-        Job.objects.select_related("storyboard"), pk=job_pk, storyboard_id=pk, owner=request.user
-    )
+    """A finished job's reader is the comic's: pages are the storyboard's, not one job's."""
+    job = get_object_or_404(Job, pk=job_pk, storyboard_id=pk, owner=request.user)
     if job.state != JobState.COMPLETED:
         return redirect("comic-job", pk=pk, job_pk=job_pk)
-    panels = [
-        {"index": p.index, "url": image_url(p, job), "description": p.spec.get("description", "")}
-        for p in job.panels.filter(state=PanelState.APPROVED).order_by("index")
-    ]
+    return redirect("comic-read", pk=pk)
+
+
+@login_required
+def read_comic(request, pk: int):
+    """The pages, read in the comic's direction; open once one panel is drawn."""
+    storyboard = get_object_or_404(Storyboard, pk=pk, owner=request.user)
     return render(
-        request, "studio/reader.html", {"job": job, "storyboard": job.storyboard, "panels": panels}
+        request,
+        "studio/reader.html",
+        {
+            "storyboard": storyboard,
+            "templates": PageTemplate.choices,
+            "directions": ReadingDirection.choices,
+            "formats": PageFormat.choices,
+        },
     )
 
 
 @login_required
 def download(request, pk: int, job_pk: int, fmt: str):
-    job = get_object_or_404(
-        Job.objects.select_related("storyboard"), pk=job_pk, storyboard_id=pk, owner=request.user
-    )
-    if fmt not in ("pdf", "cbz") or job.state != JobState.COMPLETED:
-        raise Http404("No such download, or the comic is not finished yet.")
-    slug = slugify(job.storyboard.title) or f"comic-{job.pk}"
-    if fmt == "pdf":
-        body, kind = exports.pdf_bytes(job), "application/pdf"
-    else:
-        body, kind = exports.cbz_bytes(job), "application/vnd.comicbook+zip"
-    response = HttpResponse(body, content_type=kind)
-    response["Content-Disposition"] = f'attachment; filename="{slug}.{fmt}"'
-    return response
+    """The old per-job download links lead to the comic's export."""
+    get_object_or_404(Job, pk=job_pk, storyboard_id=pk, owner=request.user)
+    if fmt not in ExportFormat.values:
+        raise Http404("No such download.")
+    return redirect(f"{reverse('api-storyboard-export', args=[pk])}?format={fmt}")

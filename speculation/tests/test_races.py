@@ -4,9 +4,11 @@ import pytest
 
 from ledger import services as ledger
 from ledger.tests.invariants import assert_ledger_invariants
+from mangagen.jobs import services as jobs
 from mangagen.jobs import tasks
 from mangagen.jobs.models import LIVE_STATES, Job
 from mangagen.storyboards import services as storyboards
+from mangagen.tests.concurrency import meanwhile
 from speculation import services
 from speculation.models import Outcome, Speculation
 
@@ -43,3 +45,28 @@ def test_two_tabs_on_one_storyboard_share_one_job(user, monkeypatch, race):
     results = race([lambda: services.speculate(user=user, storyboard=board)] * 4)
     assert len({r.job_id for r in results}) == 1
     assert ledger.account_for(user).held == 1
+
+
+def board(user, title):
+    made = storyboards.create_storyboard(owner=user, title=title)
+    return storyboards.update_storyboard(storyboard=made, panels=[{"description": "x"}])
+
+
+def test_a_newer_speculation_never_cancels_an_older_one_its_tab_just_confirmed(user, monkeypatch):
+    """Tab one clicks Generate between tab two's read of the older speculation and its lock."""
+    monkeypatch.setattr(tasks.render_panel, "apply_async", lambda args, queue: None)
+    monkeypatch.setattr(tasks.expire_job, "apply_async", lambda args, eta: None)
+    ledger.grant(account=ledger.account_for(user), amount=3, key="some", reason="x")
+    first, second = board(user, "Tab one"), board(user, "Tab two")
+    older = services.speculate(user=user, storyboard=first)
+    assert older.job_id
+    with meanwhile(lambda: jobs.generate(user=user, storyboard=first)) as other:
+        newer = services.speculate(user=user, storyboard=second)
+    job, how = other[0]
+    assert (job.pk, how) == (older.job_id, "attached")
+    job.refresh_from_db()
+    assert job.confirmed and job.live
+    older.refresh_from_db()
+    assert older.outcome == Outcome.HIT
+    assert newer.job_id and newer.outcome == Outcome.LIVE
+    assert_ledger_invariants()

@@ -1,0 +1,352 @@
+"""Balloons, tails, narration boxes and captions, placed where they cover the least of the picture.
+
+`letter()` takes a panel's art and its current text and returns the art with
+the lettering drawn over it. Placement, for each item in reading order:
+every position on a grid is scored by how much of a face it covers (the
+renderer's own face positions when it reported them, otherwise zones guessed
+from the shot), how much ink it hides, how far it sits from its speaker, and
+whether it keeps reading order (right to left, or left to right, then down);
+overlapping an earlier balloon is refused. Text is fitted to its balloon by
+shrinking the type within bounds; Japanese dialogue is set vertically.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from PIL import Image, ImageDraw, ImageFont, ImageStat
+
+from .fonts import cjk_font, lettering_font
+
+JAPANESE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uff66-\uff9f]")
+VERTICAL_FORMS = {"「": "﹁", "」": "﹂", "『": "﹃", "』": "﹄", "…": "︙", "（": "︵", "）": "︶"}
+ROTATED = set("ー～〜―-")
+HANGING = set("、。，．")
+INK, PAPER = (0, 0, 0), (255, 255, 255)
+
+# Where a renderer that reports no faces is assumed to have put them, by shot:
+# (y of the faces as a fraction of the height, radius as a fraction of the height).
+SHOT_ZONES = {
+    "establishing": (0.7, 0.05),
+    "wide": (0.66, 0.07),
+    "medium": (0.62, 0.15),
+    "close-up": (0.6, 0.3),
+    "extreme-close-up": (0.5, 0.25),
+    "action": (0.45, 0.1),
+}
+
+
+@dataclass(frozen=True)
+class Speaker:
+    """A face: centre and radius as fractions of the panel's width (x) and height (y, r)."""
+
+    x: float
+    y: float
+    r: float
+
+
+@dataclass(frozen=True)
+class Letterable:
+    """What the lettering of one panel is made from: its current text and where faces are."""
+
+    dialogue: tuple[tuple[str, str], ...] = ()  # (speaker, text), in reading order
+    caption: str = ""
+    shot: str = "medium"
+    characters: tuple[str, ...] = ()
+    faces: dict[str, Speaker] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, *, dialogue, caption: str, shot: str, characters, faces: dict | None):
+        return cls(
+            dialogue=tuple((d.get("speaker", ""), d["text"]) for d in dialogue if d.get("text")),
+            caption=caption or "",
+            shot=shot,
+            characters=tuple(characters),
+            faces={name: Speaker(*xyr) for name, xyr in (faces or {}).items()},
+        )
+
+    def speakers(self) -> dict[str, Speaker]:
+        """Faces as reported, else guessed from the shot (characters left to right)."""
+        if self.faces:
+            return dict(self.faces)
+        y, r = SHOT_ZONES.get(self.shot, SHOT_ZONES["medium"])
+        n = len(self.characters)
+        return {name: Speaker((i + 1) / (n + 1), y, r) for i, name in enumerate(self.characters)}
+
+
+@dataclass
+class _Block:
+    lines: list[str]
+    font: ImageFont.FreeTypeFont
+    vertical: bool
+    text_w: float
+    text_h: float
+
+
+def letter(image: Image.Image, *, panel: Letterable, direction: str = "rtl") -> Image.Image:
+    """The art with the panel's lettering drawn over it (a new RGB image)."""
+    out = image.convert("RGB")
+    items = []
+    if panel.caption.strip():
+        items.append(("caption", "", panel.caption.strip()))
+    speakers = panel.speakers()
+    for speaker, text in panel.dialogue:
+        items.append(("balloon" if speaker in speakers else "narration", speaker, text.strip()))
+    if not items:
+        return out
+    _Letterer(out, speakers, direction, len(items)).place_all(items)
+    return out
+
+
+class _Letterer:
+    def __init__(self, image: Image.Image, speakers: dict[str, Speaker], direction: str, count):
+        self.image = image
+        self.w, self.h = image.size
+        self.draw = ImageDraw.Draw(image)
+        self.rtl = direction == "rtl"
+        self.faces = {
+            name: (s.x * self.w, s.y * self.h, max(4.0, s.r * self.h))
+            for name, s in speakers.items()
+        }
+        self.margin = max(4, round(min(self.w, self.h) * 0.03))
+        self.line = max(2, round(min(self.w, self.h) / 220))
+        self.base = max(11, round(min(self.h, self.w * 0.75) * (0.06 if count <= 2 else 0.05)))
+        self.placed: list[tuple[float, float, float, float]] = []
+        small = image.convert("L")
+        self.scale = 96 / self.w
+        self.thumb = small.resize((96, max(1, round(self.h * self.scale))))
+
+    # --- placing ---------------------------------------------------------------------------
+
+    def place_all(self, items) -> None:
+        for kind, speaker, text in items:
+            vertical = bool(JAPANESE.search(text))
+            placed = None
+            for size in self._sizes():
+                block = self._block(text, size, vertical, kind)
+                if block is None:
+                    continue
+                bw, bh = self._box_size(block, kind)
+                placed = self._best_spot(bw, bh, kind, speaker)
+                if placed is not None:
+                    break
+            if placed is None:  # crowded: smallest type, best spot even if it overlaps
+                block = self._block(text, self._sizes()[-1], vertical, kind, force=True)
+                bw, bh = self._box_size(block, kind)
+                placed = self._best_spot(bw, bh, kind, speaker, allow_overlap=True)
+            self.placed.append(placed)
+            self._paint(kind, speaker, block, placed)
+
+    def _sizes(self) -> list[int]:
+        return sorted({max(9, round(self.base * f)) for f in (1, 0.9, 0.8, 0.7, 0.6)}, reverse=True)
+
+    def _block(self, text: str, size: int, vertical: bool, kind: str, force=False) -> _Block | None:
+        """Text set at `size` within the largest balloon allowed, or None if it does not fit."""
+        max_w = self.w * (0.46 if kind == "balloon" else 0.6)
+        max_h = self.h * (0.62 if vertical else 0.5)
+        if vertical:
+            f = cjk_font(size)
+            step = size * 1.08
+            per_column = max(1, int(max_h / step))
+            columns = [text[i : i + per_column] for i in range(0, len(text), per_column)]
+            width = len(columns) * size * 1.25
+            if width > max_w and not force:
+                return None
+            return _Block(columns, f, True, width, min(len(text), per_column) * step)
+        f = cjk_font(size) if JAPANESE.search(text) else lettering_font(size)
+        lines = wrap(self.draw, text, f, max_w * (0.72 if kind == "balloon" else 0.92))
+        line_h = size * 1.12
+        if len(lines) * line_h > max_h:
+            if not force:
+                return None
+            lines = lines[: max(1, int(max_h / line_h))]
+            lines[-1] = lines[-1].rstrip(".,;: ") + "…"
+        width = max(self.draw.textlength(line, font=f) for line in lines)
+        return _Block(lines, f, False, width, len(lines) * line_h)
+
+    def _box_size(self, block: _Block, kind: str) -> tuple[float, float]:
+        pad = block.font.size * 0.5
+        if kind == "balloon":  # an ellipse around the text block
+            return block.text_w * 1.3 + 2 * pad, block.text_h * 1.3 + 2 * pad
+        return block.text_w + 2 * pad, block.text_h + 1.2 * pad
+
+    def _best_spot(self, bw, bh, kind, speaker, allow_overlap=False):
+        m = self.margin
+        if bw > self.w - 2 * m or bh > self.h - 2 * m:
+            if not allow_overlap:
+                return None
+            bw, bh = min(bw, self.w - 2 * m), min(bh, self.h - 2 * m)
+        steps_x = max(1, int((self.w - 2 * m - bw) // max(4, self.w / 24)))
+        steps_y = max(1, int((self.h - 2 * m - bh) // max(4, self.h / 18)))
+        best, best_cost = None, math.inf
+        for j in range(steps_y + 1):
+            y0 = m + (self.h - 2 * m - bh) * j / steps_y
+            for i in range(steps_x + 1):
+                x0 = m + (self.w - 2 * m - bw) * i / steps_x
+                box = (x0, y0, x0 + bw, y0 + bh)
+                if not allow_overlap and any(_overlap(box, p, gap=m / 2) for p in self.placed):
+                    continue
+                cost = self._cost(box, kind, speaker)
+                if allow_overlap:
+                    cost += 50 * sum(_area(box, p) for p in self.placed) / (bw * bh)
+                if cost < best_cost:
+                    best, best_cost = box, cost
+        return best
+
+    def _cost(self, box, kind: str, speaker: str) -> float:
+        x0, y0, x1, y1 = box
+        area = (x1 - x0) * (y1 - y0)
+        cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+        cost = 0.0
+        for fx, fy, r in self.faces.values():  # covering a face is the worst thing
+            cost += 10 * _area(box, (fx - r * 1.1, fy - r * 1.1, fx + r * 1.1, fy + r * 1.1)) / area
+        s = self.scale
+        crop = self.thumb.crop(
+            (
+                int(x0 * s),
+                int(y0 * s),
+                max(int(x1 * s), int(x0 * s) + 1),
+                max(int(y1 * s), int(y0 * s) + 1),
+            )
+        )
+        cost += 2.0 * (255 - ImageStat.Stat(crop).mean[0]) / 255  # ink hidden
+        cost += 0.6 * cy / self.h  # balloons read best near the top
+        if kind == "caption":  # the caption opens the panel: the corner reading starts from
+            corner_x = self.w if self.rtl else 0
+            cost += 2.0 * abs(cx - corner_x) / self.w + 2.0 * cy / self.h
+        elif speaker in self.faces:
+            fx, fy, r = self.faces[speaker]
+            cost += 1.6 * math.hypot(cx - fx, (cy - (fy - 2 * r))) / self.w
+        else:  # narration: near where reading starts (top right, or top left)
+            start_x = self.w if self.rtl else 0
+            cost += 0.8 * abs(cx - start_x) / self.w
+        if self.placed:  # reading order: later items to the reading side, or further down
+            px0, py0, px1, py1 = self.placed[-1]
+            pcx = (px0 + px1) / 2
+            if y1 < py0:
+                cost += 3.0
+            elif y0 < py1 and ((cx > pcx) if self.rtl else (cx < pcx)):
+                cost += 2.5
+        return cost
+
+    # --- painting ---------------------------------------------------------------------------
+
+    def _paint(self, kind, speaker, block: _Block, box) -> None:
+        x0, y0, x1, y1 = box
+        if kind == "balloon":
+            self.draw.ellipse(box, fill=PAPER, outline=INK, width=self.line)
+            if speaker in self.faces:
+                self._tail(box, self.faces[speaker])
+        else:
+            self.draw.rectangle(box, fill=PAPER, outline=INK, width=self.line)
+        cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+        if block.vertical:
+            self._vertical(block, cx, cy)
+            return
+        size = block.font.size
+        line_h = size * 1.12
+        top = cy - block.text_h / 2
+        for i, line in enumerate(block.lines):
+            tw = self.draw.textlength(line, font=block.font)
+            left = cx - tw / 2 if kind == "balloon" else x0 + size * 0.5
+            self.draw.text(
+                (left, top + i * line_h + line_h / 2), line, font=block.font, fill=INK, anchor="lm"
+            )
+
+    def _vertical(self, block: _Block, cx: float, cy: float) -> None:
+        """Columns top to bottom, the first on the right, as Japanese is set."""
+        size = block.font.size
+        step = size * 1.08
+        col_w = size * 1.25
+        right = cx + block.text_w / 2 - col_w / 2
+        top = cy - block.text_h / 2
+        for c, column in enumerate(block.lines):
+            x = right - c * col_w
+            for k, char in enumerate(column):
+                y = top + k * step + step / 2
+                char = VERTICAL_FORMS.get(char, char)
+                if char in ROTATED:
+                    glyph = Image.new("L", (size * 2, size * 2), 0)
+                    ImageDraw.Draw(glyph).text(
+                        (size, size), char, font=block.font, fill=255, anchor="mm"
+                    )
+                    glyph = glyph.rotate(-90)
+                    self.image.paste(INK, (round(x - size), round(y - size)), glyph)
+                elif char in HANGING:
+                    self.draw.text(
+                        (x + size * 0.35, y - size * 0.35),
+                        char,
+                        font=block.font,
+                        fill=INK,
+                        anchor="mm",
+                    )
+                else:
+                    self.draw.text((x, y), char, font=block.font, fill=INK, anchor="mm")
+
+    def _tail(self, box, face) -> None:
+        """A wedge from the balloon's edge toward the speaker, stopping short of the face."""
+        x0, y0, x1, y1 = box
+        cx, cy, ax, ay = (x0 + x1) / 2, (y0 + y1) / 2, (x1 - x0) / 2, (y1 - y0) / 2
+        fx, fy, r = face
+        distance = math.hypot(fx - cx, fy - cy)
+        if distance < 1:
+            return
+        reach = distance - r * 1.25
+        angle = math.atan2(fy - cy, fx - cx)
+        edge = _ellipse_radius(ax, ay, angle)
+        if distance <= edge:
+            return  # the balloon sits on its speaker: no tail to draw
+        reach = max(reach, edge + min(ax, ay) * 0.4)  # close by: a short tail still says who
+        reach = min(reach, edge + max(ax, ay) * 1.2)
+        tip = (cx + math.cos(angle) * reach, cy + math.sin(angle) * reach)
+        spread = min(0.35, (min(ax, ay) * 0.35) / max(1.0, edge))
+        points = []
+        for delta in (-spread, spread):
+            a = angle + delta
+            e = _ellipse_radius(ax, ay, a)
+            points.append((cx + math.cos(a) * e, cy + math.sin(a) * e))
+        inner = [(cx + (px - cx) * 0.8, cy + (py - cy) * 0.8) for px, py in points]
+        self.draw.polygon([inner[0], points[0], tip, points[1], inner[1]], fill=PAPER)
+        self.draw.line([points[0], tip, points[1]], fill=INK, width=self.line, joint="curve")
+
+
+def wrap(draw: ImageDraw.ImageDraw, text: str, f, width: float) -> list[str]:
+    """Words wrapped to `width`; a word wider than the line is hyphenated."""
+    lines: list[str] = []
+    for paragraph in text.splitlines() or [""]:
+        current = ""
+        for word in paragraph.split():
+            while draw.textlength(word, font=f) > width and len(word) > 1:
+                cut = max(1, int(len(word) * width / draw.textlength(word, font=f)) - 1)
+                if current:
+                    lines.append(current)
+                    current = ""
+                lines.append(word[:cut] + "-")
+                word = word[cut:]
+            trial = f"{current} {word}".strip()
+            if draw.textlength(trial, font=f) <= width:
+                current = trial
+            else:
+                lines.append(current)
+                current = word
+        lines.append(current)
+    return [line for line in lines if line] or [""]
+
+
+def _ellipse_radius(ax: float, ay: float, angle: float) -> float:
+    c, s = math.cos(angle), math.sin(angle)
+    return (ax * ay) / math.sqrt((ay * c) ** 2 + (ax * s) ** 2)
+
+
+def _area(a, b) -> float:
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    return w * h if w > 0 and h > 0 else 0.0
+
+
+def _overlap(a, b, gap: float = 0) -> bool:
+    return not (
+        a[2] + gap <= b[0] or b[2] + gap <= a[0] or a[3] + gap <= b[1] or b[3] + gap <= a[1]
+    )

@@ -1,0 +1,139 @@
+"""Pages and exports of a comic (API.md, "Kept panels, quote, pages, export"). Owner only."""
+
+from django.http import FileResponse, Http404
+from django.urls import reverse
+from django.utils.text import slugify
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.views import APIView
+
+from mangagen.storyboards.api import owned_storyboard
+from mangagen.storyboards.models import ExportFormat, PageFormat, Storyboard
+
+from . import exports
+from .builds import comic_of, image_file, page_names
+
+
+class PagesView(APIView):
+    @extend_schema(
+        summary="The kept panels composed into pages, with their lettering",
+        responses=inline_serializer(
+            "Pages",
+            {
+                "direction": serializers.CharField(),
+                "format": serializers.CharField(),
+                "pages": inline_serializer(
+                    "Page",
+                    {
+                        "number": serializers.IntegerField(),
+                        "panels": serializers.ListField(child=serializers.IntegerField()),
+                        "template": serializers.CharField(),
+                        "image_url": serializers.CharField(),
+                    },
+                    many=True,
+                ),
+                "kept": serializers.ListField(child=serializers.IntegerField()),
+                "breaks": serializers.ListField(child=serializers.IntegerField()),
+            },
+        ),
+    )
+    def get(self, request, pk: int):
+        comic = comic_of(storyboard=owned_storyboard(request, pk))
+        return Response(pages_body(comic))
+
+
+def pages_body(comic) -> dict:
+    """Nothing kept, no pages: a comic is readable once one panel is drawn."""
+    names = page_names(comic) if comic.kept else []
+    if comic.format == PageFormat.WEBTOON:
+        pages = (
+            [
+                {
+                    "number": 1,
+                    "panels": [i for page in comic.pages for i in page.panels],
+                    "template": "strip",
+                    "image_url": _url(comic, names[0]),
+                }
+            ]
+            if names
+            else []
+        )
+    else:
+        pages = [
+            {
+                "number": page.number,
+                "panels": page.panels,
+                "template": page.template,
+                "image_url": _url(comic, name),
+            }
+            for page, name in zip(comic.pages, names, strict=False)
+        ]
+    return {
+        "direction": comic.direction,
+        "format": comic.format,
+        "pages": pages,
+        "kept": comic.kept,
+        "breaks": [page.panels[0] for page in comic.pages],
+    }
+
+
+def _url(comic, name: str) -> str:
+    return reverse("page-image", args=[comic.storyboard.pk, comic.key, name])
+
+
+class ExportView(APIView):
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "export"
+
+    def perform_content_negotiation(self, request, force=False):
+        # `?format=` is this endpoint's own parameter (API.md), not DRF's renderer override.
+        return super().perform_content_negotiation(request, force=True)
+
+    @extend_schema(
+        summary="Download the comic: print PDF, CBZ, or a webtoon PNG",
+        parameters=[OpenApiParameter("format", str, enum=ExportFormat.values)],
+        responses={(200, "application/octet-stream"): bytes, 409: None},
+    )
+    def get(self, request, pk: int):
+        fmt = request.query_params.get("format", ExportFormat.PDF)
+        if fmt not in ExportFormat.values:
+            return Response(
+                {"error": "invalid", "detail": f"format must be one of {ExportFormat.values}."},
+                status=status.HTTP_400_BAD_REQUEST,
+            )
+        storyboard = owned_storyboard(request, pk)
+        comic = comic_of(storyboard=storyboard)
+        slug = slugify(storyboard.title) or f"comic-{storyboard.pk}"
+        try:
+            made = exports.export(comic=comic, fmt=fmt, slug=slug)
+        except exports.NothingToExport as exc:
+            return Response(
+                {"error": exc.code, "detail": str(exc)}, status=status.HTTP_409_CONFLICT
+            )
+        response = FileResponse(
+            made.path.open("rb"),
+            content_type=made.content_type,
+            as_attachment=True,
+            filename=made.filename,
+        )
+        response["Cache-Control"] = "private, no-cache"
+        return response
+
+
+def page_image(request, pk: int, key: str, name: str):
+    """A page image, only to the comic's owner; a key the comic moved on from answers 404."""
+    if not request.user.is_authenticated:
+        raise Http404("No such page.")
+    storyboard = Storyboard.objects.filter(pk=pk, owner=request.user).first()
+    if storyboard is None:
+        raise Http404("No such page.")
+    comic = comic_of(storyboard=storyboard)
+    path = comic.kept and comic.key == key and image_file(comic, name)
+    if not path:
+        raise Http404("No such page (the comic may have changed: reload).")
+    response = FileResponse(path.open("rb"), content_type="image/png")
+    response["Cache-Control"] = "private, max-age=31536000, immutable"  # the key is the content
+    response["X-Content-Type-Options"] = "nosniff"
+    return response

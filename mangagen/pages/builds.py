@@ -1,0 +1,172 @@
+"""A comic as pages, built once per content and cached on disk.
+
+`comic_of()` reads everything a page depends on (the layout, each panel's
+current text and kept take, the title, the direction and format) and hashes
+it into a key. Page images and exports are built under that key the first
+time they are asked for, and served from disk after; any change to the comic
+gives a new key, and building under a new key deletes the old ones. Writes
+go to a temporary file renamed into place, so two requests building at once
+both end with the same complete file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+
+from mangagen.lettering import Letterable
+from mangagen.storyboards.models import KeptArt, PageFormat, Storyboard
+from mangagen.storyboards.selectors import current_takes
+
+from .compose import PanelArt, compose_page, compose_strip
+from .layout import LayoutPanel, Page, paginate
+
+REVISION = 1  # bump when the drawing changes, so every cached page is drawn again
+
+
+@dataclass
+class Comic:
+    storyboard: Storyboard
+    direction: str
+    format: str
+    pages: list[Page]
+    arts: dict[int, PanelArt]
+    kept: list[int]
+    key: str
+
+    @property
+    def folder(self) -> Path:
+        return _root(self.storyboard.pk) / self.key
+
+
+def comic_of(*, storyboard: Storyboard) -> Comic:
+    panels = list(storyboard.panels.all())
+    takes = current_takes(storyboard=storyboard)
+    direction = storyboard.reading_direction
+    pages = paginate(
+        [LayoutPanel(p.index, p.shot) for p in panels],
+        direction=direction,
+        breaks=storyboard.page_breaks,
+        templates=storyboard.page_templates,
+    )
+    arts, facts = {}, []
+    for panel in panels:
+        take = takes.get(panel.art_hash)
+        arts[panel.index] = PanelArt(
+            index=panel.index,
+            letterable=Letterable.of(
+                dialogue=panel.dialogue,
+                caption=panel.caption,
+                shot=panel.shot,
+                characters=panel.characters,
+                faces=take.faces if take else None,
+            ),
+            load=_loader(take) if take else None,
+        )
+        facts.append([panel.index, panel.content_hash, take.pk if take else None])
+    key = _hash(
+        [
+            REVISION,
+            storyboard.title,
+            direction,
+            storyboard.page_format,
+            facts,
+            [[p.panels, p.template] for p in pages],
+        ]
+    )
+    kept = [p.index for p in panels if p.art_hash in takes]
+    return Comic(storyboard, direction, storyboard.page_format, pages, arts, kept, key)
+
+
+def page_file(comic: Comic, number: int) -> Path:
+    """The PNG of page `number` (1-based) as printed pages."""
+    page = comic.pages[number - 1]
+    return _built(
+        comic,
+        f"page-{number:03d}.png",
+        lambda path: compose_page(
+            page, arts=comic.arts, direction=comic.direction, title=comic.storyboard.title
+        ).save(path, "PNG"),
+    )
+
+
+def strip_file(comic: Comic) -> Path:
+    """The whole comic as one webtoon strip (PNG)."""
+    arts = [comic.arts[i] for page in comic.pages for i in page.panels]
+    return _built(
+        comic,
+        "webtoon.png",
+        lambda path: compose_strip(
+            arts, direction=comic.direction, title=comic.storyboard.title
+        ).save(path, "PNG"),
+    )
+
+
+def built(comic: Comic, name: str, build: Callable[[Path], None]) -> Path:
+    """Any file derived from this content (an export), built once."""
+    return _built(comic, name, build)
+
+
+def page_names(comic: Comic) -> list[str]:
+    """The image names the pages API lists: one per page, or the strip."""
+    if comic.format == PageFormat.WEBTOON:
+        return ["webtoon.png"]
+    return [f"page-{page.number:03d}.png" for page in comic.pages]
+
+
+def image_file(comic: Comic, name: str) -> Path | None:
+    if name == "webtoon.png":
+        return strip_file(comic)
+    if name.startswith("page-") and name.endswith(".png"):
+        number = name.removeprefix("page-").removesuffix(".png")
+        if number.isdigit() and 1 <= int(number) <= len(comic.pages):
+            return page_file(comic, int(number))
+    return None
+
+
+def _built(comic: Comic, name: str, build: Callable[[Path], None]) -> Path:
+    path = comic.folder / name
+    if path.exists():
+        return path
+    comic.folder.mkdir(parents=True, exist_ok=True)
+    _forget_older(comic)
+    handle, temporary = tempfile.mkstemp(dir=comic.folder, suffix=f".part{path.suffix}")
+    os.close(handle)
+    try:
+        build(Path(temporary))
+        os.replace(temporary, path)
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+    return path
+
+
+def _forget_older(comic: Comic) -> None:
+    for other in _root(comic.storyboard.pk).iterdir():
+        if other.name != comic.key and other.is_dir():
+            shutil.rmtree(other, ignore_errors=True)
+
+
+def _root(storyboard_id: int) -> Path:
+    return Path(settings.MEDIA_ROOT) / "pages" / str(storyboard_id)
+
+
+def _loader(take: KeptArt) -> Callable[[], bytes]:
+    def load() -> bytes:
+        with take.image.open("rb") as handle:
+            return handle.read()
+
+    return load
+
+
+def _hash(value) -> str:
+    encoded = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(encoded.encode()).hexdigest()[:24]

@@ -1,0 +1,153 @@
+"""Drawing pages: each panel's kept art cropped into its frame, lettered, bordered.
+
+A panel without kept art is drawn as a placeholder in its place (with its
+lettering, so the page reads). Lettering is drawn at the size the panel is
+shown, after cropping, so type stays the same size on every page.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from PIL import Image, ImageDraw
+
+from mangagen.lettering import Letterable, letter, lettering_font, title_font
+
+from .layout import PAGE_MM, Page
+
+DPI = 150
+STRIP_WIDTH = 800
+STRIP_SPACING = 120
+PANEL_ASPECT = 544 / 768  # a placeholder's shape, as the default render's
+
+
+@dataclass(frozen=True)
+class PanelArt:
+    """One panel as a page needs it: its lettering, and its kept art if there is any."""
+
+    index: int
+    letterable: Letterable
+    load: Callable[[], bytes] | None  # the kept art's bytes; None when not drawn yet
+
+
+def mm_to_px(mm: float, dpi: int = DPI) -> int:
+    return round(mm * dpi / 25.4)
+
+
+def page_size(dpi: int = DPI) -> tuple[int, int]:
+    return mm_to_px(PAGE_MM[0], dpi), mm_to_px(PAGE_MM[1], dpi)
+
+
+def compose_page(
+    page: Page, *, arts: dict[int, PanelArt], direction: str, title: str = "", dpi: int = DPI
+) -> Image.Image:
+    width, height = page_size(dpi)
+    canvas = Image.new("RGB", (width, height), "white")
+    draw = ImageDraw.Draw(canvas)
+    border = max(2, round(dpi / 50))
+    for index, (fx0, fy0, fx1, fy1) in page.rects.items():
+        box = (round(fx0 * width), round(fy0 * height), round(fx1 * width), round(fy1 * height))
+        size = (box[2] - box[0], box[3] - box[1])
+        canvas.paste(framed(arts[index], size, direction=direction), box[:2])
+        draw.rectangle(box, outline="black", width=border)
+    margin = mm_to_px(12, dpi)
+    if title and page.number == 1:
+        draw.text(
+            (margin, margin / 2),
+            title,
+            font=title_font(round(margin * 0.5)),
+            fill="black",
+            anchor="lm",
+        )
+    folio_x = margin if (page.number % 2 == 0) == (direction == "ltr") else width - margin
+    draw.text(
+        (folio_x, height - margin / 2),
+        str(page.number),
+        font=lettering_font(round(margin * 0.35)),
+        fill="black",
+        anchor="mm",
+    )
+    return canvas
+
+
+def compose_strip(arts: list[PanelArt], *, direction: str, title: str = "") -> Image.Image:
+    """A webtoon: one vertical strip, every panel full width, with room between them."""
+    frames = []
+    for art in arts:
+        height = round(STRIP_WIDTH * _aspect(art))
+        frames.append(framed(art, (STRIP_WIDTH, height), direction=direction))
+    head = 160 if title else STRIP_SPACING // 2
+    total = head + sum(f.height for f in frames) + STRIP_SPACING * len(frames)
+    strip = Image.new("RGB", (STRIP_WIDTH + 80, total), "white")
+    draw = ImageDraw.Draw(strip)
+    if title:
+        draw.text((strip.width / 2, 80), title, font=title_font(56), fill="black", anchor="mm")
+    y = head
+    for frame in frames:
+        strip.paste(frame, (40, y))
+        draw.rectangle((40, y, 40 + frame.width, y + frame.height), outline="black", width=3)
+        y += frame.height + STRIP_SPACING
+    return strip
+
+
+def framed(art: PanelArt, size: tuple[int, int], *, direction: str) -> Image.Image:
+    """The panel's art cropped to fill `size` (faces kept in view), with its lettering."""
+    width, height = size
+    if art.load is None:
+        return letter(_placeholder(art.index, size), panel=art.letterable, direction=direction)
+    source = Image.open(io.BytesIO(art.load())).convert("RGB")
+    scale = max(width / source.width, height / source.height)
+    scaled = source.resize(
+        (max(1, round(source.width * scale)), max(1, round(source.height * scale))), Image.LANCZOS
+    )
+    faces = art.letterable.faces
+    if faces:  # centre the crop on the faces, so a tall frame does not cut heads off
+        focus_x = sum(f.x for f in faces.values()) / len(faces) * scaled.width
+        focus_y = sum(f.y for f in faces.values()) / len(faces) * scaled.height
+    else:
+        focus_x, focus_y = scaled.width / 2, scaled.height / 2
+    left = min(max(0, round(focus_x - width / 2)), scaled.width - width)
+    top = min(max(0, round(focus_y - height / 2)), scaled.height - height)
+    cropped = scaled.crop((left, top, left + width, top + height))
+    moved = {
+        name: type(f)(
+            (f.x * scaled.width - left) / width,
+            (f.y * scaled.height - top) / height,
+            f.r * scaled.height / height,
+        )
+        for name, f in faces.items()
+    }
+    panel = Letterable(
+        dialogue=art.letterable.dialogue,
+        caption=art.letterable.caption,
+        shot=art.letterable.shot,
+        characters=art.letterable.characters,
+        faces=moved,
+    )
+    return letter(cropped, panel=panel, direction=direction)
+
+
+def _aspect(art: PanelArt) -> float:
+    if art.load is None:
+        return PANEL_ASPECT
+    with Image.open(io.BytesIO(art.load())) as image:
+        return image.height / image.width
+
+
+def _placeholder(index: int, size: tuple[int, int]) -> Image.Image:
+    image = Image.new("RGB", size, (236, 236, 236))
+    draw = ImageDraw.Draw(image)
+    step = max(12, size[0] // 24)
+    for x in range(-size[1], size[0], step):  # light hatching: clearly not art
+        draw.line((x, size[1], x + size[1], 0), fill=(222, 222, 222), width=2)
+    label = f"Panel {index} · not drawn yet"
+    draw.text(
+        (size[0] / 2, size[1] / 2),
+        label,
+        font=lettering_font(max(12, size[1] // 12)),
+        fill=(120, 120, 120),
+        anchor="mm",
+    )
+    return image

@@ -1,0 +1,50 @@
+"""Reads about a storyboard's kept art: what each panel shows now, and what Generate would cost."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ledger import services as ledger
+
+from .models import KeptArt, Storyboard
+
+
+def current_takes(*, storyboard: Storyboard) -> dict[str, KeptArt]:
+    """art hash -> the take shown for it (the most recently chosen), for this storyboard."""
+    takes: dict[str, KeptArt] = {}
+    for kept in KeptArt.objects.filter(storyboard=storyboard).order_by("-chosen_at", "-pk"):
+        takes.setdefault(kept.art_hash, kept)
+    return takes
+
+
+def takes_of(*, storyboard: Storyboard, art_hash: str) -> list[KeptArt]:
+    """Every kept take of one picture, the one shown first."""
+    return list(KeptArt.objects.filter(storyboard=storyboard, art_hash=art_hash))
+
+
+@dataclass(frozen=True)
+class Quote:
+    """What Generate would render and charge now: one credit per panel without kept art."""
+
+    render: list[int]
+    kept: list[int]
+    credits: int
+    available: int
+
+    def as_dict(self) -> dict:
+        return {
+            "render": self.render,
+            "kept": self.kept,
+            "credits": self.credits,
+            "available": self.available,
+        }
+
+
+def quote(*, storyboard: Storyboard, user) -> Quote:
+    takes = current_takes(storyboard=storyboard)
+    render, kept = [], []
+    for panel in storyboard.panels.all():
+        (kept if panel.art_hash in takes else render).append(panel.index)
+    account = ledger.account_for(user)
+    account.refresh_from_db()
+    return Quote(render=render, kept=kept, credits=len(render), available=account.available)

@@ -1,0 +1,102 @@
+"""The lettering layer: balloons over the art, fitted, placed off faces, in reading order."""
+
+from PIL import Image, ImageDraw
+
+from mangagen.lettering import Letterable, letter, lettering_font
+from mangagen.lettering.balloons import wrap
+from mangagen.lettering.fonts import cjk_font
+
+
+def blank(width=600, height=420) -> Image.Image:
+    return Image.new("RGB", (width, height), "white")
+
+
+def ink_in(image: Image.Image, box) -> int:
+    """How many dark pixels fall in `box`."""
+    return sum(image.convert("L").crop(box).histogram()[:128])
+
+
+def test_the_shipped_fonts_are_a_lettering_face_and_a_japanese_one():
+    assert "Kalam" in lettering_font(20).getname()[0]
+    assert "Noto Sans CJK" in cjk_font(20).getname()[0]
+    assert cjk_font(20).getbbox("待") != cjk_font(20).getbbox("?")  # a real kanji glyph
+
+
+def test_no_text_leaves_the_art_untouched():
+    art = blank()
+    assert letter(art, panel=Letterable()).tobytes() == art.convert("RGB").tobytes()
+
+
+def test_balloons_stay_off_the_faces_and_the_tail_points_at_the_speaker():
+    panel = Letterable.of(
+        dialogue=[{"speaker": "Aiko", "text": "They're right behind us, run!"}],
+        caption="",
+        shot="medium",
+        characters=["Aiko"],
+        faces={"Aiko": [0.5, 0.6, 0.15]},
+    )
+    lettered = letter(blank(), panel=panel)
+    face = (300 - 63, 252 - 63, 300 + 63, 252 + 63)
+    assert ink_in(lettered, face) == 0, "no balloon covers the face"
+    assert ink_in(lettered, (0, 0, 600, 180)) > 200, "the balloon sits above"
+    # the tail reaches down toward the face, between balloon and head
+    assert ink_in(lettered, (240, 150, 360, 189)) > 0
+
+
+def test_several_balloons_in_reading_order_right_to_left():
+    panel = Letterable.of(
+        dialogue=[{"speaker": "", "text": "First."}, {"speaker": "", "text": "Second."}],
+        caption="",
+        shot="wide",
+        characters=[],
+        faces={},
+    )
+    lettered = letter(blank(), panel=panel, direction="rtl")
+    right = ink_in(lettered, (300, 0, 600, 420))
+    assert right > 0
+    # with nothing in the way, the first sits right of (or above) the second: drawn alone,
+    # "First." lands on the right half
+    alone = letter(
+        blank(),
+        panel=Letterable.of(
+            dialogue=[{"speaker": "", "text": "First."}],
+            caption="",
+            shot="wide",
+            characters=[],
+            faces={},
+        ),
+        direction="rtl",
+    )
+    assert ink_in(alone, (300, 0, 600, 420)) > ink_in(alone, (0, 0, 300, 420))
+
+
+def test_long_text_is_fitted_inside_the_panel():
+    text = "A sentence that is far too long for one balloon and keeps on going. " * 4
+    panel = Letterable.of(
+        dialogue=[{"speaker": "", "text": text}], caption="", shot="wide", characters=[], faces={}
+    )
+    lettered = letter(blank(400, 280), panel=panel)
+    assert lettered.size == (400, 280)
+    assert ink_in(lettered, (0, 0, 400, 280)) > 0
+
+
+def test_words_wrap_inside_the_width():
+    draw = ImageDraw.Draw(Image.new("L", (10, 10)))
+    f = lettering_font(16)
+    lines = wrap(draw, "A sentence that is far too long for one line " * 3 + "x" * 80, f, 150)
+    assert len(lines) > 3
+    assert all(draw.textlength(line, font=f) <= 150 + f.size for line in lines)
+
+
+def test_japanese_dialogue_is_set_vertically():
+    panel = Letterable.of(
+        dialogue=[{"speaker": "", "text": "待って！行かないで"}],
+        caption="",
+        shot="medium",
+        characters=[],
+        faces={},
+    )
+    lettered = letter(blank(), panel=panel).convert("L")
+    bbox = Image.eval(lettered, lambda v: 255 if v < 128 else 0).getbbox()
+    assert bbox is not None
+    assert (bbox[3] - bbox[1]) > (bbox[2] - bbox[0]), "a tall column, not a line"

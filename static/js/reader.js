@@ -1,0 +1,124 @@
+// The reader: pages one at a time, turned in the comic's reading direction (keys, buttons,
+// swipes), or the webtoon strip; layout choices are saved on the storyboard.
+import { api } from "./api.js";
+
+const root = document.getElementById("reader");
+const id = root.dataset.storyboard;
+const viewer = document.getElementById("page-viewer");
+const image = document.getElementById("page-image");
+const label = document.getElementById("page-label");
+const tools = document.getElementById("page-tools");
+const template = document.getElementById("page-template");
+const direction = document.getElementById("direction");
+const format = document.getElementById("format");
+
+let state = { direction: "rtl", format: "manga", pages: [], kept: [], breaks: [] };
+let current = 0;
+let storyboard = null;
+
+async function load() {
+  [state, storyboard] = await Promise.all([
+    api("GET", `/api/storyboards/${id}/pages/`),
+    api("GET", `/api/storyboards/${id}/`),
+  ]);
+  current = Math.min(current, Math.max(0, state.pages.length - 1));
+  render();
+}
+
+function render() {
+  root.dataset.direction = state.direction;
+  root.dataset.format = state.format;
+  direction.value = state.direction;
+  format.value = state.format;
+  const empty = state.pages.length === 0;
+  document.getElementById("nothing-yet").hidden = !empty;
+  const undrawn = storyboard.panels.length - state.kept.length;
+  const note = document.getElementById("undrawn");
+  note.hidden = empty || undrawn === 0;
+  note.textContent = `${undrawn} panel${undrawn === 1 ? "" : "s"} not drawn yet (shown as placeholders).`;
+  const webtoon = state.format === "webtoon";
+  viewer.hidden = empty || webtoon;
+  tools.hidden = empty || webtoon;
+  document.getElementById("webtoon").hidden = empty || !webtoon;
+  for (const link of document.querySelectorAll("[download]")) link.classList.toggle("disabled", empty);
+  if (empty) return;
+  if (webtoon) {
+    document.getElementById("webtoon-image").src = state.pages[0].image_url;
+    return;
+  }
+  const page = state.pages[current];
+  image.src = page.image_url;
+  image.alt = `Page ${page.number}: panels ${page.panels.join(", ")}`;
+  viewer.dataset.page = page.number;
+  label.textContent = `Page ${page.number} of ${state.pages.length} · ${
+    state.direction === "rtl" ? "read right to left" : "read left to right"
+  }`;
+  template.value = storyboard.layout.templates[String(page.panels[0])] || "auto";
+  document.getElementById("pull-panel").disabled = current === state.pages.length - 1;
+  document.getElementById("push-panel").disabled = page.panels.length < 2;
+  // The button on the side reading moves toward turns forward.
+  const forward = state.direction === "rtl" ? "left" : "right";
+  document.getElementById(`turn-${forward}`).disabled = current === state.pages.length - 1;
+  document.getElementById(`turn-${forward === "left" ? "right" : "left"}`).disabled = current === 0;
+}
+
+function turn(step) {
+  const next = current + step;
+  if (next < 0 || next >= state.pages.length || state.format === "webtoon") return;
+  current = next;
+  render();
+}
+
+// Physical sides: in right-to-left reading the next page is on the left.
+function side(which) {
+  const forward = state.direction === "rtl" ? "left" : "right";
+  turn(which === forward ? 1 : -1);
+}
+
+document.getElementById("turn-left").addEventListener("click", () => side("left"));
+document.getElementById("turn-right").addEventListener("click", () => side("right"));
+document.addEventListener("keydown", (event) => {
+  if (event.target.closest("select, input, textarea")) return;
+  if (event.key === "ArrowLeft") side("left");
+  if (event.key === "ArrowRight") side("right");
+});
+let touchX = null;
+viewer.addEventListener("touchstart", (e) => { touchX = e.changedTouches[0].clientX; }, { passive: true });
+viewer.addEventListener("touchend", (e) => {
+  if (touchX === null) return;
+  const dx = e.changedTouches[0].clientX - touchX;
+  touchX = null;
+  if (Math.abs(dx) < 40) return;
+  side(dx > 0 ? "left" : "right"); // a swipe to the right brings in the page from the left
+});
+
+async function saveLayout(layout) {
+  await api("PATCH", `/api/storyboards/${id}/`, { layout });
+  await load();
+}
+
+direction.addEventListener("change", () => saveLayout({ direction: direction.value }));
+format.addEventListener("change", () => saveLayout({ format: format.value }));
+template.addEventListener("change", () => {
+  const templates = { ...storyboard.layout.templates, [String(state.pages[current].panels[0])]: template.value };
+  saveLayout({ templates });
+});
+document.getElementById("pull-panel").addEventListener("click", () => {
+  const breaks = state.breaks.slice();
+  const following = breaks[current + 1];
+  const nextPage = state.pages[current + 1];
+  if (nextPage.panels.length === 1) breaks.splice(current + 1, 1);
+  else breaks[current + 1] = following + 1;
+  saveLayout({ breaks });
+});
+document.getElementById("push-panel").addEventListener("click", () => {
+  const page = state.pages[current];
+  const last = page.panels[page.panels.length - 1];
+  const breaks = state.breaks.filter((b) => b !== state.pages[current + 1]?.panels[0]);
+  breaks.push(last);
+  saveLayout({ breaks: breaks.sort((a, b) => a - b) });
+});
+document.getElementById("auto-breaks").addEventListener("click", () => saveLayout({ breaks: [], templates: {} }));
+
+await load();
+root.dataset.ready = "1";
