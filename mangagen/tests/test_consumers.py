@@ -204,3 +204,83 @@ def test_foreign_origins_are_refused(client, user, job):
 def test_group_messages_are_per_job(user, job):
     assert group_name(job.pk) == f"job-{job.pk}"
     assert get_channel_layer() is not None
+
+
+# --- bounds: idle streams and streams per person ---------------------------------------
+
+
+def test_an_idle_stream_is_closed_with_its_own_code(client, user, job, settings):
+    settings.WS_IDLE_SECONDS = 0  # idle the moment the replay is sent
+    cookie = cookie_for(client, user)
+
+    async def scenario():
+        comm = communicator(job.pk, cookie)
+        connected, _ = await comm.connect()
+        assert connected
+        replayed = [(await comm.receive_json_from())["seq"] for _ in range(5)]
+        closed = await comm.receive_output()
+        await comm.disconnect()
+        return replayed, closed
+
+    replayed, closed = run(scenario)
+    assert replayed == [1, 2, 3, 4, 5]
+    assert closed == {"type": "websocket.close", "code": 4408}
+
+
+def test_a_stream_in_use_stays_open(client, user, job, settings):
+    settings.WS_IDLE_SECONDS = 60
+    cookie = cookie_for(client, user)
+
+    async def scenario():
+        comm = communicator(job.pk, cookie, after=5)
+        await comm.connect()
+        await comm.send_json_to({"type": "ping"})
+        pong = await comm.receive_json_from()
+        still_open = await comm.receive_nothing(timeout=0.2)
+        await comm.disconnect()
+        return pong, still_open
+
+    pong, still_open = run(scenario)
+    assert pong == {"type": "pong", "seq": 5} and still_open
+
+
+def test_a_person_may_hold_only_so_many_streams(client, user, job, settings):
+    settings.WS_MAX_CONNECTIONS_PER_PERSON = 2
+    settings.WS_IDLE_SECONDS = 60
+    cookie = cookie_for(client, user)
+
+    async def scenario():
+        first, second, third = (communicator(job.pk, cookie, after=5) for _ in range(3))
+        assert (await first.connect())[0] and (await second.connect())[0]
+        await third.connect()
+        refused = await third.receive_output()
+        await first.disconnect()  # gives its slot back
+        fourth = communicator(job.pk, cookie, after=5)
+        await fourth.connect()
+        fourth_open = await fourth.receive_nothing(timeout=0.2)
+        for comm in (second, third, fourth):
+            await comm.disconnect()
+        return refused, fourth_open
+
+    refused, fourth_open = run(scenario)
+    assert refused == {"type": "websocket.close", "code": 4429}
+    assert fourth_open
+
+
+def test_a_refused_stream_takes_no_slot(client, user, job, make_user, settings):
+    settings.WS_MAX_CONNECTIONS_PER_PERSON = 1
+    stranger_cookie = cookie_for(client, make_user())
+    cookie = cookie_for(client, user)
+
+    async def scenario():
+        strangers = [communicator(job.pk, stranger_cookie) for _ in range(3)]
+        for comm in strangers:
+            await comm.connect()
+            assert (await comm.receive_output())["code"] == 4403
+        mine = communicator(job.pk, cookie, after=5)
+        connected, _ = await mine.connect()
+        still_open = await mine.receive_nothing(timeout=0.2)
+        await mine.disconnect()
+        return connected and still_open
+
+    assert run(scenario)

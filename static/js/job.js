@@ -199,6 +199,23 @@ function connect() {
       connection.textContent = "This job is not yours.";
       return;
     }
+    if (event.code === 4429) {
+      connection.textContent = "Too many Mangagen tabs are open; close one and reload this page.";
+      return;
+    }
+    if (event.code === 4408) {
+      // Closed while idle: reconnect (and catch up) when the person is back.
+      connection.textContent = "Paused while idle.";
+      const back = () => {
+        if (document.visibilityState !== "visible") return;
+        ["focus", "pointerdown", "keydown"].forEach((e) => window.removeEventListener(e, back));
+        document.removeEventListener("visibilitychange", back);
+        connect();
+      };
+      ["focus", "pointerdown", "keydown"].forEach((e) => window.addEventListener(e, back));
+      document.addEventListener("visibilitychange", back);
+      return;
+    }
     if (job && !["queued", "rendering", "awaiting_decision"].includes(job.state) && event.wasClean) return;
     connection.textContent = "Reconnecting…";
     setTimeout(connect, retryDelay);
