@@ -1,9 +1,23 @@
-"""Operators see every Stripe event and purchase; a failed event can be reprocessed."""
+"""Operators see every Stripe event and purchase; a failed event can be reprocessed,
+and a purchase held for review (paid differently from its pack) can be granted by hand."""
 
 from django.contrib import admin, messages
 
 from . import services
-from .models import Purchase, StripeEvent
+from .models import CheckoutSession, FailedRefund, Purchase, StripeEvent
+
+
+class RecordAdmin(admin.ModelAdmin):
+    """What Stripe told us is a record: never added or deleted by hand, every field read-only."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def get_readonly_fields(self, request, obj=None):
+        return [f.name for f in self.model._meta.fields]
 
 
 class ProcessedFilter(admin.SimpleListFilter):
@@ -22,18 +36,19 @@ class ProcessedFilter(admin.SimpleListFilter):
 
 
 @admin.register(StripeEvent)
-class StripeEventAdmin(admin.ModelAdmin):
-    list_display = ("stripe_id", "type", "received_at", "processed_at", "deliveries", "error")
-    list_filter = ("type", ProcessedFilter)
+class StripeEventAdmin(RecordAdmin):
+    list_display = (
+        "stripe_id",
+        "type",
+        "received_at",
+        "processed_at",
+        "outcome",
+        "deliveries",
+        "error",
+    )
+    list_filter = ("type", "outcome", ProcessedFilter)
     search_fields = ("stripe_id",)
-    readonly_fields = [f.name for f in StripeEvent._meta.fields]
     actions = ("reprocess",)
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
     @admin.action(description="Reprocess selected events", permissions=["change"])
     def reprocess(self, request, queryset):
@@ -48,7 +63,7 @@ class StripeEventAdmin(admin.ModelAdmin):
 
 
 @admin.register(Purchase)
-class PurchaseAdmin(admin.ModelAdmin):
+class PurchaseAdmin(RecordAdmin):
     list_display = (
         "payment_intent",
         "user",
@@ -59,14 +74,29 @@ class PurchaseAdmin(admin.ModelAdmin):
         "paid_at",
         "amount_refunded",
         "credits_revoked",
+        "credits_restored",
         "disputed_at",
+        "review",
     )
-    list_filter = ("pack",)
+    list_filter = ("pack", "review")
     search_fields = ("payment_intent", "session_id", "user__username")
-    readonly_fields = [f.name for f in Purchase._meta.fields]
+    actions = ("grant_after_review",)
 
-    def has_add_permission(self, request):
-        return False
+    @admin.action(description="Grant the pack after review", permissions=["change"])
+    def grant_after_review(self, request, queryset):
+        for purchase in queryset.exclude(review=""):
+            reason = purchase.get_review_display()
+            if services.grant_after_review(purchase=purchase):
+                self.log_change(request, purchase, f"granted after review ({reason})")
+                self.message_user(request, f"{purchase} granted.", messages.SUCCESS)
 
-    def has_delete_permission(self, request, obj=None):
-        return False
+
+@admin.register(CheckoutSession)
+class CheckoutSessionAdmin(RecordAdmin):
+    list_display = ("session_id", "user", "pack", "credits", "amount", "currency", "livemode")
+    search_fields = ("session_id", "user__username")
+
+
+@admin.register(FailedRefund)
+class FailedRefundAdmin(RecordAdmin):
+    list_display = ("refund_id", "purchase", "amount", "created_at")

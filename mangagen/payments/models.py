@@ -4,6 +4,24 @@ from django.conf import settings
 from django.db import models
 
 
+class Outcome(models.TextChoices):
+    """What applying a Stripe event did; operators filter on it in admin."""
+
+    APPLIED = "applied", "Applied"
+    WAITING = "waiting", "Waiting (payment not settled yet)"
+    FOREIGN = "foreign", "Not ours (a session this app did not create): nothing granted"
+    REVIEW = "review", "Held for an operator: nothing granted"
+    IGNORED = "ignored", "Ignored (an event type this app does not act on)"
+
+
+class ReviewReason(models.TextChoices):
+    """Why a paid checkout was held for an operator instead of granted."""
+
+    AMOUNT = "amount", "Amount paid differs from the pack's price"
+    CURRENCY = "currency", "Currency differs from the pack's"
+    LIVEMODE = "livemode", "Live/test mode differs from the session's"
+
+
 class StripeEvent(models.Model):
     stripe_id = models.CharField(max_length=255, unique=True)
     type = models.CharField(max_length=100, db_index=True)
@@ -12,6 +30,7 @@ class StripeEvent(models.Model):
     processed_at = models.DateTimeField(null=True, blank=True)
     deliveries = models.PositiveIntegerField(default=1)
     error = models.TextField(blank=True)
+    outcome = models.CharField(max_length=16, choices=Outcome.choices, blank=True)
 
     class Meta:
         ordering = ["-pk"]
@@ -22,6 +41,29 @@ class StripeEvent(models.Model):
     @property
     def processed(self) -> bool:
         return self.processed_at is not None
+
+
+class CheckoutSession(models.Model):
+    """A Checkout Session this app created, and what it was created for.
+
+    A completed session is granted only if it is one of these and Stripe's
+    amount, currency and mode match: other products may share the Stripe account.
+    """
+
+    session_id = models.CharField(max_length=255, unique=True)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    pack = models.CharField(max_length=32)
+    credits = models.PositiveIntegerField()
+    amount = models.PositiveIntegerField(help_text="The pack's price, in minor units.")
+    currency = models.CharField(max_length=8)
+    livemode = models.BooleanField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-pk"]
+
+    def __str__(self) -> str:
+        return f"checkout {self.session_id} ({self.pack})"
 
 
 class Purchase(models.Model):
@@ -42,7 +84,21 @@ class Purchase(models.Model):
     currency = models.CharField(max_length=8, blank=True)
     paid_at = models.DateTimeField(null=True, blank=True)
     amount_refunded = models.PositiveIntegerField(default=0)
-    credits_revoked = models.PositiveIntegerField(default=0)
+    credits_revoked = models.PositiveIntegerField(
+        default=0, help_text="Ever revoked for refunds (only grows)."
+    )
+    credits_restored = models.PositiveIntegerField(
+        default=0, help_text="Ever given back because a refund failed (only grows)."
+    )
+    amount_refund_failed = models.PositiveIntegerField(
+        default=0, help_text="Refunds that failed after they were reported, in minor units."
+    )
+    review = models.CharField(
+        max_length=16,
+        choices=ReviewReason.choices,
+        blank=True,
+        help_text="Set: paid but not granted until an operator approves it.",
+    )
     disputed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -51,3 +107,20 @@ class Purchase(models.Model):
 
     def __str__(self) -> str:
         return f"purchase {self.payment_intent} ({self.credits} credits)"
+
+    @property
+    def refunded(self) -> int:
+        """What was refunded and stayed refunded, in minor units."""
+        return max(min(self.amount_refunded, self.amount) - self.amount_refund_failed, 0)
+
+
+class FailedRefund(models.Model):
+    """A refund that Stripe reported and that later failed; counted once."""
+
+    refund_id = models.CharField(max_length=255, unique=True)
+    purchase = models.ForeignKey(Purchase, on_delete=models.PROTECT, related_name="failed_refunds")
+    amount = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"failed refund {self.refund_id} ({self.amount})"

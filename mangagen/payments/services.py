@@ -3,6 +3,11 @@
 Every payment grants under the Checkout Session's id as the ledger's
 idempotency key, so no two events about one payment can grant twice. Events
 arrive in any order and any number of times; the end state is the same.
+
+Only sessions this app created grant, and only for what they were created
+for: the Stripe account may sell other products too, so a completed session
+we have no record of is stored and acknowledged, and one whose amount,
+currency or mode differ from its pack is held for an operator.
 """
 
 from __future__ import annotations
@@ -11,16 +16,15 @@ import logging
 
 import stripe
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
 from ledger import services as ledger
-from ledger.models import SystemAccount
+from ledger.models import SystemAccount, Transfer
 
-from .models import Purchase, StripeEvent
-from .packs import Pack, pack
+from .models import CheckoutSession, FailedRefund, Outcome, Purchase, ReviewReason, StripeEvent
+from .packs import Pack
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +65,22 @@ def create_checkout(*, user, chosen: Pack, return_url: str) -> str:
             "cancel_url": f"{return_url}?checkout=cancelled",
         }
     )
+    reported = session.to_dict()
+    CheckoutSession.objects.create(
+        session_id=reported["id"],
+        user=user,
+        pack=chosen.code,
+        credits=chosen.credits,
+        amount=chosen.price,
+        currency=chosen.currency.lower(),
+        livemode=reported.get("livemode", _live_key()),
+    )
     return session.url
+
+
+def _live_key() -> bool:
+    """Whether the configured key moves real money (`sk_live_…`, `rk_live_…`)."""
+    return "_live_" in settings.STRIPE_SECRET_KEY
 
 
 # --- webhooks --------------------------------------------------------------------------
@@ -108,53 +127,101 @@ def process(*, stripe_event: StripeEvent) -> StripeEvent:
             locked = StripeEvent.objects.select_for_update().get(pk=stripe_event.pk)
             if locked.processed:
                 return locked
-            HANDLERS.get(locked.type, _ignore)(locked.payload["data"]["object"])
+            outcome = HANDLERS.get(locked.type, _ignore)(locked.payload["data"]["object"])
             locked.processed_at = timezone.now()
             locked.error = ""
-            locked.save(update_fields=["processed_at", "error"])
+            locked.outcome = outcome
+            locked.save(update_fields=["processed_at", "error", "outcome"])
             return locked
     except Exception as exc:
         StripeEvent.objects.filter(pk=stripe_event.pk).update(error=f"{type(exc).__name__}: {exc}")
         raise
 
 
-def _checkout_paid(session: dict) -> None:
+def _checkout_paid(session: dict) -> Outcome:
     if session.get("payment_status") != "paid":
-        return  # `unpaid`: an async payment; its success event grants
-    metadata = session.get("metadata") or {}
-    user_id = metadata.get("user_id") or session["client_reference_id"]
-    user = get_user_model().objects.get(pk=int(user_id))
-    chosen = pack(metadata.get("pack", ""))
-    credits = int(metadata.get("credits") or (chosen.credits if chosen else 0))
-    if credits <= 0:
-        raise ValueError(f"checkout {session['id']} names no credits")
+        return Outcome.WAITING  # `unpaid`: an async payment; its success event grants
+    record = CheckoutSession.objects.filter(session_id=session["id"]).first()
+    if record is None:
+        logger.info("Checkout %s was not created by this app; nothing granted", session["id"])
+        return Outcome.FOREIGN
     intent = session.get("payment_intent") or f"session:{session['id']}"
     purchase, _ = Purchase.objects.select_for_update().get_or_create(payment_intent=intent)
-    purchase.session_id = session["id"]
-    purchase.user = user
-    purchase.pack = metadata.get("pack", "")
-    purchase.credits = credits
+    purchase.session_id = record.session_id
+    purchase.user = record.user
+    purchase.pack = record.pack
+    purchase.credits = record.credits
     purchase.amount = session.get("amount_total") or 0
-    purchase.currency = session.get("currency") or ""
+    purchase.currency = (session.get("currency") or "").lower()
     purchase.paid_at = purchase.paid_at or timezone.now()
+    if not _granted(purchase):
+        purchase.review = _mismatch(record=record, session=session) or ""
     purchase.save()
+    if purchase.review:
+        logger.warning(
+            "Checkout %s paid %s %s (livemode %s) for the %s pack: held for an operator",
+            record.session_id,
+            purchase.amount,
+            purchase.currency,
+            session.get("livemode"),
+            record.pack,
+        )
+        return Outcome.REVIEW
+    _grant(purchase)
+    return Outcome.APPLIED
+
+
+def _mismatch(*, record: CheckoutSession, session: dict) -> ReviewReason | None:
+    """What Stripe says was paid, against what the session was created to sell."""
+    if session.get("amount_total") != record.amount:
+        return ReviewReason.AMOUNT
+    if (session.get("currency") or "").lower() != record.currency:
+        return ReviewReason.CURRENCY
+    if bool(session.get("livemode")) != record.livemode:
+        return ReviewReason.LIVEMODE
+    return None
+
+
+def _granted(purchase: Purchase) -> bool:
+    return Transfer.objects.filter(key=_grant_key(purchase.session_id)).exists()
+
+
+def _grant_key(session_id: str) -> str:
+    return f"stripe:checkout:{session_id}"
+
+
+def _grant(purchase: Purchase) -> None:
+    """Grants the purchase's credits (once: keyed by its session), then applies what came first."""
     ledger.grant(
-        account=ledger.account_for(user),
-        amount=credits,
-        key=f"stripe:checkout:{session['id']}",
+        account=ledger.account_for(purchase.user),
+        amount=purchase.credits,
+        key=_grant_key(purchase.session_id),
         reason=f"Purchase of the {purchase.pack or 'credit'} pack",
         source=SystemAccount.PURCHASES,
     )
     _apply_refunds(purchase)  # a refund that arrived first
     if purchase.disputed_at:  # a dispute that arrived first
-        ledger.flag_account(account=ledger.account_for(user), reason="payment disputed")
+        ledger.flag_account(account=ledger.account_for(purchase.user), reason="payment disputed")
 
 
-def _async_payment_failed(session: dict) -> None:
+def grant_after_review(*, purchase: Purchase) -> bool:
+    """An operator accepts a held purchase: grants it once. False if it was not held."""
+    with transaction.atomic():
+        locked = Purchase.objects.select_for_update().get(pk=purchase.pk)
+        if not locked.review or locked.user_id is None:
+            return False
+        locked.review = ""
+        locked.save(update_fields=["review"])
+        _grant(locked)
+        return True
+
+
+def _async_payment_failed(session: dict) -> Outcome:
     logger.info("Async payment failed for checkout %s", session.get("id"))
+    return Outcome.APPLIED
 
 
-def _charge_refunded(charge: dict) -> None:
+def _charge_refunded(charge: dict) -> Outcome:
     intent = charge.get("payment_intent") or ""
     if not intent:
         raise ValueError(f"charge {charge.get('id')} has no payment_intent")
@@ -165,17 +232,55 @@ def _charge_refunded(charge: dict) -> None:
         purchase.amount = int(charge.get("amount") or 0)
     purchase.save()
     _apply_refunds(purchase)
+    return Outcome.APPLIED
+
+
+def _refund_updated(refund: dict) -> Outcome:
+    """A refund that failed after it was reported gives back what it took, once.
+
+    The charge's `amount_refunded` counted the refund when it was issued; a
+    failed refund's amount is subtracted from it, each refund id once.
+    """
+    if refund.get("status") != "failed":
+        return Outcome.IGNORED
+    intent = refund.get("payment_intent") or ""
+    if not intent:
+        raise ValueError(f"refund {refund.get('id')} has no payment_intent")
+    purchase, _ = Purchase.objects.select_for_update().get_or_create(payment_intent=intent)
+    _, new = FailedRefund.objects.get_or_create(
+        refund_id=refund["id"],
+        defaults={"purchase": purchase, "amount": int(refund.get("amount") or 0)},
+    )
+    if new:
+        purchase.amount_refund_failed += int(refund.get("amount") or 0)
+        purchase.save(update_fields=["amount_refund_failed"])
+        _apply_refunds(purchase)
+    return Outcome.APPLIED
 
 
 def _apply_refunds(purchase: Purchase) -> None:
-    """Revokes credits for the refunded part not yet revoked; never below zero."""
-    if not purchase.paid_at or not purchase.amount or not purchase.amount_refunded:
-        return  # not granted yet: the completion applies this when it comes
-    owed = purchase.credits * min(purchase.amount_refunded, purchase.amount) // purchase.amount
-    due = owed - purchase.credits_revoked
+    """Brings what is revoked in line with what stays refunded: revokes what a refund owes
+    (never below zero: a shortfall flags the account), gives back what a failed refund took."""
+    if not purchase.amount or purchase.review or not _granted(purchase):
+        return  # not granted: the grant applies this when it comes
+    owed = purchase.credits * purchase.refunded // purchase.amount
+    taken = purchase.credits_revoked - purchase.credits_restored
+    account = ledger.account_for(purchase.user)
+    if owed < taken:
+        give_back = taken - owed
+        purchase.credits_restored += give_back
+        ledger.grant(
+            account=account,
+            amount=give_back,
+            key=f"stripe:refund-failed:{purchase.payment_intent}:{purchase.credits_restored}",
+            reason="A refund failed; its credits are back",
+            source=SystemAccount.REFUNDS,
+        )
+        purchase.save(update_fields=["credits_restored"])
+        return
+    due = owed - taken
     if due <= 0:
         return
-    account = ledger.account_for(purchase.user)
     account.refresh_from_db()
     take = min(due, account.available)
     if take:
@@ -183,7 +288,7 @@ def _apply_refunds(purchase: Purchase) -> None:
             account=account,
             amount=take,
             key=f"stripe:refund:{purchase.payment_intent}:{purchase.credits_revoked + take}",
-            reason=f"Refund of {purchase.amount_refunded} {purchase.currency}",
+            reason=f"Refund of {purchase.refunded} {purchase.currency}",
             sink=SystemAccount.REFUNDS,
         )
     purchase.credits_revoked += take
@@ -195,17 +300,19 @@ def _apply_refunds(purchase: Purchase) -> None:
         )
 
 
-def _dispute_created(dispute: dict) -> None:
+def _dispute_created(dispute: dict) -> Outcome:
     intent = dispute.get("payment_intent") or ""
     purchase, _ = Purchase.objects.select_for_update().get_or_create(payment_intent=intent)
     purchase.disputed_at = purchase.disputed_at or timezone.now()
     purchase.save(update_fields=["disputed_at"])
     if purchase.user_id:
         ledger.flag_account(account=ledger.account_for(purchase.user), reason="payment disputed")
+    return Outcome.APPLIED
 
 
-def _ignore(obj: dict) -> None:
+def _ignore(obj: dict) -> Outcome:
     """Unknown event types are stored and acknowledged."""
+    return Outcome.IGNORED
 
 
 HANDLERS = {
@@ -213,5 +320,7 @@ HANDLERS = {
     "checkout.session.async_payment_succeeded": _checkout_paid,
     "checkout.session.async_payment_failed": _async_payment_failed,
     "charge.refunded": _charge_refunded,
+    "charge.refund.updated": _refund_updated,
+    "refund.failed": _refund_updated,
     "charge.dispute.created": _dispute_created,
 }

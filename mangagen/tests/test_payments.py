@@ -11,7 +11,7 @@ import pytest
 from ledger import services as ledger
 from ledger.models import Transfer
 from ledger.tests.invariants import assert_ledger_invariants
-from mangagen.payments.models import Purchase, StripeEvent
+from mangagen.payments.models import CheckoutSession, Outcome, Purchase, ReviewReason, StripeEvent
 from mangagen.tests.standin import Canned
 
 pytestmark = pytest.mark.django_db
@@ -42,7 +42,27 @@ def event(type_: str, obj: dict, event_id: str | None = None) -> dict:
     }
 
 
-def checkout(user, *, paid=True, session="cs_1", intent="pi_1", pack="starter", credits=20):
+def created(user, *, session="cs_1", pack="starter", credits=20, amount=500, livemode=False):
+    """The record this app keeps of a Checkout Session it created."""
+    return CheckoutSession.objects.get_or_create(
+        session_id=session,
+        defaults={
+            "user": user,
+            "pack": pack,
+            "credits": credits,
+            "amount": amount,
+            "currency": "usd",
+            "livemode": livemode,
+        },
+    )[0]
+
+
+def checkout(
+    user, *, paid=True, session="cs_1", intent="pi_1", pack="starter", credits=20, ours=True
+):
+    """A Checkout Session as Stripe reports it; `ours` records it as one this app created."""
+    if ours:
+        created(user, session=session, pack=pack, credits=credits)
     return {
         "id": session,
         "object": "checkout.session",
@@ -52,6 +72,19 @@ def checkout(user, *, paid=True, session="cs_1", intent="pi_1", pack="starter", 
         "payment_intent": intent,
         "amount_total": 500,
         "currency": "usd",
+        "livemode": False,
+    }
+
+
+def failed_refund(*, refund_id="re_1", intent="pi_1", amount=250, status="failed"):
+    return {
+        "id": refund_id,
+        "object": "refund",
+        "payment_intent": intent,
+        "charge": "ch_1",
+        "amount": amount,
+        "currency": "usd",
+        "status": status,
     }
 
 
@@ -116,6 +149,9 @@ def test_checkout_creates_a_stripe_session(client, user, settings, standin):
     assert form["metadata[pack]"] == ["studio"] and form["metadata[credits]"] == ["60"]
     assert form["line_items[0][price_data][unit_amount]"] == ["1200"]
     assert form["success_url"][0].startswith("http://testserver/credits/?checkout=success")
+    record = CheckoutSession.objects.get(session_id="cs_test_1")
+    assert (record.user, record.pack, record.credits) == (user, "studio", 60)
+    assert (record.amount, record.currency, record.livemode) == (1200, "usd", False)
 
 
 def test_checkout_of_an_unknown_pack_is_400(client, user):
@@ -275,30 +311,32 @@ def test_unknown_events_are_stored_and_acknowledged(client):
     assert StripeEvent.objects.get(type="customer.created").processed
 
 
-def test_a_processing_error_is_500_leaves_nothing_and_can_be_reprocessed(client, user, make_user):
+def test_a_processing_error_is_500_leaves_nothing_and_can_be_reprocessed(client, user, monkeypatch):
+    from mangagen.payments import services
+
+    def broken(**kwargs):
+        raise RuntimeError("ledger is down")
+
+    monkeypatch.setattr(services.ledger, "grant", broken)
     body = event("checkout.session.completed", checkout(user))
-    body["data"]["object"]["metadata"]["user_id"] = "999999"  # no such person (yet)
-    body["data"]["object"]["client_reference_id"] = "999999"
     response = deliver(client, body)
     assert response.status_code == 500
     stored = StripeEvent.objects.get()
-    assert not stored.processed and "DoesNotExist" in stored.error
+    assert not stored.processed and "ledger is down" in stored.error
     assert not Purchase.objects.exists() and not Transfer.objects.filter(kind="grant").exists()
     assert deliver(client, body).status_code == 500  # Stripe retries; still failing, still clean
     assert StripeEvent.objects.get().deliveries == 2
 
 
-def test_admin_lists_events_and_reprocesses(client, make_user, user):
+def test_admin_lists_events_and_reprocesses(client, make_user, user, monkeypatch):
     from mangagen.payments import services
 
-    body = event("checkout.session.completed", checkout(user))
-    body["data"]["object"]["metadata"]["credits"] = "0"
-    deliver(client, body)
+    grant = services.ledger.grant
+    monkeypatch.setattr(services.ledger, "grant", lambda **kw: 1 / 0)
+    deliver(client, event("checkout.session.completed", checkout(user)))
     stored = StripeEvent.objects.get()
     assert not stored.processed
-    fixed = dict(stored.payload)
-    fixed["data"]["object"]["metadata"]["credits"] = "20"
-    StripeEvent.objects.filter(pk=stored.pk).update(payload=fixed)
+    monkeypatch.setattr(services.ledger, "grant", grant)
     client.force_login(make_user("ops", is_staff=True, is_superuser=True))
     page = client.get("/admin/mangagen/stripeevent/?processed=no").content.decode()
     assert stored.stripe_id in page
@@ -308,6 +346,133 @@ def test_admin_lists_events_and_reprocesses(client, make_user, user):
     )
     assert available(user) == 20
     assert services.process(stripe_event=StripeEvent.objects.get()).processed
+
+
+# --- cross-checks: not ours, not what was sold, refunds that fail ------------------------
+
+
+def test_a_session_this_app_did_not_create_is_acknowledged_and_grants_nothing(client, user):
+    foreign = checkout(user, session="cs_other_product", ours=False)
+    foreign["metadata"] = {"sku": "t-shirt"}
+    foreign["client_reference_id"] = "not-a-number"
+    response = deliver(client, event("checkout.session.completed", foreign))
+    assert response.status_code == 200
+    stored = StripeEvent.objects.get()
+    assert stored.processed and stored.outcome == Outcome.FOREIGN
+    assert available(user) == 0
+    assert not Purchase.objects.exists() and not Transfer.objects.exists()
+
+
+def test_a_foreign_session_naming_one_of_our_people_still_grants_nothing(client, user):
+    """Metadata is whatever the other product wrote; only our own record grants."""
+    response = deliver(client, event("checkout.session.completed", checkout(user, ours=False)))
+    assert response.status_code == 200
+    assert available(user) == 0
+    assert StripeEvent.objects.get().outcome == Outcome.FOREIGN
+
+
+@pytest.mark.parametrize(
+    "change, reason",
+    [
+        ({"amount_total": 50}, ReviewReason.AMOUNT),
+        ({"currency": "eur"}, ReviewReason.CURRENCY),
+        ({"livemode": True}, ReviewReason.LIVEMODE),
+    ],
+)
+def test_a_session_paid_differently_from_its_pack_is_held_for_an_operator(
+    client, user, change, reason
+):
+    body = event("checkout.session.completed", checkout(user) | change)
+    assert deliver(client, body).status_code == 200
+    assert available(user) == 0
+    purchase = Purchase.objects.get()
+    assert purchase.review == reason and purchase.user == user
+    assert StripeEvent.objects.get().outcome == Outcome.REVIEW
+    deliver(client, event("charge.refunded", refund(refunded=500)))  # nothing to take back
+    assert available(user) == 0 and Purchase.objects.get().credits_revoked == 0
+    assert_ledger_invariants()
+
+
+def test_the_grant_uses_what_the_session_was_created_for_not_its_metadata(client, user):
+    body = checkout(user)
+    body["metadata"]["credits"] = "9999"
+    deliver(client, event("checkout.session.completed", body))
+    assert available(user) == 20
+
+
+def test_an_operator_grants_a_held_purchase_once(client, user, make_user):
+    deliver(client, event("checkout.session.completed", checkout(user) | {"amount_total": 499}))
+    purchase = Purchase.objects.get()
+    client.force_login(make_user("ops", is_staff=True, is_superuser=True))
+    for _ in range(2):
+        client.post(
+            "/admin/mangagen/purchase/",
+            {"action": "grant_after_review", "_selected_action": [purchase.pk]},
+        )
+    assert available(user) == 20
+    assert Purchase.objects.get().review == ""
+    grant = Transfer.objects.get(kind="grant")
+    assert grant.key == "stripe:checkout:cs_1"
+    assert_ledger_invariants()
+
+
+def test_a_refund_that_fails_restores_what_was_revoked(client, user):
+    deliver(client, event("checkout.session.completed", checkout(user)))
+    deliver(client, event("charge.refunded", refund(refunded=250)))
+    assert available(user) == 10
+    response = deliver(client, event("charge.refund.updated", failed_refund(amount=250)))
+    assert response.status_code == 200
+    assert available(user) == 20
+    purchase = Purchase.objects.get()
+    assert (purchase.credits_revoked, purchase.credits_restored) == (10, 10)
+    restore = Transfer.objects.filter(kind="grant", debit_account__code="refunds").get()
+    assert restore.amount == 10
+    assert_ledger_invariants()
+
+
+def test_a_failed_refund_reported_twice_restores_once(client, user):
+    deliver(client, event("checkout.session.completed", checkout(user)))
+    deliver(client, event("charge.refunded", refund(refunded=500)))
+    deliver(client, event("charge.refund.updated", failed_refund(amount=500)))
+    deliver(client, event("charge.refund.updated", failed_refund(amount=500)))  # a new event id
+    assert available(user) == 20
+    assert_ledger_invariants()
+
+
+def test_a_refund_update_that_is_not_a_failure_changes_nothing(client, user):
+    deliver(client, event("checkout.session.completed", checkout(user)))
+    deliver(client, event("charge.refunded", refund(refunded=250)))
+    deliver(client, event("charge.refund.updated", failed_refund(status="succeeded")))
+    assert available(user) == 10
+
+
+def test_after_a_failed_refund_a_new_refund_revokes_again(client, user):
+    deliver(client, event("checkout.session.completed", checkout(user)))
+    deliver(client, event("charge.refunded", refund(refunded=250)))
+    deliver(client, event("charge.refund.updated", failed_refund(refund_id="re_1", amount=250)))
+    assert available(user) == 20
+    deliver(client, event("charge.refunded", refund(refunded=500)))  # re_1 failed + re_2 250
+    assert available(user) == 10
+    assert_ledger_invariants()
+
+
+def test_a_failed_refund_before_its_report_ends_the_same(client, user):
+    deliver(client, event("checkout.session.completed", checkout(user)))
+    deliver(client, event("charge.refund.updated", failed_refund(amount=250)))
+    deliver(client, event("charge.refunded", refund(refunded=250)))
+    assert available(user) == 20
+    assert_ledger_invariants()
+
+
+def test_a_failed_refund_of_spent_credits_gives_back_only_what_was_taken(client, user):
+    deliver(client, event("checkout.session.completed", checkout(user)))
+    hold = ledger.authorize(account=ledger.account_for(user), amount=15, key="spent", reference="r")
+    ledger.capture(hold=hold)
+    deliver(client, event("charge.refunded", refund(refunded=500)))
+    assert available(user) == 0
+    deliver(client, event("charge.refund.updated", failed_refund(amount=500)))
+    assert available(user) == 5
+    assert_ledger_invariants()
 
 
 @pytest.mark.postgres
