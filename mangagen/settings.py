@@ -135,7 +135,7 @@ CELERY_TASK_SOFT_TIME_LIMIT = max(RENDER_TASK_TIME_LIMIT - 30, 30)
 # Larger than any task can run, so Redis never redelivers a running task.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": RENDER_TASK_TIME_LIMIT * 4}
 CELERY_TASK_DEFAULT_QUEUE = "render"
-CELERY_IMPORTS = ["ledger.tasks", "mangagen.jobs.tasks"]
+CELERY_IMPORTS = ["ledger.tasks", "mangagen.jobs.tasks", "mangagen.tasks"]
 CELERY_TASK_ROUTES = {
     "mangagen.*": {"queue": "render"},
     "ledger.*": {"queue": "render"},
@@ -150,6 +150,7 @@ CELERY_BEAT_SCHEDULE = {
         "task": "mangagen.jobs.tasks.sweep_jobs",
         "schedule": timedelta(seconds=HOLD_SWEEP_SECONDS),
     },
+    "prune": {"task": "mangagen.tasks.prune", "schedule": timedelta(days=1)},
 }
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 
@@ -195,6 +196,11 @@ DRAFT_DAILY_QUOTA = env.int("DRAFT_DAILY_QUOTA", default=50)
 WS_IDLE_SECONDS = env.float("WS_IDLE_SECONDS", default=600.0)
 WS_MAX_CONNECTIONS_PER_PERSON = env.int("WS_MAX_CONNECTIONS_PER_PERSON", default=12)
 RETENTION_DAYS = env.int("RETENTION_DAYS", default=90)
+# Each app prunes its own records; the composition root names them (mangagen/retention.py).
+RETENTION_PRUNERS = [
+    "mangagen.jobs.retention.prune_job_events",
+    "speculation.retention.prune_declined",
+]
 
 # --- Stripe ------------------------------------------------------------------
 STRIPE_SECRET_KEY = env.str("STRIPE_SECRET_KEY", default="")

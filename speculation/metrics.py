@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, time, timedelta
 
 from django.conf import settings
-from django.db.models import Count
+from django.db.models import Count, Sum
 from django.utils import timezone
 
 from ledger.models import Hold
 from mangagen.jobs.models import Job, JobPanel, PanelState
 
-from .models import Outcome, Speculation
+from .models import DeclinedDaily, Outcome, Speculation
+
+# The longest period the admin page shows; pruning keeps every row inside it.
+WIDEST_PERIOD = timedelta(days=30)
 
 
 @dataclass
@@ -49,7 +52,7 @@ def report(*, now: datetime | None = None) -> list[Period]:
         for label, span in (
             ("Last day", timedelta(days=1)),
             ("Last week", timedelta(days=7)),
-            ("Last month", timedelta(days=30)),
+            ("Last month", WIDEST_PERIOD),
         )
     ]
 
@@ -61,6 +64,7 @@ def period(*, label: str, since: datetime, until: datetime) -> Period:
     result.declined = dict(
         specs.filter(outcome=Outcome.DECLINED).values_list("reason").annotate(n=Count("pk"))
     )
+    _add_pruned_declines(result)
     decided = sum(result.outcomes.get(o, 0) for o in ("hit", "abandoned", "expired", "invalidated"))
     result.hit_rate = result.outcomes.get("hit", 0) / decided if decided else None
 
@@ -110,6 +114,23 @@ def period(*, label: str, since: datetime, until: datetime) -> Period:
         state__in=[PanelState.DELIVERED, PanelState.APPROVED]
     ).count()
     return result
+
+
+def _add_pruned_declines(result: Period) -> None:
+    """Declined speculations already folded into daily counts (speculation/retention.py):
+    the days wholly inside the period count, as their rows did."""
+    first = result.since.astimezone(UTC).date()
+    if datetime.combine(first, time(), UTC) < result.since:
+        first += timedelta(days=1)
+    last = result.until.astimezone(UTC).date() - timedelta(days=1)
+    pruned = (
+        DeclinedDaily.objects.filter(day__gte=first, day__lte=last)
+        .values_list("reason")
+        .annotate(n=Sum("count"))
+    )
+    for reason, n in pruned:
+        result.declined[reason] = result.declined.get(reason, 0) + n
+        result.outcomes[Outcome.DECLINED] = result.outcomes.get(Outcome.DECLINED, 0) + n
 
 
 def _percentiles(values: list[float]) -> dict[str, float | None]:

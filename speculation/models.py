@@ -42,3 +42,23 @@ class Speculation(models.Model):
 
     def __str__(self) -> str:
         return f"speculation #{self.pk} ({self.outcome}{': ' + self.reason if self.reason else ''})"
+
+
+class DeclinedDaily(models.Model):
+    """Declined speculations of one UTC day and reason, counted once their rows are pruned
+    (see `speculation/retention.py`); the metrics add these to the rows still kept."""
+
+    day = models.DateField()
+    reason = models.CharField(max_length=40, blank=True)
+    count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-day", "reason"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["day", "reason"], name="speculation_declined_daily_once"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.day}: {self.count} declined ({self.reason or 'no reason'})"

@@ -1,0 +1,29 @@
+"""Retention: what grows forever is pruned once it is RETENTION_DAYS old.
+
+The pruners are named by the composition root (`RETENTION_PRUNERS` in
+settings), so each app prunes its own records and none imports another's:
+the studio drops the event logs of jobs long ended, speculation folds old
+declined rows into daily counts. Jobs, holds, transfers and purchases (the
+money records) are never pruned.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, time, timedelta
+
+from django.conf import settings
+from django.utils import timezone
+from django.utils.module_loading import import_string
+
+
+def cutoff(*, now: datetime | None = None) -> datetime:
+    """The UTC midnight RETENTION_DAYS back: older records go, whole days at a time."""
+    now = now or timezone.now()
+    day = (now - timedelta(days=settings.RETENTION_DAYS)).astimezone(UTC).date()
+    return datetime.combine(day, time(), UTC)
+
+
+def prune(*, now: datetime | None = None) -> dict[str, int]:
+    """Runs every pruner against the cut-off; returns how many records each one let go."""
+    before = cutoff(now=now)
+    return {path: import_string(path)(before=before) for path in settings.RETENTION_PRUNERS}
