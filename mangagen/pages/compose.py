@@ -151,3 +151,14 @@ def _placeholder(index: int, size: tuple[int, int]) -> Image.Image:
         anchor="mm",
     )
     return image
+
+
+def compose_panel(art: PanelArt, *, direction: str) -> Image.Image:
+    """One panel at its own size, lettered and bordered, as the job page shows it."""
+    with Image.open(io.BytesIO(art.load())) as source:
+        size = source.size
+    image = framed(art, size, direction=direction)
+    ImageDraw.Draw(image).rectangle(
+        (0, 0, size[0] - 1, size[1] - 1), outline="black", width=max(3, size[0] // 160)
+    )
+    return image

@@ -1,6 +1,6 @@
 """The offline renderer: draws a real manga-style panel with Pillow.
 
-Panel border; a background chosen from the shot (screentone sky and skyline,
+A background chosen from the shot (screentone sky and skyline,
 focus lines, speed lines); a figure for each character present, whose look
 (hair, eyes, accessories) follows from their name and description so the
 same character looks the same in every panel. Art only: no text is painted
@@ -160,8 +160,9 @@ class Canvas:
         self.w, self.h, self.spec, self.rng = width, height, spec, rng
         self.image = Image.new("L", (width, height), PAPER)
         self.draw = ImageDraw.Draw(self.image)
-        self.m = max(8, width // 64)  # margin outside the border
-        self.inner = (self.m, self.m, width - self.m, height - self.m)
+        # Edge to edge: the frame, like the lettering, is drawn where the panel is
+        # composed (a page's borders and gutters), not baked into the art.
+        self.inner = (0, 0, width, height)
         self.noir = spec.style == "noir"
         self.heads: dict[str, tuple[float, float, float]] = {}  # name -> (x, y, radius)
 
@@ -170,12 +171,6 @@ class Canvas:
     def paint(self) -> None:
         self.background()
         self.figures()
-        self.border()
-
-    def border(self) -> None:
-        x0, y0, x1, y1 = self.inner
-        self.draw.rectangle((0, 0, self.w - 1, self.h - 1), outline=PAPER, width=self.m)
-        self.draw.rectangle((x0, y0, x1, y1), outline=INK, width=max(4, self.w // 160))
 
     # --- backgrounds ------------------------------------------------------------------
 

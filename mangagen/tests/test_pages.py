@@ -164,8 +164,15 @@ def test_delivered_panels_are_kept_and_a_dialogue_edit_costs_nothing(
     assert KeptArt.objects.filter(storyboard=board).count() == 3
     client.force_login(user)
     before = page_png(client, board.pk)
+    panel_url = services.image_url(job.panels.get(index=2), job)
+    panel_before = client.get(panel_url)
 
     edit(board, {2: {"dialogue": [{"speaker": "Aiko", "text": "WHO GOES THERE?"}]}})
+
+    panel_after = client.get(panel_url, HTTP_IF_NONE_MATCH=panel_before["ETag"])
+    assert panel_after.status_code == 200, "the panel on screen is lettered anew"
+    assert panel_after.content != panel_before.content
+    assert client.get(panel_url, HTTP_IF_NONE_MATCH=panel_after["ETag"]).status_code == 304
 
     quote = client.get(f"/api/storyboards/{board.pk}/quote/").json()
     assert quote == {"render": [], "kept": [1, 2, 3], "credits": 0, "available": 7}

@@ -37,9 +37,27 @@ const storyboard = await api("GET", `/api/storyboards/${id}/`);
 grid.replaceChildren(...storyboard.panels.map((p) => panelView(p, shots)));
 document.getElementById("review-summary").textContent =
   `${storyboard.title}: ${storyboard.panels.length} panel${storyboard.panels.length === 1 ? "" : "s"}, drawn one at a time. ` +
-  "Each panel costs one credit when it is rendered and shown to you.";
+  "Each panel costs one credit when it is rendered and shown to you; panels already drawn are kept and cost nothing.";
 document.getElementById("incomplete").hidden = storyboard.complete;
 generate.disabled = !storyboard.complete;
+
+// The quote: exactly what Generate will render and charge. Kept panels cost nothing.
+function plural(n, word) {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+const quote = await api("GET", `/api/storyboards/${id}/quote/`);
+const quoteLine = document.getElementById("quote");
+quoteLine.dataset.credits = quote.credits;
+quoteLine.textContent =
+  quote.render.length === 0
+    ? `Every panel is drawn and kept — nothing to pay. ${plural(quote.kept.length, "panel")} kept.`
+    : `${plural(quote.render.length, "panel")} to draw` +
+      (quote.kept.length ? `, ${quote.kept.length} kept` : "") +
+      ` — ${plural(quote.credits, "credit")}`;
+for (const index of quote.kept) {
+  grid.querySelector(`[data-index="${index}"] header`)?.append(el("span", "tag kept", "Kept"));
+}
+document.getElementById("read-kept").hidden = quote.kept.length === 0;
 
 // --- Speculation: start panel one while the person reads this screen. -------------------
 // Once the screen is visible and settled for the debounce, ask; show the hint only
