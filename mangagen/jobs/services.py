@@ -211,8 +211,10 @@ def confirm_job(*, job: Job) -> Job:
             _deliver(job=job, panel=current)
         elif current.state == PanelState.PENDING and not _has_open_hold(current):
             _queue_render(job=job, panel=current)
-        elif current.state == PanelState.PENDING:
+        elif current.state in (PanelState.PENDING, PanelState.RENDERING):
             _promote(job=job, panel=current)
+        elif current.state == PanelState.APPROVED:  # edited back to kept art: nothing to draw
+            return _end(job=job, state=JobState.CANCELLED, reason="Every panel is kept.")[0]
         _schedule_deadline(job)
     return job
 

@@ -200,8 +200,10 @@ class _Letterer:
         area = (x1 - x0) * (y1 - y0)
         cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
         cost = 0.0
-        for fx, fy, r in self.faces.values():  # covering a face is the worst thing
-            cost += 10 * _area(box, (fx - r * 1.1, fy - r * 1.1, fx + r * 1.1, fy + r * 1.1)) / area
+        for fx, fy, r in self.faces.values():  # covering a face (and hair) is the worst thing
+            cost += 10 * _area(box, (fx - r * 1.2, fy - r * 2.0, fx + r * 1.2, fy + r * 1.1)) / area
+            # then the body below it
+            cost += 3 * _area(box, (fx - r * 1.6, fy + r * 1.1, fx + r * 1.6, fy + r * 5)) / area
         s = self.scale
         crop = self.thumb.crop(
             (
@@ -225,10 +227,13 @@ class _Letterer:
         if self.placed:  # reading order: later items to the reading side, or further down
             px0, py0, px1, py1 = self.placed[-1]
             pcx = (px0 + px1) / 2
+            earlier_side = (cx > pcx) if self.rtl else (cx < pcx)
             if y1 < py0:
                 cost += 3.0
-            elif y0 < py1 and ((cx > pcx) if self.rtl else (cx < pcx)):
-                cost += 2.5
+            elif earlier_side and y0 < py0 + (py1 - py0) * 0.3:
+                cost += 2.5  # level with the previous one, yet before it
+            elif earlier_side:
+                cost += 0.5  # staggered lower: still read after it
         return cost
 
     # --- painting ---------------------------------------------------------------------------

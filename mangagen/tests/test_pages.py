@@ -458,3 +458,25 @@ def pdf_page_count(pdf: bytes) -> int:
 def pdf_media_box(pdf: bytes) -> tuple[float, float]:
     match = re.search(rb"/MediaBox\s*\[\s*0\s+0\s+([\d.]+)\s+([\d.]+)\s*\]", pdf)
     return float(match.group(1)), float(match.group(2))
+
+
+def test_a_speculation_whose_panels_all_became_kept_ends_and_generate_shows_them(
+    account, board, user, run, django_capture_on_commit_callbacks
+):
+    run.finish(run.generate(user, board))
+    edit(board, {1: {"description": "Rooftops in the rain."}})
+    with django_capture_on_commit_callbacks(execute=True):
+        job = services.start_job(
+            user=user,
+            storyboard=board,
+            confirmed=False,
+            confirm_by=timezone.now() + timedelta(minutes=10),
+        )
+    assert balance(account) == (6, 1)
+    storyboards.update_storyboard(storyboard=board, panels=PANELS)  # back to the kept art
+    shown = run.generate(user, board)
+    assert shown.state == JobState.COMPLETED and run.queued == [(job.pk, 1, 1)]  # none new
+    job.refresh_from_db()
+    assert job.state == JobState.CANCELLED and job.end_reason == "Every panel is kept."
+    assert balance(account) == (7, 0), "the speculative hold was released, nothing charged"
+    assert_ledger_invariants()
