@@ -59,6 +59,12 @@ def _private_cache(settings):
     }
 
 
+@pytest.fixture(autouse=True)
+def _private_gpu_pool(settings):
+    """Each test gets its own simulated GPU pool (containers, queues, heartbeats) in Redis."""
+    settings.GPU_POOL_PREFIX = f"test:gpu:{uuid.uuid4()}"
+
+
 @pytest.fixture
 def race():
     """Runs calls in threads of their own (own DB connections), released together.

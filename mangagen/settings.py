@@ -152,6 +152,10 @@ CELERY_BEAT_SCHEDULE = {
     },
     "prune": {"task": "mangagen.tasks.prune", "schedule": timedelta(days=1)},
 }
+    "requeue-lost-renders": {
+        "task": "mangagen.jobs.tasks.requeue_lost_renders",
+        "schedule": timedelta(seconds=5),
+    },
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 
 # --- Ledger ------------------------------------------------------------------
@@ -167,6 +171,12 @@ RENDER_IDLE_SECONDS = env.float("RENDER_IDLE_SECONDS", default=300.0)
 RENDER_SECONDS = env.float("RENDER_SECONDS", default=2.0)
 SPECULATION_ENABLED = env.bool("SPECULATION_ENABLED", default=True)
 SPECULATION_DEBOUNCE_MS = env.int("SPECULATION_DEBOUNCE_MS", default=1500)
+# The GPU provider: GPU_POOL_SIZE containers (each with its own cold start, scaling to
+# zero after RENDER_IDLE_SECONDS), shared by every worker through Redis.
+GPU_POOL_SIZE = env.int("GPU_POOL_SIZE", default=4)
+GPU_POOL_PREFIX = env.str("GPU_POOL_PREFIX", default="mangagen:gpu")
+# A render's worker beats this often; three missed beats and the sweep sends it again.
+RENDER_HEARTBEAT_SECONDS = env.float("RENDER_HEARTBEAT_SECONDS", default=5.0)
 SPECULATION_CONFIRM_SECONDS = env.int("SPECULATION_CONFIRM_SECONDS", default=600)
 SPECULATION_MAX_INFLIGHT = env.int("SPECULATION_MAX_INFLIGHT", default=50)
 SPECULATION_LOOKAHEAD = env.int("SPECULATION_LOOKAHEAD", default=1)

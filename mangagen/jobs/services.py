@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.core.files.base import ContentFile
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, close_old_connections, connection, transaction
 from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
@@ -29,10 +29,12 @@ from ledger import services as ledger
 from ledger.models import Hold
 from mangagen import quotas
 from mangagen.renderers import PanelSpec, RenderError, get_renderer
+from mangagen.renderers.warmth import GpuPool, Priority, Withdrawn
 from mangagen.storyboards.models import Storyboard
 from mangagen.storyboards.selectors import current_takes
 from mangagen.storyboards.services import keep_render
 
+from . import liveness
 from .events import emit
 from .models import LIVE_STATES, Job, JobPanel, JobState, PanelState
 from .signals import job_confirmed, job_ended
@@ -176,7 +178,9 @@ def confirm_job(*, job: Job) -> Job:
     If the storyboard changed meanwhile, renders whose index and art hash
     still match are kept (a text edit keeps them: lettering is drawn over the
     art) and the rest start again; a render whose picture's inputs differ is
-    never shown. Idempotent.
+    never shown. Idempotent. A job at or past its `confirm_by` is not
+    confirmed: it expires here (the same rule as the sweep's, `past_deadline`)
+    and is returned ended.
     """
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job.pk)
@@ -255,14 +259,22 @@ def _rebase(*, job: Job, storyboard: Storyboard) -> None:
 def perform_render(*, job_id: int, index: int, attempt: int) -> str:
     """Renders one attempt of one panel. Safe to run twice (a redelivered task).
 
-    Returns what happened: "delivered", "ready", "stale" or "discarded".
-    Raises RenderError for the task to retry or fail.
+    Returns what happened: "delivered", "ready", "stale", "duplicate" (another
+    copy of this attempt is alive), "withdrawn" (its job ended while it waited
+    for a container) or "discarded". Raises RenderError for the task to retry or fail.
+
+    While it waits for a container and renders, it beats (liveness) and holds
+    no database connection; confirmed work waits in the pool's confirmed queue.
     """
     renderer = get_renderer()
+    name = liveness.ticket(job_id, index, attempt)
     with transaction.atomic():
         job, panel = _lock_attempt(job_id, index, attempt)
         if panel is None:
             return "stale"
+        if panel.state == PanelState.RENDERING and liveness.alive(name):
+            return "duplicate"  # a promotion's or a requeue's twin is already on it
+        priority = _priority(job, panel)
         panel.state = PanelState.RENDERING
         panel.render_started_at = timezone.now()
         panel.save(update_fields=["state", "render_started_at"])
@@ -277,7 +289,15 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> str:
             data={"index": index, "attempt": attempt, "warming": bool(wait), "warm_in": wait},
         )
         spec = _panel_spec(job, panel)
-    result = renderer.render(spec, spec.default_seed() + attempt - 1)
+    if not connection.in_atomic_block:
+        close_old_connections()  # the wait for a container can be long: hold no connection
+    with liveness.Heartbeat(name):
+        try:
+            result = renderer.render(
+                spec, spec.default_seed() + attempt - 1, ticket=name, priority=priority
+            )
+        except Withdrawn:
+            return "withdrawn"
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job_id)
         panel = job.panels.select_for_update().filter(index=index).first()
@@ -385,6 +405,7 @@ def approve_panel(*, job: Job, index: int) -> Job:
         ):
             _queue_render(job=job, panel=following)
         else:  # already rendering (look-ahead): it is delivered when it lands
+            _promote(job=job, panel=following)
             job.state = JobState.RENDERING
             job.save(update_fields=["state"])
             emit(job=job, type="job.state", data=_state_data(job))
@@ -494,6 +515,61 @@ def requeue_stuck_renders(*, now: datetime | None = None) -> int:
     return count
 
 
+def requeue_lost_renders(*, now: datetime | None = None) -> int:
+    """Sends again every render whose worker stopped beating; returns how many.
+
+    A render is RENDERING from the moment its task starts (waiting for a
+    container included) and its worker beats every RENDER_HEARTBEAT_SECONDS.
+    One started more than three beats ago with no live heartbeat lost its
+    worker: it is requeued under the same attempt and hold (charged once).
+    """
+    from .tasks import render_panel
+
+    now = now or timezone.now()
+    grace = timedelta(seconds=settings.RENDER_HEARTBEAT_SECONDS * 3)
+    candidates = list(
+        JobPanel.objects.filter(
+            job__state__in=LIVE_STATES,
+            hold__state=Hold.State.PENDING,
+            state=PanelState.RENDERING,
+            render_started_at__lte=now - grace,
+        ).values_list("pk", "job_id", "index", "attempts")
+    )
+    beating = liveness.alive_many([liveness.ticket(j, i, a) for _, j, i, a in candidates])
+    count = 0
+    for pk, job_id, index, attempts in candidates:
+        if beating[liveness.ticket(job_id, index, attempts)]:
+            continue
+        with transaction.atomic():
+            job = Job.objects.select_for_update().get(pk=job_id)
+            panel = job.panels.select_for_update().get(pk=pk)
+            # As the locked rows say: still this attempt, still rendering, still silent.
+            if (
+                not job.live
+                or panel.attempts != attempts
+                or panel.state != PanelState.RENDERING
+                or liveness.alive(liveness.ticket(job_id, index, attempts))
+            ):
+                continue
+            panel.state = PanelState.PENDING
+            panel.queued_at = now
+            panel.save(update_fields=["state", "queued_at"])
+            emit(
+                job=job,
+                type="panel.requeued",
+                data={"index": index, "attempt": attempts, "why": "worker lost"},
+            )
+            queue = (
+                RENDER_QUEUE if _priority(job, panel) == Priority.CONFIRMED else SPECULATIVE_QUEUE
+            )
+            args = (job.pk, index, attempts)
+            transaction.on_commit(
+                lambda a=args, q=queue: render_panel.apply_async(a, queue=q), robust=True
+            )
+            count += 1
+    return count
+
+
 def expire_job_if_due(*, job_id: int, now: datetime | None = None) -> bool:
     """The deadline task: expires the job if it is live and past its deadline."""
     now = now or timezone.now()
@@ -528,6 +604,8 @@ def _end(
         panels = list(job.panels.select_for_update())
         _lock_open_holds(job)
         for panel in panels:
+            if panel.state in (PanelState.PENDING, PanelState.RENDERING) and panel.attempts:
+                _withdraw(job=job, panel=panel)
             _release_open_hold(panel, reason=f"job {state}: {reason}"[:200])
         job.state = state
         job.finished_at = now or timezone.now()
@@ -625,15 +703,39 @@ def _queue_render(
 
 
 def _promote(*, job: Job, panel: JobPanel) -> None:
-    """A confirmed job's render still waiting on the speculative queue is sent to `render`.
+    """A speculative render the person now waits for becomes confirmed work at once.
 
-    Same attempt, same hold: whichever copy runs first renders and the other
-    finds the panel moved on. Confirmed work never waits behind speculation.
+    Waiting for a container, its ticket moves to the pool's confirmed queue
+    (keeping its place). Not yet started, a copy is also sent to `render`:
+    same attempt, same hold; the first copy to start renders, and the other
+    finds it alive ("duplicate") or moved on. Confirmed work never waits
+    behind speculation, and is charged once.
     """
     from .tasks import render_panel
 
+    name = liveness.ticket(job.pk, panel.index, panel.attempts)
     args = (job.pk, panel.index, panel.attempts)
-    transaction.on_commit(lambda: render_panel.apply_async(args, queue=RENDER_QUEUE), robust=True)
+    if panel.lookahead:
+        panel.lookahead = False  # from now on it is what the person waits for
+        panel.save(update_fields=["lookahead"])
+    transaction.on_commit(lambda: GpuPool().promote(name), robust=True)
+    if panel.state == PanelState.PENDING:
+        transaction.on_commit(
+            lambda: render_panel.apply_async(args, queue=RENDER_QUEUE), robust=True
+        )
+
+
+def _withdraw(*, job: Job, panel: JobPanel) -> None:
+    """A render of an ended job that still waits for a container stops waiting."""
+    name = liveness.ticket(job.pk, panel.index, panel.attempts)
+    transaction.on_commit(lambda: GpuPool().withdraw(name), robust=True)
+
+
+def _priority(job: Job, panel: JobPanel) -> Priority:
+    """Confirmed work is what a person is waiting for; the rest is speculation."""
+    if job.confirmed and not panel.lookahead and panel.index == job.current_index:
+        return Priority.CONFIRMED
+    return Priority.SPECULATIVE
 
 
 def _deliver(*, job: Job, panel: JobPanel) -> None:

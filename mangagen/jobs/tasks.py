@@ -49,3 +49,9 @@ def sweep_jobs() -> dict:
         "expired": services.expire_due_jobs(),
         "requeued": services.requeue_stuck_renders(),
     }
+
+
+@shared_task(name="mangagen.jobs.tasks.requeue_lost_renders")
+def requeue_lost_renders() -> int:
+    """Every few seconds: renders whose worker stopped beating are sent again."""
+    return services.requeue_lost_renders()

@@ -13,6 +13,7 @@ def get_renderer(name: str | None = None) -> Renderer:
         return ProceduralRenderer()
     if name == "openai":
         from .openai_images import OpenAIImagesRenderer
+        from .warmth import GpuPool
 
         return OpenAIImagesRenderer(
             base_url=settings.IMAGES_BASE_URL,
@@ -21,6 +22,7 @@ def get_renderer(name: str | None = None) -> Renderer:
             size=settings.IMAGES_SIZE,
             timeout=settings.RENDER_HTTP_TIMEOUT_SECONDS,
             retries=settings.RENDER_HTTP_RETRIES,
+            pool=GpuPool(cold_start_seconds=0),
         )
     raise ValueError(f"Unknown RENDERER {name!r} (use 'procedural' or 'openai').")
 

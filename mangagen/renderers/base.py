@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -81,4 +82,16 @@ class RenderError(Exception):
 class Renderer(Protocol):
     name: str
 
-    def render(self, spec: PanelSpec, seed: int) -> RenderResult: ...
+    def render(
+        self,
+        spec: PanelSpec,
+        seed: int,
+        *,
+        ticket: str | None = None,
+        priority: str = "confirmed",
+        while_waiting: Callable[[], None] | None = None,
+    ) -> RenderResult:
+        """Renders one panel. `ticket` names the render in the provider's queue,
+        `priority` is its queue (mangagen.renderers.warmth.Priority), and
+        `while_waiting` is called about once a second while it waits or renders."""
+        ...

@@ -10,12 +10,14 @@ from __future__ import annotations
 import base64
 import io
 import time
+from collections.abc import Callable
 
 import requests
 from PIL import Image
 
 from .base import PanelSpec, RenderError, RenderResult
 from .prompts import image_prompt
+from .warmth import GpuPool, Priority
 
 
 class OpenAIImagesRenderer:
@@ -32,6 +34,7 @@ class OpenAIImagesRenderer:
         retries: int = 3,
         backoff: float = 1.0,
         session: requests.Session | None = None,
+        pool: GpuPool | None = None,
     ):
         self.url = base_url.rstrip("/") + "/v1/images/generations"
         self.api_key = api_key
@@ -41,8 +44,30 @@ class OpenAIImagesRenderer:
         self.retries = retries
         self.backoff = backoff
         self.session = session or requests.Session()
+        # The provider's capacity (GPU_POOL_SIZE concurrent requests), shared by every
+        # worker: confirmed requests first, so speculation never delays a person. The
+        # provider pays its own cold starts; none is added here.
+        self.pool = pool
 
-    def render(self, spec: PanelSpec, seed: int) -> RenderResult:
+    def render(
+        self,
+        spec: PanelSpec,
+        seed: int,
+        *,
+        ticket: str | None = None,
+        priority: Priority = Priority.CONFIRMED,
+        while_waiting: Callable[[], None] | None = None,
+    ) -> RenderResult:
+        """Waits for a free slot of the provider's capacity (when a pool is given), then
+        asks the endpoint. Raises RenderError, or Withdrawn."""
+        if self.pool is None:
+            return self._render(spec, seed)
+        with self.pool.container(
+            ticket=ticket, priority=priority, cold_start_seconds=0, while_waiting=while_waiting
+        ):
+            return self._render(spec, seed)
+
+    def _render(self, spec: PanelSpec, seed: int) -> RenderResult:
         started = time.monotonic()
         payload = {
             "model": self.model,

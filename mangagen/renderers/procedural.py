@@ -22,13 +22,14 @@ import math
 import random
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.conf import settings
 from PIL import Image, ImageDraw
 
 from .base import CharacterSpec, PanelSpec, RenderResult
-from .warmth import GpuPool
+from .warmth import GpuPool, Priority
 
 INK = 0
 PAPER = 255
@@ -106,27 +107,39 @@ class ProceduralRenderer:
     @property
     def pool(self) -> GpuPool:
         if self._pool is None:
-            self._pool = GpuPool()
+            self._pool = GpuPool(
+                idle_seconds=self.idle_seconds, cold_start_seconds=self.cold_start_seconds
+            )
         return self._pool
 
     def expected_wait(self) -> float:
-        """Seconds of cold start a render starting now would wait (for the UI)."""
-        return self.pool.expected_wait(
-            idle_seconds=self.idle_seconds, cold_start_seconds=self.cold_start_seconds
-        )
+        """Seconds a render asked for now would wait for a booted container (for the UI)."""
+        return self.pool.expected_wait()
 
-    def render(self, spec: PanelSpec, seed: int) -> RenderResult:
+    def render(
+        self,
+        spec: PanelSpec,
+        seed: int,
+        *,
+        ticket: str | None = None,
+        priority: Priority = Priority.CONFIRMED,
+        while_waiting: Callable[[], None] | None = None,
+    ) -> RenderResult:
+        """Waits for a container of the simulated provider (and its cold start), then
+        draws; the render takes `render_seconds` on the container. Raises Withdrawn."""
         started = time.monotonic()
-        wait, cold = self.pool.claim(
-            idle_seconds=self.idle_seconds, cold_start_seconds=self.cold_start_seconds
-        )
-        time.sleep(wait)
-        drawn_at = time.monotonic()
-        image, faces = self.draw_with_faces(spec, seed)
-        remaining = self.render_seconds - (time.monotonic() - drawn_at)
-        if remaining > 0:
-            time.sleep(remaining)
-        self.pool.touch()
+        with self.pool.container(
+            ticket=ticket,
+            priority=priority,
+            cold_start_seconds=self.cold_start_seconds,
+            idle_seconds=self.idle_seconds,
+            while_waiting=while_waiting,
+        ) as slot:
+            drawn_at = time.monotonic()
+            image, faces = self.draw_with_faces(spec, seed)
+            remaining = self.render_seconds - (time.monotonic() - drawn_at)
+            if remaining > 0:
+                time.sleep(remaining)
         return RenderResult(
             image=image,
             content_type="image/png",
@@ -134,8 +147,14 @@ class ProceduralRenderer:
             height=self.height,
             renderer=self.name,
             seconds=time.monotonic() - started,
-            cold=cold,
-            metadata={"seed": seed, "cold_start_seconds": wait if cold else 0.0, "faces": faces},
+            cold=slot.cold,
+            metadata={
+                "seed": seed,
+                "cold_start_seconds": self.cold_start_seconds if slot.cold else 0.0,
+                "queued_seconds": round(slot.queued_seconds, 3),
+                "container": slot.index,
+                "faces": faces,
+            },
         )
 
     def draw(self, spec: PanelSpec, seed: int) -> bytes:

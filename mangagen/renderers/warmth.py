@@ -1,66 +1,401 @@
-"""The simulated GPU pool's warmth, shared by every worker process through Redis.
+"""The GPU provider's pool of containers, shared by every worker process through Redis.
 
-Like a provider that deallocates idle instances: if nothing rendered for
-`idle_seconds`, the next render first waits `cold_start_seconds`; renders that
-arrive while the pool is booting wait for the same boot, not a new one.
+It behaves like a serverless GPU provider: `size` containers, each of which
+scales to zero after `idle_seconds` without work and then pays its own
+`cold_start_seconds` before its next render. A render waits for a free
+container; while it waits it holds a *ticket* in one of two queues:
+
+- `confirmed` — work a person is waiting for; always served first;
+- `speculative` — work started early; it gets a container only when more are
+  free than confirmed renders are waiting for, so it never takes a container
+  a confirmed render wants. A waiting speculative ticket can be *promoted*
+  (its person clicked Generate): it becomes confirmed work at once.
+
+Everything that decides (who gets which container) is one Lua script, so
+any number of worker processes and threads agree. A holder renews its
+container's lease while it renders (`renew`); a worker that dies stops
+renewing and its container is free again after `lease_seconds`. A waiter
+that stops asking (its worker died) leaves the queue after `stale_seconds`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from enum import StrEnum
 
 import redis
 from django.conf import settings
 
-# Atomically: how long must this render wait for the pool, and was it cold?
-# KEYS[1] = ready_at (when the pool is or will be warm), KEYS[2] = last_used.
-# ARGV = now, idle_seconds, cold_start_seconds. Returns {wait_ms, cold}.
-_CLAIM = """
-local now = tonumber(ARGV[1])
-local idle = tonumber(ARGV[2])
-local boot = tonumber(ARGV[3])
-local ready_at = tonumber(redis.call('GET', KEYS[1]) or '0')
-local last_used = tonumber(redis.call('GET', KEYS[2]) or '0')
-if ready_at > now then
-  redis.call('SET', KEYS[2], tostring(ready_at))
-  return {math.floor((ready_at - now) * 1000), 1}
+
+class Priority(StrEnum):
+    """The two queues of the pool (the contract between the studio and the pool)."""
+
+    CONFIRMED = "confirmed"
+    SPECULATIVE = "speculative"
+
+
+class Withdrawn(Exception):
+    """The render was withdrawn (its job ended) while it waited for a container."""
+
+
+# KEYS: none (the prefix is ARGV[1]; the keys below are built from it).
+# ARGV: prefix, size, now, idle, boot, lease, ticket, priority, stale
+# Returns {index, ready_at*1000, cold} when a container was given, {-1} when
+# the ticket was withdrawn, {0, rank} while it must wait.
+_ACQUIRE = """
+local p, size, now = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local idle, boot, lease = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local ticket, priority, stale = ARGV[7], ARGV[8], tonumber(ARGV[9])
+local qc, qs, seen = p .. ':q:confirmed', p .. ':q:speculative', p .. ':seen'
+if redis.call('EXISTS', p .. ':gone:' .. ticket) == 1 then
+  redis.call('ZREM', qc, ticket); redis.call('ZREM', qs, ticket); redis.call('HDEL', seen, ticket)
+  return {-1}
 end
-if last_used > 0 and now - last_used <= idle then
-  redis.call('SET', KEYS[2], tostring(now))
-  return {0, 0}
+-- Waiters that stopped asking (their worker died) leave the queues, once a second.
+local cleaned = tonumber(redis.call('GET', p .. ':cleaned') or '0')
+if now - cleaned >= 1 then
+  redis.call('SET', p .. ':cleaned', tostring(now))
+  for _, q in ipairs({qc, qs}) do
+    for _, t in ipairs(redis.call('ZRANGE', q, 0, -1)) do
+      local last = tonumber(redis.call('HGET', seen, t) or '0')
+      if now - last > stale then redis.call('ZREM', q, t); redis.call('HDEL', seen, t) end
+    end
+  end
 end
-redis.call('SET', KEYS[1], tostring(now + boot))
-redis.call('SET', KEYS[2], tostring(now + boot))
-return {math.floor(boot * 1000), 1}
+if not redis.call('ZSCORE', qc, ticket) and not redis.call('ZSCORE', qs, ticket) then
+  local q = qs
+  if priority == 'confirmed' then q = qc end
+  redis.call('ZADD', q, redis.call('INCR', p .. ':seq'), ticket)
+end
+redis.call('HSET', seen, ticket, tostring(now))
+local free, warm = {}, {}
+for i = 1, size do
+  local c = p .. ':c:' .. i
+  local holder = redis.call('HGET', c, 'holder')
+  local lease_until = tonumber(redis.call('HGET', c, 'lease_until') or '0')
+  if (not holder) or holder == '' or lease_until < now then
+    table.insert(free, i)
+    local last = tonumber(redis.call('HGET', c, 'last_used') or '0')
+    if last > 0 and now - last <= idle then table.insert(warm, i) end
+  end
+end
+local waiting_confirmed = redis.call('ZCARD', qc)
+local rank = redis.call('ZRANK', qc, ticket)
+local room = #free
+if not rank then
+  rank = redis.call('ZRANK', qs, ticket)
+  room = #free - waiting_confirmed
+end
+if rank >= room then return {0, rank} end
+local index = warm[1] or free[1]
+local c = p .. ':c:' .. index
+local last = tonumber(redis.call('HGET', c, 'last_used') or '0')
+local ready_at, cold = now, 0
+if not (last > 0 and now - last <= idle) then ready_at, cold = now + boot, 1 end
+redis.call('HSET', c, 'holder', ticket, 'lease_until', tostring(ready_at + lease),
+           'ready_at', tostring(ready_at), 'since', tostring(now))
+redis.call('ZREM', qc, ticket); redis.call('ZREM', qs, ticket); redis.call('HDEL', seen, ticket)
+return {index, math.floor(ready_at * 1000), cold}
+"""
+
+# ARGV: prefix, index, ticket, now, lease. Renews the lease if the ticket still holds it.
+_RENEW = """
+local c = ARGV[1] .. ':c:' .. ARGV[2]
+if redis.call('HGET', c, 'holder') ~= ARGV[3] then return 0 end
+local ready_at = tonumber(redis.call('HGET', c, 'ready_at') or '0')
+local now = tonumber(ARGV[4])
+redis.call('HSET', c, 'lease_until', tostring(math.max(now, ready_at) + tonumber(ARGV[5])))
+return 1
+"""
+
+# ARGV: prefix, index, ticket, now. Frees the container; it stays warm from now.
+_RELEASE = """
+local c = ARGV[1] .. ':c:' .. ARGV[2]
+if redis.call('HGET', c, 'holder') ~= ARGV[3] then return 0 end
+redis.call('HSET', c, 'holder', '', 'lease_until', '0', 'last_used', ARGV[4])
+return 1
+"""
+
+# ARGV: prefix, ticket. A waiting speculative ticket becomes confirmed work, keeping its place.
+_PROMOTE = """
+local qc, qs = ARGV[1] .. ':q:confirmed', ARGV[1] .. ':q:speculative'
+local score = redis.call('ZSCORE', qs, ARGV[2])
+if not score then return 0 end
+redis.call('ZREM', qs, ARGV[2])
+redis.call('ZADD', qc, score, ARGV[2])
+return 1
 """
 
 
+@dataclass(frozen=True)
+class Slot:
+    """A container given to one render."""
+
+    index: int
+    ticket: str
+    ready_at: float  # when its boot ends (now, if it was warm)
+    cold: bool
+    queued_seconds: float  # how long the render waited for a container
+
+
+@dataclass(frozen=True)
+class Container:
+    index: int
+    busy: bool
+    warm: bool  # free and inside its idle window, or booting/rendering
+    booting: bool
+    free_at: float  # when it is expected to be free (now, if free)
+
+
+@dataclass(frozen=True)
+class PoolState:
+    size: int
+    containers: tuple[Container, ...]
+    waiting_confirmed: int
+    waiting_speculative: int
+
+    @property
+    def busy(self) -> int:
+        return sum(c.busy for c in self.containers)
+
+    @property
+    def warm(self) -> int:
+        return sum(c.warm for c in self.containers)
+
+
 class GpuPool:
-    def __init__(self, *, url: str | None = None, prefix: str = "mangagen:gpu"):
+    def __init__(
+        self,
+        *,
+        url: str | None = None,
+        prefix: str | None = None,
+        size: int | None = None,
+        idle_seconds: float | None = None,
+        cold_start_seconds: float | None = None,
+        lease_seconds: float = 15.0,
+        stale_seconds: float = 10.0,
+        poll_seconds: float = 0.05,
+    ):
         self.client = redis.Redis.from_url(url or settings.REDIS_URL)
-        self.keys = [f"{prefix}:ready_at", f"{prefix}:last_used"]
-        self._claim = self.client.register_script(_CLAIM)
-
-    def claim(self, *, idle_seconds: float, cold_start_seconds: float) -> tuple[float, bool]:
-        """Returns (seconds to wait before rendering, whether the pool was cold)."""
-        wait_ms, cold = self._claim(
-            keys=self.keys, args=[time.time(), idle_seconds, cold_start_seconds]
+        self.prefix = prefix or settings.GPU_POOL_PREFIX
+        self.size = settings.GPU_POOL_SIZE if size is None else size
+        self.idle_seconds = settings.RENDER_IDLE_SECONDS if idle_seconds is None else idle_seconds
+        self.cold_start_seconds = (
+            settings.RENDER_COLD_START_SECONDS if cold_start_seconds is None else cold_start_seconds
         )
-        return wait_ms / 1000, bool(cold)
+        self.lease_seconds = lease_seconds
+        self.stale_seconds = stale_seconds
+        self.poll_seconds = poll_seconds
+        self._acquire = self.client.register_script(_ACQUIRE)
+        self._renew = self.client.register_script(_RENEW)
+        self._release = self.client.register_script(_RELEASE)
+        self._promote = self.client.register_script(_PROMOTE)
 
-    def expected_wait(self, *, idle_seconds: float, cold_start_seconds: float) -> float:
-        """Without claiming anything: how long a render starting now would wait."""
-        ready_at, last_used = (float(v or 0) for v in self.client.mget(self.keys))
+    # --- taking and giving back a container ------------------------------------------------
+
+    def try_acquire(
+        self,
+        *,
+        ticket: str,
+        priority: Priority,
+        cold_start_seconds: float | None = None,
+        idle_seconds: float | None = None,
+    ) -> Slot | None:
+        """One attempt: a container for `ticket`, or None while it must wait (it keeps its
+        place in the queue as long as it keeps asking). Raises Withdrawn."""
+        boot = self.cold_start_seconds if cold_start_seconds is None else cold_start_seconds
+        answer = self._acquire(
+            args=[
+                self.prefix,
+                self.size,
+                time.time(),
+                self.idle_seconds if idle_seconds is None else idle_seconds,
+                boot,
+                self.lease_seconds,
+                ticket,
+                str(Priority(priority)),
+                self.stale_seconds,
+            ]
+        )
+        if answer[0] == -1:
+            raise Withdrawn(ticket)
+        if answer[0] == 0:
+            return None
+        return Slot(
+            index=int(answer[0]),
+            ticket=ticket,
+            ready_at=int(answer[1]) / 1000,
+            cold=bool(answer[2]),
+            queued_seconds=0.0,
+        )
+
+    def acquire(
+        self,
+        *,
+        ticket: str,
+        priority: Priority,
+        cold_start_seconds: float | None = None,
+        idle_seconds: float | None = None,
+        while_waiting: Callable[[], None] | None = None,
+    ) -> Slot:
+        """Waits (asking every `poll_seconds`) until `ticket` is given a container.
+
+        `while_waiting` is called about once a second (a heartbeat). Raises Withdrawn.
+        """
+        started = time.monotonic()
+        beat = started
+        while True:
+            slot = self.try_acquire(
+                ticket=ticket,
+                priority=priority,
+                cold_start_seconds=cold_start_seconds,
+                idle_seconds=idle_seconds,
+            )
+            if slot is not None:
+                return Slot(**{**slot.__dict__, "queued_seconds": time.monotonic() - started})
+            if while_waiting is not None and time.monotonic() - beat >= 1:
+                beat = time.monotonic()
+                while_waiting()
+            time.sleep(self.poll_seconds)
+
+    def renew(self, slot: Slot) -> bool:
+        """Keeps the container while its render runs; False if the lease was lost."""
+        return bool(
+            self._renew(
+                args=[self.prefix, slot.index, slot.ticket, time.time(), self.lease_seconds]
+            )
+        )
+
+    def release(self, slot: Slot) -> None:
+        """Gives the container back; it stays warm for `idle_seconds` from now."""
+        self._release(args=[self.prefix, slot.index, slot.ticket, time.time()])
+
+    @contextmanager
+    def container(
+        self,
+        *,
+        ticket: str | None = None,
+        priority: Priority = Priority.CONFIRMED,
+        cold_start_seconds: float | None = None,
+        idle_seconds: float | None = None,
+        while_waiting: Callable[[], None] | None = None,
+    ) -> Iterator[Slot]:
+        """A container for the body of the `with`, booted (the cold start is waited here)."""
+        slot = self.acquire(
+            ticket=ticket or f"anonymous:{uuid.uuid4()}",
+            priority=priority,
+            cold_start_seconds=cold_start_seconds,
+            idle_seconds=idle_seconds,
+            while_waiting=while_waiting,
+        )
+        done = threading.Event()
+        keeper = threading.Thread(target=self._keep, args=(slot, done), daemon=True)
+        keeper.start()
+        try:
+            while (left := slot.ready_at - time.time()) > 0:
+                time.sleep(min(left, 1.0))
+                if while_waiting is not None:
+                    while_waiting()
+            yield slot
+        finally:
+            done.set()
+            keeper.join(timeout=5)
+            self.release(slot)
+
+    def _keep(self, slot: Slot, done: threading.Event) -> None:
+        """Renews the lease while the render runs (a dead worker stops renewing)."""
+        while not done.wait(self.lease_seconds / 3):
+            # Renewed at the next beat, or lost (then the render is requeued).
+            with contextlib.suppress(redis.RedisError):
+                self.renew(slot)
+
+    # --- the studio's controls ----------------------------------------------------------------
+
+    def promote(self, ticket: str) -> bool:
+        """A waiting speculative render becomes confirmed work now (its person clicked
+        Generate). False if it is not waiting (already on a container, or not yet asked)."""
+        return bool(self._promote(args=[self.prefix, ticket]))
+
+    def withdraw(self, ticket: str) -> None:
+        """A waiting render whose job ended stops waiting (it raises Withdrawn)."""
+        self.client.set(f"{self.prefix}:gone:{ticket}", "1", ex=3600)
+
+    # --- reading the pool ---------------------------------------------------------------------
+
+    def state(self) -> PoolState:
         now = time.time()
-        if ready_at > now:
-            return ready_at - now
-        if last_used and now - last_used <= idle_seconds:
-            return 0.0
-        return cold_start_seconds
+        pipe = self.client.pipeline()
+        for i in range(1, self.size + 1):
+            pipe.hgetall(f"{self.prefix}:c:{i}")
+        pipe.zcard(f"{self.prefix}:q:confirmed")
+        pipe.zcard(f"{self.prefix}:q:speculative")
+        *rows, waiting_confirmed, waiting_speculative = pipe.execute()
+        containers = []
+        for i, row in enumerate(rows, start=1):
+            row = {k.decode(): v.decode() for k, v in row.items()}
+            lease_until = float(row.get("lease_until") or 0)
+            busy = bool(row.get("holder")) and lease_until >= now
+            last_used = float(row.get("last_used") or 0)
+            ready_at = float(row.get("ready_at") or 0)
+            warm_idle = last_used > 0 and now - last_used <= self.idle_seconds
+            containers.append(
+                Container(
+                    index=i,
+                    busy=busy,
+                    warm=busy or warm_idle,
+                    booting=busy and ready_at > now,
+                    free_at=max(now, ready_at + settings.RENDER_SECONDS) if busy else now,
+                )
+            )
+        return PoolState(
+            size=self.size,
+            containers=tuple(containers),
+            waiting_confirmed=int(waiting_confirmed),
+            waiting_speculative=int(waiting_speculative),
+        )
 
-    def touch(self) -> None:
-        """Marks the pool as used now (at the end of a render)."""
-        self.client.set(self.keys[1], str(time.time()))
+    def predict_finish(self, *, priority: Priority, render_seconds: float) -> float:
+        """Seconds from now until a render of `priority` asked for now would be done.
+
+        Every render waiting ahead of it (all confirmed ones; for a speculative
+        one, the speculative ones too) takes the container that frees first,
+        paying a cold start on a cold one; then this one does.
+        """
+        state = self.state()
+        now = time.time()
+        free_at = []
+        for c in state.containers:
+            cold = not c.warm
+            free_at.append((c.free_at - now, cold))
+        ahead = state.waiting_confirmed
+        if Priority(priority) == Priority.SPECULATIVE:
+            ahead += state.waiting_speculative
+        finish = 0.0
+        for _ in range(ahead + 1):
+            free_at.sort()
+            start, cold = free_at[0]
+            start = max(start, 0.0) + (self.cold_start_seconds if cold else 0.0)
+            finish = start + render_seconds
+            free_at[0] = (finish, False)
+        return finish
+
+    def expected_wait(self, **_ignored) -> float:
+        """Seconds of cold start a confirmed render asked for now would wait (for the UI)."""
+        state = self.state()
+        if any(c.warm and not c.busy for c in state.containers):
+            return 0.0
+        if any(not c.busy for c in state.containers):
+            return self.cold_start_seconds
+        return max(0.0, min(c.free_at for c in state.containers) - time.time())
 
     def reset(self) -> None:
-        self.client.delete(*self.keys)
+        """Every container cold and free, no one waiting (tests and benchmarks)."""
+        keys = list(self.client.scan_iter(f"{self.prefix}:*"))
+        if keys:
+            self.client.delete(*keys)

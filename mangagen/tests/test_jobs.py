@@ -191,8 +191,8 @@ def test_cancel_while_the_renderer_draws(
 
     original = ProceduralRenderer.render
 
-    def render_then_cancel(self, spec, seed):
-        result = original(self, spec, seed)
+    def render_then_cancel(self, spec, seed, **kwargs):
+        result = original(self, spec, seed, **kwargs)
         services.cancel_job(job=job)
         return result
 

@@ -22,7 +22,7 @@ from PIL import Image
 
 from ledger import services as ledger
 from ledger.tests.invariants import assert_ledger_invariants
-from mangagen.jobs import services
+from mangagen.jobs import liveness, services
 from mangagen.jobs.models import Job
 from mangagen.storyboards import services as storyboards
 from mangagen.tests.standin import Canned
@@ -51,12 +51,15 @@ def start_worker(tmp_path, settings):
             "RENDER_HEIGHT": "120",
             "SPECULATION_LOOKAHEAD": "0",
             "PYTHONUNBUFFERED": "1",
+            "GPU_POOL_PREFIX": settings.GPU_POOL_PREFIX,
+            "RENDER_HEARTBEAT_SECONDS": str(settings.RENDER_HEARTBEAT_SECONDS),
             **env_overrides,
         }
         log = open(tmp_path / f"worker-{len(started)}.log", "w")  # noqa: SIM115
         process = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "mangagen", "worker", "-Q", "render,speculative",
-             "-c", "1", "-P", "prefork", "--without-gossip", "--without-mingle",
+             "-c", env.get("WORKER_CONCURRENCY", "8"), "-P", env.get("WORKER_POOL", "threads"),
+             "--without-gossip", "--without-mingle",
              "--without-heartbeat", "-n", f"test{len(started)}@%h", "--loglevel", "INFO"],
             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
@@ -149,7 +152,7 @@ def test_cancel_mid_render_charges_nothing(start_worker, user, board, account):
 def test_a_worker_killed_mid_render_is_redelivered_and_charged_once(
     start_worker, user, board, account
 ):
-    worker = start_worker(RENDER_SECONDS="3")
+    worker = start_worker(RENDER_SECONDS="3", WORKER_POOL="prefork", WORKER_CONCURRENCY="1")
     job, _ = services.generate(user=user, storyboard=board)
     wait_for(lambda: panel_state(job, 1) == "rendering", what="the render to start")
     children = psutil.Process(worker.pid).children()
@@ -207,4 +210,32 @@ def test_a_lost_worker_node_is_caught_by_the_sweep(start_worker, user, board, ac
     assert balance(account) == (9, 0)
     assert job.events.filter(type="panel.delivered").count() == 1
     assert ledger.expire_stale_holds(now=later + timedelta(days=1)) == 0  # nothing left pending
+    assert_ledger_invariants()
+
+
+def test_a_worker_killed_whole_mid_render_is_sent_again_within_seconds(
+    start_worker, user, board, account, settings
+):
+    """Parent and pool SIGKILLed: no one acks, no one rejects. Its render stops beating,
+    and the sweep sends it again within three beats, same attempt and hold, charged once."""
+    settings.RENDER_HEARTBEAT_SECONDS = 0.5
+    lost = start_worker(RENDER_SECONDS="3")
+    job, _ = services.generate(user=user, storyboard=board)
+    wait_for(lambda: panel_state(job, 1) == "rendering", what="the render to start")
+    wait_for(lambda: liveness.alive(liveness.ticket(job.pk, 1, 1)), what="its heartbeat")
+    assert services.requeue_lost_renders() == 0  # alive: left alone
+    os.killpg(lost.pid, signal.SIGKILL)  # the whole node: main process and its threads
+    lost.wait(timeout=10)
+    killed = time.monotonic()
+    start_worker(RENDER_SECONDS="0.2")
+    wait_for(lambda: services.requeue_lost_renders() == 1, what="the sweep to requeue it")
+    # It should have finished about 3 s after the kill; it is sent again well within 30 s.
+    assert time.monotonic() - killed < 3 + 30
+    wait_for(lambda: panel_state(job, 1) == "delivered", what="the requeued render")
+    panel = job.panels.get(index=1)
+    assert panel.attempts == 1
+    assert balance(account) == (9, 0)
+    assert job.events.filter(type="panel.requeued").count() == 1
+    assert job.events.filter(type="panel.delivered").count() == 1
+    assert ledger.expire_stale_holds(now=timezone.now() + timedelta(days=1)) == 0
     assert_ledger_invariants()

@@ -140,15 +140,6 @@ def test_warmth_is_shared_across_processes(settings):
     assert here.render(spec(), 1).cold is False
 
 
-def test_renders_arriving_during_a_boot_wait_for_the_same_boot(pool):
-    wait_first, cold_first = pool.claim(idle_seconds=10, cold_start_seconds=2)
-    time.sleep(0.5)
-    wait_second, cold_second = pool.claim(idle_seconds=10, cold_start_seconds=2)
-    assert cold_first and cold_second
-    assert wait_first == pytest.approx(2, abs=0.05)
-    assert wait_second == pytest.approx(1.5, abs=0.1)
-
-
 def test_renderer_is_chosen_by_settings(settings):
     assert get_renderer("procedural").name == "procedural"
     assert get_renderer("openai").name == "openai"

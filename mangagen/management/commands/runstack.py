@@ -2,6 +2,9 @@
 
 The processes (daphne, the `render` and `speculative` Celery workers, and one
 beat) run under honcho, exactly as the Procfile describes them for production.
+Both workers take both queues on threads: a render mostly waits (for a GPU
+container, for the provider's answer), so the provider's capacity, kept in
+the GPU pool with confirmed work first, is the limit, not the process count.
 """
 
 import os
@@ -35,7 +38,17 @@ class Command(BaseCommand):
         if settings.DEBUG and not no_demo:
             self._demo_logins()
         procfile = Path(settings.BASE_DIR, "Procfile").read_text()
-        env = {**os.environ, "PORT": str(port), "HOST": host, "PYTHONUNBUFFERED": "1"}
+        # The Procfile names bare executables (daphne, python): the ones of the
+        # interpreter running this command (its virtualenv) come first on PATH.
+        bin_dir = str(Path(sys.executable).parent)
+        path = os.pathsep.join([bin_dir, os.environ.get("PATH", "")])
+        env = {
+            **os.environ,
+            "PATH": path,
+            "PORT": str(port),
+            "HOST": host,
+            "PYTHONUNBUFFERED": "1",
+        }
         manager = Manager()
         for name, command in parse_procfile(procfile).processes.items():
             manager.add_process(name, command, env=env, cwd=str(settings.BASE_DIR))

@@ -1,0 +1,178 @@
+"""The simulated GPU provider: containers with their own cold starts, confirmed work first.
+
+No test waits on wall time for an outcome: each asks the pool, in bounded
+loops, until the condition holds.
+"""
+
+import threading
+import time
+import uuid
+
+import pytest
+
+from mangagen.renderers.warmth import GpuPool, Priority, Withdrawn
+
+CONFIRMED, SPECULATIVE = Priority.CONFIRMED, Priority.SPECULATIVE
+
+
+def make_pool(size=1, **options) -> GpuPool:
+    options = {"idle_seconds": 60, "cold_start_seconds": 20, **options}
+    return GpuPool(prefix=f"test:gpu:{uuid.uuid4()}", size=size, **options)
+
+
+def take(pool, ticket, priority=CONFIRMED):
+    return pool.try_acquire(ticket=ticket, priority=priority)
+
+
+def test_each_container_pays_its_own_cold_start_then_stays_warm():
+    pool = make_pool(size=2)
+    first, second = take(pool, "a"), take(pool, "b")
+    assert first.cold and second.cold and first.index != second.index
+    assert first.ready_at - time.time() > 19  # booting for the cold start
+    pool.release(first)
+    again = take(pool, "c")
+    assert again.index == first.index and not again.cold  # the warm one is preferred
+    state = pool.state()
+    assert (state.busy, state.warm) == (2, 2)
+
+
+def test_a_container_scales_to_zero_after_its_idle_time():
+    pool = make_pool(idle_seconds=0.2, cold_start_seconds=0)
+    pool.release(take(pool, "a"))
+    for _ in range(200):
+        if pool.state().warm == 0:
+            break
+        time.sleep(0.01)
+    assert pool.state().warm == 0
+    assert take(pool, "b").cold
+
+
+def test_a_render_waits_for_a_free_container():
+    pool = make_pool(size=1)
+    held = take(pool, "a")
+    assert take(pool, "b") is None
+    assert pool.state().waiting_confirmed == 1
+    pool.release(held)
+    given = take(pool, "b")
+    assert given is not None and not given.cold
+
+
+def test_confirmed_work_is_served_before_speculation_that_waited_longer():
+    pool = make_pool(size=1)
+    held = take(pool, "x")
+    assert take(pool, "spec", SPECULATIVE) is None
+    assert take(pool, "conf", CONFIRMED) is None
+    pool.release(held)
+    # The speculative render asks first, but a confirmed one is waiting: not its turn.
+    assert take(pool, "spec", SPECULATIVE) is None
+    conf = take(pool, "conf", CONFIRMED)
+    assert conf is not None
+    assert take(pool, "spec", SPECULATIVE) is None
+    pool.release(conf)
+    assert take(pool, "spec", SPECULATIVE) is not None
+
+
+def test_speculation_runs_only_on_containers_no_confirmed_render_waits_for():
+    pool = make_pool(size=3)
+    busy = take(pool, "x")
+    assert take(pool, "c1") is not None and busy is not None  # two busy, one free
+    assert take(pool, "c2") is not None  # all three busy now
+    pool.release(busy)  # one free
+    holders = [take(pool, f"s{i}", SPECULATIVE) for i in range(2)]
+    assert holders[0] is not None and holders[1] is None  # one free, no confirmed waiting
+    assert take(pool, "c3") is None  # all busy: the confirmed one waits…
+    pool.release(holders[0])
+    assert take(pool, "s1", SPECULATIVE) is None  # …and the freed container is its
+    assert take(pool, "c3") is not None
+
+
+def test_a_promoted_speculation_becomes_confirmed_work_keeping_its_place():
+    pool = make_pool(size=1)
+    held = take(pool, "x")
+    assert take(pool, "spec", SPECULATIVE) is None
+    assert take(pool, "conf") is None
+    assert pool.promote("spec")
+    state = pool.state()
+    assert (state.waiting_confirmed, state.waiting_speculative) == (2, 0)
+    pool.release(held)
+    assert take(pool, "conf") is None  # the promoted one waited longer
+    assert take(pool, "spec", SPECULATIVE) is not None
+    assert not pool.promote("spec")  # no longer waiting
+
+
+def test_a_withdrawn_render_stops_waiting():
+    pool = make_pool(size=1)
+    take(pool, "x")
+    assert take(pool, "gone", SPECULATIVE) is None
+    pool.withdraw("gone")
+    with pytest.raises(Withdrawn):
+        take(pool, "gone", SPECULATIVE)
+    assert pool.state().waiting_speculative == 0
+
+
+def test_a_dead_holders_container_is_free_again_after_its_lease():
+    pool = make_pool(size=1, lease_seconds=0.2, cold_start_seconds=0)
+    assert take(pool, "dead") is not None  # and never renewed nor released
+    for _ in range(200):
+        if (slot := take(pool, "next")) is not None:
+            break
+        time.sleep(0.01)
+    assert slot is not None
+
+
+def test_a_waiter_that_stops_asking_leaves_the_queue():
+    pool = make_pool(size=1, stale_seconds=0.2)
+    held = take(pool, "x")
+    assert take(pool, "dead-waiter") is None  # then its worker dies
+    pool.release(held)
+    for _ in range(300):
+        if (slot := take(pool, "spec", SPECULATIVE)) is not None:
+            break
+        time.sleep(0.01)
+    assert slot is not None and pool.state().waiting_confirmed == 0
+
+
+def test_the_container_context_waits_for_the_boot_and_keeps_its_lease():
+    pool = make_pool(size=1, cold_start_seconds=0.3, lease_seconds=0.3)
+    with pool.container(ticket="a") as slot:
+        assert slot.cold and time.time() >= slot.ready_at
+        for _ in range(3):
+            time.sleep(0.15)  # past the lease: the keeper thread renews it
+            assert take(pool, "b") is None
+    assert take(pool, "b") is not None
+
+
+def test_threads_share_the_pool_and_confirmed_ones_finish_first():
+    pool = make_pool(size=1, cold_start_seconds=0, poll_seconds=0.005)
+    order = []
+    held = take(pool, "x")
+
+    def render(ticket, priority):
+        with pool.container(ticket=ticket, priority=priority):
+            order.append(ticket)
+
+    threads = [threading.Thread(target=render, args=(f"s{i}", SPECULATIVE)) for i in range(3)]
+    threads += [threading.Thread(target=render, args=(f"c{i}", CONFIRMED)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for _ in range(500):
+        state = pool.state()
+        if (state.waiting_confirmed, state.waiting_speculative) == (3, 3):
+            break
+        time.sleep(0.01)
+    pool.release(held)
+    for t in threads:
+        t.join(timeout=30)
+    assert sorted(order[:3]) == ["c0", "c1", "c2"]
+    assert sorted(order[3:]) == ["s0", "s1", "s2"]
+
+
+def test_predicted_finish_counts_the_queue_ahead_and_cold_starts():
+    pool = make_pool(size=1, cold_start_seconds=20)
+    assert pool.predict_finish(priority=SPECULATIVE, render_seconds=2) == pytest.approx(22, abs=0.1)
+    held = take(pool, "x")  # booting: free in about 22 s
+    assert take(pool, "c") is None  # one confirmed render waits
+    assert pool.predict_finish(priority=CONFIRMED, render_seconds=2) == pytest.approx(26, abs=0.5)
+    assert take(pool, "s", SPECULATIVE) is None
+    assert pool.predict_finish(priority=SPECULATIVE, render_seconds=2) == pytest.approx(28, abs=0.5)
+    pool.release(held)
