@@ -58,7 +58,7 @@ def render_image(request, path: str):
         load=load,
     )
     buffer = io.BytesIO()
-    compose_panel(art, direction=direction).save(buffer, "PNG")
+    compose_panel(art, direction=direction).save(buffer, "PNG", compress_level=1)
     response = HttpResponse(buffer.getvalue(), content_type="image/png")
     response["ETag"] = etag
     response["Cache-Control"] = "private, no-cache"  # the lettering may change under this URL

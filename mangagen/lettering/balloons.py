@@ -16,7 +16,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from PIL import Image, ImageDraw, ImageFont, ImageStat
+from PIL import Image, ImageDraw, ImageFont
 
 from .fonts import cjk_font, lettering_font
 
@@ -114,9 +114,9 @@ class _Letterer:
         self.line = max(2, round(min(self.w, self.h) / 220))
         self.base = max(11, round(min(self.h, self.w * 0.75) * (0.06 if count <= 2 else 0.05)))
         self.placed: list[tuple[float, float, float, float]] = []
-        small = image.convert("L")
         self.scale = 96 / self.w
-        self.thumb = small.resize((96, max(1, round(self.h * self.scale))))
+        thumb = image.convert("L").resize((96, max(1, round(self.h * self.scale))))
+        self.ink = _summed_area(thumb)
 
     # --- placing ---------------------------------------------------------------------------
 
@@ -204,16 +204,7 @@ class _Letterer:
             cost += 10 * _area(box, (fx - r * 1.2, fy - r * 2.0, fx + r * 1.2, fy + r * 1.1)) / area
             # then the body below it
             cost += 3 * _area(box, (fx - r * 1.6, fy + r * 1.1, fx + r * 1.6, fy + r * 5)) / area
-        s = self.scale
-        crop = self.thumb.crop(
-            (
-                int(x0 * s),
-                int(y0 * s),
-                max(int(x1 * s), int(x0 * s) + 1),
-                max(int(y1 * s), int(y0 * s) + 1),
-            )
-        )
-        cost += 2.0 * (255 - ImageStat.Stat(crop).mean[0]) / 255  # ink hidden
+        cost += 2.0 * self._ink(x0, y0, x1, y1)  # ink hidden
         cost += 0.6 * cy / self.h  # balloons read best near the top
         if kind == "caption":  # the caption opens the panel: the corner reading starts from
             corner_x = self.w if self.rtl else 0
@@ -235,6 +226,15 @@ class _Letterer:
             elif earlier_side:
                 cost += 0.5  # staggered lower: still read after it
         return cost
+
+    def _ink(self, x0, y0, x1, y1) -> float:
+        """How dark the art under a box is, 0 (paper) to 1 (solid ink)."""
+        s, table = self.scale, self.ink
+        rows, cols = len(table) - 1, len(table[0]) - 1
+        a, b = min(cols, int(x0 * s)), min(rows, int(y0 * s))
+        c, d = min(cols, max(a + 1, int(x1 * s))), min(rows, max(b + 1, int(y1 * s)))
+        total = table[d][c] - table[b][c] - table[d][a] + table[b][a]
+        return total / (255 * max(1, (c - a) * (d - b)))
 
     # --- painting ---------------------------------------------------------------------------
 
@@ -315,6 +315,20 @@ class _Letterer:
         inner = [(cx + (px - cx) * 0.8, cy + (py - cy) * 0.8) for px, py in points]
         self.draw.polygon([inner[0], points[0], tip, points[1], inner[1]], fill=PAPER)
         self.draw.line([points[0], tip, points[1]], fill=INK, width=self.line, joint="curve")
+
+
+def _summed_area(image: Image.Image) -> list[list[int]]:
+    """table[y][x] = the ink (255 - value) summed over the pixels above and left of (x, y)."""
+    width, height = image.size
+    pixels = image.load()
+    table = [[0] * (width + 1) for _ in range(height + 1)]
+    for y in range(height):
+        run = 0
+        row, above = table[y + 1], table[y]
+        for x in range(width):
+            run += 255 - pixels[x, y]
+            row[x + 1] = above[x + 1] + run
+    return table
 
 
 def wrap(draw: ImageDraw.ImageDraw, text: str, f, width: float) -> list[str]:

@@ -61,11 +61,10 @@ def compose_page(
             fill="black",
             anchor="lm",
         )
-    folio_x = margin if (page.number % 2 == 0) == (direction == "ltr") else width - margin
-    draw.text(
-        (folio_x, height - margin / 2),
-        str(page.number),
-        font=lettering_font(round(margin * 0.35)),
+    draw.text(  # the folio, centred in the foot margin
+        (width / 2, height - margin / 2),
+        f"— {page.number} —",
+        font=lettering_font(round(margin * 0.4)),
         fill="black",
         anchor="mm",
     )

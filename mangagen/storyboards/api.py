@@ -168,7 +168,9 @@ class TakesView(APIView):
 
 
 class ChooseTakeView(APIView):
-    @extend_schema(request=None, summary="Show an older take again (costs nothing)")
+    @extend_schema(
+        request=None, responses={204: None}, summary="Show an older take again (costs nothing)"
+    )
     def post(self, request, pk: int, index: int, take: int):
         storyboard = owned_storyboard(request, pk)
         panel = get_object_or_404(storyboard.panels, index=index)

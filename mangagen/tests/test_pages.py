@@ -480,3 +480,14 @@ def test_a_speculation_whose_panels_all_became_kept_ends_and_generate_shows_them
     assert job.state == JobState.CANCELLED and job.end_reason == "Every panel is kept."
     assert balance(account) == (7, 0), "the speculative hold was released, nothing charged"
     assert_ledger_invariants()
+
+
+def test_the_dashboard_offers_the_pages_once_a_panel_is_kept(account, board, user, client, run):
+    client.force_login(user)
+    assert f"/comics/{board.pk}/read/" not in client.get("/").content.decode()
+    job = run.generate(user, board)
+    run.render()
+    services.cancel_job(job=job)
+    assert f'href="/comics/{board.pk}/read/"' in client.get("/").content.decode()
+    reader = client.get(f"/comics/{board.pk}/read/")
+    assert reader.status_code == 200 and b'id="page-viewer"' in reader.content

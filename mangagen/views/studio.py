@@ -7,6 +7,7 @@ one contract.
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
+from django.db.models import Count
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -37,7 +38,9 @@ STEPS = [
 def dashboard(request):
     account = ledger.account_for(request.user)
     storyboards = list(
-        Storyboard.objects.filter(owner=request.user).prefetch_related("panels", "jobs")
+        Storyboard.objects.filter(owner=request.user)
+        .annotate(kept=Count("kept_art"))  # readable once one panel is kept
+        .prefetch_related("panels", "jobs")
     )
     for storyboard in storyboards:
         confirmed = [job for job in storyboard.jobs.all() if job.confirmed]  # newest first

@@ -45,19 +45,25 @@ generate.disabled = !storyboard.complete;
 function plural(n, word) {
   return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
-const quote = await api("GET", `/api/storyboards/${id}/quote/`);
-const quoteLine = document.getElementById("quote");
-quoteLine.dataset.credits = quote.credits;
-quoteLine.textContent =
-  quote.render.length === 0
-    ? `Every panel is drawn and kept — nothing to pay. ${plural(quote.kept.length, "panel")} kept.`
-    : `${plural(quote.render.length, "panel")} to draw` +
-      (quote.kept.length ? `, ${quote.kept.length} kept` : "") +
-      ` — ${plural(quote.credits, "credit")}`;
-for (const index of quote.kept) {
-  grid.querySelector(`[data-index="${index}"] header`)?.append(el("span", "tag kept", "Kept"));
+// Not awaited: Generate is wired below without waiting for it (a click is never lost).
+async function showQuote() {
+  const quote = await api("GET", `/api/storyboards/${id}/quote/`);
+  const quoteLine = document.getElementById("quote");
+  quoteLine.dataset.credits = quote.credits;
+  quoteLine.textContent =
+    quote.render.length === 0
+      ? `Every panel is drawn and kept — nothing to pay. ${plural(quote.kept.length, "panel")} kept.`
+      : `${plural(quote.render.length, "panel")} to draw` +
+        (quote.kept.length ? `, ${quote.kept.length} kept` : "") +
+        ` — ${plural(quote.credits, "credit")}`;
+  for (const index of quote.kept) {
+    grid.querySelector(`[data-index="${index}"] header`)?.append(el("span", "tag kept", "Kept"));
+  }
+  document.getElementById("read-kept").hidden = quote.kept.length === 0;
 }
-document.getElementById("read-kept").hidden = quote.kept.length === 0;
+showQuote().catch(() => {
+  // No quote shown; Generate still answers with what it does.
+});
 
 // --- Speculation: start panel one while the person reads this screen. -------------------
 // Once the screen is visible and settled for the debounce, ask; show the hint only

@@ -97,6 +97,9 @@ def test_typo_fix_is_free_one_panel_redrawn_pages_read_right_to_left(page, stack
     expect(reader).to_have_attribute("data-direction", "rtl")
     viewer = page.locator("#page-viewer")
     expect(viewer).to_have_attribute("data-page", "1")
+    # A picture for the README: the composed page, before any break is moved.
+    whole = page.request.get(page.locator("#page-image").get_attribute("src"))
+    (ARTIFACTS / "page.png").write_bytes(whole.body())
     page.get_by_role("button", name="Push the last panel to the next page").click()
     expect(page.locator("#page-label")).to_contain_text("Page 1 of 2")
     page.keyboard.press("ArrowLeft")  # right to left: the next page is on the left
@@ -115,9 +118,7 @@ def test_typo_fix_is_free_one_panel_redrawn_pages_read_right_to_left(page, stack
     assert data.startswith(b"%PDF")
     assert len(re.findall(rb"/Type\s*/Page[^s]", data)) == 2
 
-    # Pictures for the README: a composed page and the webtoon strip.
-    first_page = page.request.get(page.locator("#page-image").get_attribute("src"))
-    (ARTIFACTS / "page.png").write_bytes(first_page.body())
+    # A picture for the README: the webtoon strip.
     page.get_by_label("Format").select_option("webtoon")
     expect(page.locator("#webtoon")).to_be_visible()
     strip = page.request.get(f"/api/storyboards/{board}/export/?format=webtoon")
