@@ -45,7 +45,7 @@ class AccountAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = (
         "__str__",
         "kind",
-        "available",
+        "balance",
         "held",
         "journal_available",
         "journal_held",
@@ -73,6 +73,11 @@ class AccountAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     def get_queryset(self, request):
         return selectors.with_journal_balances(super().get_queryset(request)).select_related("user")
 
+    @admin.display(description="available", ordering="balance")
+    def balance(self, obj):
+        """Cached available credits; a system account's summed over its shards."""
+        return obj.balance
+
     @admin.display(description="journal available", ordering="journal_available")
     def journal_available(self, obj):
         return obj.journal_available
@@ -83,7 +88,7 @@ class AccountAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
     @admin.display(description="reconciled", boolean=True)
     def reconciled(self, obj):
-        return (obj.available, obj.held) == (obj.journal_available, obj.journal_held) and (
+        return (obj.balance, obj.held) == (obj.journal_available, obj.journal_held) and (
             obj.held == obj.open_holds_total
         )
 

@@ -5,12 +5,25 @@ Modelled on TigerBeetle's two-phase transfers. Every movement of credits is a
 transfer (user → revenue) that is later *posted* (captured, fully or in part)
 or *voided* (released or expired), exactly once. The journal is never edited;
 `Hold` carries the mutable state of each pending transfer, and `Account`
-caches balances that the journal can always recompute.
+caches balances that the journal can always recompute (a system account's
+in its `BalanceShard` rows).
 """
 
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+
+# How many rows each system account's balance is split over. Every capture,
+# grant and refund touches a system account; with one row, parallel captures
+# by different people would all queue on it. The shard is chosen by the user
+# account on the other side (`shard_for`), so one person's operations stay in
+# one shard and different people's rarely meet. Changing it needs no data
+# migration: a balance is the sum of its shards, whichever they are.
+SYSTEM_SHARDS = 16
+
+
+def shard_for(user_account_id: int) -> int:
+    return user_account_id % SYSTEM_SHARDS
 
 
 class SystemAccount(models.TextChoices):
@@ -54,6 +67,12 @@ class Account(models.Model):
                 condition=Q(kind="system") | Q(available__gte=0),
                 name="ledger_user_account_available_gte_0",
             ),
+            # A system account's balance lives in its BalanceShard rows, never
+            # in its own row: that row is no hot spot.
+            models.CheckConstraint(
+                condition=Q(kind="user") | Q(available=0, held=0),
+                name="ledger_system_account_balance_in_shards",
+            ),
             models.CheckConstraint(
                 condition=(
                     Q(kind="user", user__isnull=False, code__isnull=True)
@@ -67,6 +86,30 @@ class Account(models.Model):
         if self.kind == self.Kind.SYSTEM:
             return f"system:{self.code}"
         return f"user:{self.user.get_username()}"
+
+
+class BalanceShard(models.Model):
+    """A slice of a system account's cached balance.
+
+    A system account's balance is the sum of its shards (its own row holds
+    zero, by a CHECK). The journal still names the one system account; only
+    the cache is split, so reconciliation compares one figure per account.
+    System accounts are sources and sinks: a shard may run negative, and
+    holds never rest on them, so there is no `held` here.
+    """
+
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="shards")
+    shard = models.PositiveSmallIntegerField()
+    available = models.BigIntegerField(default=0)
+
+    class Meta:
+        ordering = ["account", "shard"]
+        constraints = [
+            models.UniqueConstraint(fields=["account", "shard"], name="ledger_shard_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.account} shard {self.shard}: {self.available}"
 
 
 class Transfer(models.Model):

@@ -19,7 +19,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from .models import Account, Hold, Transfer
+from .models import Account, BalanceShard, Hold, Transfer
 
 
 def _summed(transfers: QuerySet, side: str) -> Coalesce:
@@ -37,8 +37,32 @@ def _summed(transfers: QuerySet, side: str) -> Coalesce:
     )
 
 
+def with_balances(accounts: QuerySet[Account]) -> QuerySet[Account]:
+    """Annotates `balance`: the cached available credits, one figure per account.
+
+    It is the account's row plus its shards; a system account keeps its whole
+    balance in shards (its row holds zero), a user account has none.
+    """
+    shards = (
+        BalanceShard.objects.filter(account=OuterRef("pk"))
+        .order_by()
+        .values("account")
+        .annotate(total=Sum("available"))
+        .values("total")
+    )
+    return accounts.annotate(
+        balance=F("available")
+        + Coalesce(
+            Subquery(shards, output_field=BigIntegerField()),
+            Value(0),
+            output_field=BigIntegerField(),
+        )
+    )
+
+
 def with_journal_balances(accounts: QuerySet[Account]) -> QuerySet[Account]:
-    """Annotates `journal_available` and `journal_held`, recomputed from transfers.
+    """Annotates `balance` (cached, see with_balances) beside `journal_available`
+    and `journal_held`, recomputed from transfers.
 
     available = posted credits - posted debits - open pending debits;
     held = open pending debits (holds neither captured nor voided).
@@ -54,17 +78,21 @@ def with_journal_balances(accounts: QuerySet[Account]) -> QuerySet[Account]:
         .annotate(total=Sum("amount"))
         .values("total")
     )
-    return accounts.annotate(
-        journal_credits=_summed(posted, "credit_account"),
-        journal_debits=_summed(posted, "debit_account"),
-        journal_held=_summed(open_pending, "debit_account"),
-        open_holds_total=Coalesce(
-            Subquery(open_holds, output_field=BigIntegerField()),
-            Value(0),
-            output_field=BigIntegerField(),
-        ),
-    ).annotate(
-        journal_available=F("journal_credits") - F("journal_debits") - F("journal_held"),
+    return (
+        with_balances(accounts)
+        .annotate(
+            journal_credits=_summed(posted, "credit_account"),
+            journal_debits=_summed(posted, "debit_account"),
+            journal_held=_summed(open_pending, "debit_account"),
+            open_holds_total=Coalesce(
+                Subquery(open_holds, output_field=BigIntegerField()),
+                Value(0),
+                output_field=BigIntegerField(),
+            ),
+        )
+        .annotate(
+            journal_available=F("journal_credits") - F("journal_debits") - F("journal_held"),
+        )
     )
 
 
@@ -111,13 +139,13 @@ def reconciliation(*, now: datetime | None = None) -> list[Mismatch]:
     found: list[Mismatch] = []
     total = 0
     for account in with_journal_balances(Account.objects.all()).select_related("user"):
-        total += account.available + account.held
-        if (account.available, account.held) != (account.journal_available, account.journal_held):
+        total += account.balance + account.held
+        if (account.balance, account.held) != (account.journal_available, account.journal_held):
             found.append(
                 Mismatch(
                     "balance",
                     str(account),
-                    f"cached available/held {account.available}/{account.held}, "
+                    f"cached available/held {account.balance}/{account.held}, "
                     f"journal says {account.journal_available}/{account.journal_held}",
                     f"/admin/ledger/account/{account.pk}/change/",
                 )

@@ -2,9 +2,17 @@
 
 Lock order, everywhere: the hold row (when resolving one), then the
 idempotency key's journal row (its unique index makes a concurrent twin
-wait), then account rows by ascending pk. Balance decrements are single
-conditional UPDATEs, so two racing callers can never both spend the last
-credit.
+wait), then account rows by ascending pk, then system-account shard rows.
+Balance decrements are single conditional UPDATEs, so two racing callers can
+never both spend the last credit.
+
+A system account's balance lives in shard rows (`BalanceShard`), the shard
+chosen by the user account on the other side, so parallel captures by
+different people never queue on one row.
+
+On PostgreSQL, authorize, capture, release and the sweep take the fast path
+(`fast_path`): the same steps in one stored-function call, one round trip.
+Elsewhere, and with settings.LEDGER_FAST_PATH = False, they run here.
 """
 
 from __future__ import annotations
@@ -14,12 +22,12 @@ from datetime import datetime, timedelta
 from typing import TypeVar
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db import IntegrityError, connection, transaction
+from django.db.models import F, Sum
 from django.utils import timezone
 
-from . import errors
-from .models import Account, Hold, SystemAccount, Transfer
+from . import errors, fast_path
+from .models import Account, BalanceShard, Hold, SystemAccount, Transfer, shard_for
 
 T = TypeVar("T")
 
@@ -34,6 +42,17 @@ def account_for(user) -> Account:
 
 
 def system_account(code: SystemAccount | str) -> Account:
+    """The operator's account `code`, with `available` its balance: the sum of its shards.
+
+    (Its own row holds zero by a CHECK, so this instance must not be saved.)
+    """
+    account = _system_account_row(code)
+    shards = BalanceShard.objects.filter(account=account).aggregate(total=Sum("available"))
+    account.available = shards["total"] or 0
+    return account
+
+
+def _system_account_row(code: SystemAccount | str) -> Account:
     account, _ = Account.objects.get_or_create(
         code=SystemAccount(code), defaults={"kind": Account.Kind.SYSTEM}
     )
@@ -56,7 +75,7 @@ def grant(
     _check_amount(amount)
     return _posted_transfer(
         kind=Transfer.Kind.GRANT,
-        debit=system_account(source),
+        debit=_system_account_row(source),
         credit=account,
         amount=amount,
         key=key,
@@ -79,7 +98,7 @@ def revoke(
     return _posted_transfer(
         kind=Transfer.Kind.REVOKE,
         debit=account,
-        credit=system_account(sink),
+        credit=_system_account_row(sink),
         amount=amount,
         key=key,
         reason=reason,
@@ -119,22 +138,27 @@ def _posted_transfer(
 
 
 def _move(*, debit: Account, credit: Account, amount: int) -> None:
-    """Posts `amount` from debit to credit, updating rows in pk order."""
-    for account in sorted((debit, credit), key=lambda a: a.pk):
-        if account.pk == debit.pk:
-            _debit_available(account, amount)
-        else:
-            Account.objects.filter(pk=account.pk).update(available=F("available") + amount)
-
-
-def _debit_available(account: Account, amount: int) -> None:
-    if account.kind == Account.Kind.SYSTEM:
-        Account.objects.filter(pk=account.pk).update(available=F("available") - amount)
+    """Posts `amount` from debit to credit: the user's row, then the system shard."""
+    if debit.kind == Account.Kind.SYSTEM:
+        Account.objects.filter(pk=credit.pk).update(available=F("available") + amount)
+        _add_to_shard(system_id=debit.pk, user_id=credit.pk, amount=-amount)
         return
-    if not Account.objects.filter(pk=account.pk, available__gte=amount).update(
+    if not Account.objects.filter(pk=debit.pk, available__gte=amount).update(
         available=F("available") - amount
     ):
-        raise _insufficient(account, amount)
+        raise _insufficient(debit, amount)
+    _add_to_shard(system_id=credit.pk, user_id=debit.pk, amount=amount)
+
+
+def _add_to_shard(*, system_id: int, user_id: int, amount: int) -> None:
+    """Adds `amount` (negative: takes) to the system account's shard for this user."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO ledger_balanceshard (account_id, shard, available) VALUES (%s, %s, %s)"
+            " ON CONFLICT (account_id, shard)"
+            " DO UPDATE SET available = ledger_balanceshard.available + excluded.available",
+            [system_id, shard_for(user_id), amount],
+        )
 
 
 def _insufficient(account: Account, amount: int) -> errors.InsufficientCredits:
@@ -176,7 +200,9 @@ def authorize(
     Raises InsufficientCredits when `available < amount`.
     """
     _check_amount(amount)
-    if account.kind == Account.Kind.USER:
+    _check_key(key)
+    db = fast_path.database()
+    if account.kind == Account.Kind.USER and db is None:
         flag = (
             Account.objects.filter(pk=account.pk).values_list("flagged_at", "flag_reason").first()
         )
@@ -186,7 +212,9 @@ def authorize(
         expires_in = timedelta(seconds=settings.HOLD_DEFAULT_EXPIRES_SECONDS)
     elif not isinstance(expires_in, timedelta):
         expires_in = timedelta(seconds=expires_in)
-    revenue = system_account(SystemAccount.REVENUE)
+    if db is not None:
+        return _authorize_fast(db, account, amount, key, reference, expires_in)
+    revenue = _system_account_row(SystemAccount.REVENUE)
 
     def replay(existing: Transfer) -> Hold:
         _require_same(
@@ -221,6 +249,35 @@ def authorize(
         )
 
     return _idempotent(key=key, replay=replay, write=write)
+
+
+def _authorize_fast(
+    db, account: Account, amount: int, key: str, reference: str, expires_in
+) -> Hold:
+    now = timezone.now()
+    answer = fast_path.authorize(
+        db,
+        account_id=account.pk,
+        amount=amount,
+        key=key,
+        reference=reference,
+        now=now,
+        expires_at=now + expires_in,
+    )
+    if answer.status == "flagged":
+        raise errors.AccountFlagged(reason=answer.detail or "")
+    if answer.status == "insufficient":
+        raise errors.InsufficientCredits(available=int(answer.detail), requested=amount)
+    if answer.status == "replay":
+        _require_same(
+            key,
+            answer.original,
+            kind=Transfer.Kind.PENDING,
+            debit_account_id=account.pk,
+            amount=amount,
+            reference=reference,
+        )
+    return answer.hold
 
 
 def capture(
@@ -281,7 +338,24 @@ def expire_stale_holds(*, now: datetime | None = None) -> int:
         .values_list("pk", flat=True)
     )
     expired = 0
+    db = fast_path.database()
     for pk in list(stale):
+        if db is not None:
+            answer = fast_path.resolve(
+                db,
+                hold_id=pk,
+                kind=Transfer.Kind.VOID,
+                state=Hold.State.EXPIRED,
+                amount=None,
+                key=f"hold:{pk}:expire",
+                explicit_key=False,
+                reason="expired",
+                actor_id=None,
+                now=now,
+                sweep=True,
+            )
+            expired += answer.status == "done"
+            continue
         with transaction.atomic():
             hold = (
                 Hold.objects.select_for_update(skip_locked=True, of=("self",))
@@ -317,6 +391,9 @@ def _resolve(
 ) -> Hold:
     explicit_key = key is not None
     key = key if explicit_key else f"hold:{hold.pk}:resolve"
+    db = fast_path.database()
+    if db is not None:
+        return _resolve_fast(db, hold, kind, state, amount, key, explicit_key, reason, actor)
 
     def replay(existing: Transfer) -> Hold:
         if not explicit_key:
@@ -366,6 +443,55 @@ def _resolve(
     return _idempotent(key=key, replay=replay, write=write, look_first=explicit_key)
 
 
+def _resolve_fast(
+    db,
+    hold: Hold,
+    kind: str,
+    state: str,
+    amount: int | None,
+    key: str,
+    explicit_key: bool,
+    reason,
+    actor,
+) -> Hold:
+    _check_key(key)
+    answer = fast_path.resolve(
+        db,
+        hold_id=hold.pk,
+        kind=kind,
+        state=state,
+        amount=amount,
+        key=key,
+        explicit_key=explicit_key,
+        reason=reason,
+        actor_id=actor.pk if actor is not None else None,
+        now=timezone.now(),
+    )
+    locked = answer.hold
+    if answer.status == "done":
+        return locked
+    if answer.status == "missing":
+        raise Hold.DoesNotExist(f"Hold #{hold.pk} does not exist.")
+    if answer.status == "key_used":
+        if not explicit_key:
+            raise _already_resolved(locked)
+        _require_same(
+            key,
+            answer.original,
+            kind=kind,
+            pending_id=locked.pending_transfer_id,
+            amount=locked.amount if amount is None else amount,
+        )
+        return locked
+    if answer.status == "expired":
+        raise errors.HoldExpired(hold_id=locked.pk)
+    if answer.status == "too_much":
+        raise errors.InvalidAmount(
+            f"Cannot capture {amount} from hold #{locked.pk} of {locked.amount}."
+        )
+    raise _already_resolved(locked)
+
+
 def _write_resolution(
     *, hold: Hold, kind: str, state: str, amount: int, key: str, reason: str, actor, now
 ) -> None:
@@ -384,13 +510,11 @@ def _write_resolution(
         actor=actor,
     )
     spent = amount if kind == Transfer.Kind.POST else 0
-    for account_id in sorted((user_id, revenue_id)):
-        if account_id == user_id:
-            Account.objects.filter(pk=user_id).update(
-                held=F("held") - hold.amount, available=F("available") + (hold.amount - spent)
-            )
-        elif spent:
-            Account.objects.filter(pk=revenue_id).update(available=F("available") + spent)
+    Account.objects.filter(pk=user_id).update(
+        held=F("held") - hold.amount, available=F("available") + (hold.amount - spent)
+    )
+    if spent:
+        _add_to_shard(system_id=revenue_id, user_id=user_id, amount=spent)
     hold.state = state
     hold.captured_amount = spent or None
     hold.resolution_transfer = transfer
@@ -426,8 +550,7 @@ def _idempotent(
     A concurrent twin blocks on the key's unique index and, once the first
     commits, fails its insert and replays.
     """
-    if not key:
-        raise ValueError("Every ledger operation needs an idempotency key.")
+    _check_key(key)
     if look_first:
         existing = Transfer.objects.filter(key=key).first()
         if existing is not None:
@@ -448,6 +571,11 @@ def _require_same(key: str, existing: Transfer, **expected) -> None:
             raise errors.IdempotencyConflict(
                 key=key, detail=f"{field} was {getattr(existing, field)!r}, now {value!r}."
             )
+
+
+def _check_key(key: str) -> None:
+    if not key:
+        raise ValueError("Every ledger operation needs an idempotency key.")
 
 
 def _check_amount(amount: int) -> None:

@@ -11,7 +11,8 @@ from datetime import timedelta
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import connection, transaction
+from django.test import override_settings
 from django.utils import timezone
 from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
@@ -244,13 +245,19 @@ class LedgerMachine(RuleBasedStateMachine):
 
 
 @pytest.mark.django_db
-def test_ledger_state_machine():
-    run_state_machine_as_test(
-        LedgerMachine,
-        settings=settings(
-            max_examples=40,
-            stateful_step_count=40,
-            deadline=None,
-            suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-        ),
-    )
+@pytest.mark.parametrize("fast", [True, False], ids=["fast-path", "plain-path"])
+def test_ledger_state_machine(fast):
+    """The fast path (PostgreSQL's stored functions) and the plain path (the ORM)
+    must both satisfy the model."""
+    if fast and connection.vendor != "postgresql":
+        pytest.skip("the fast path is PostgreSQL's; SQLite takes the plain path")
+    with override_settings(LEDGER_FAST_PATH=fast):
+        run_state_machine_as_test(
+            LedgerMachine,
+            settings=settings(
+                max_examples=40,
+                stateful_step_count=40,
+                deadline=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+            ),
+        )

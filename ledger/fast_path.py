@@ -1,0 +1,156 @@
+"""PostgreSQL's fast path: each hold operation is one statement, one round trip.
+
+The stored functions `ledger_authorize` and `ledger_resolve` (migration 0006)
+do what the plain path in `services` does in Python — the same journal rows,
+the same lock order (hold → key → account rows → shard rows), every condition
+re-checked on the locked row — inside one statement. In autocommit that
+statement is its own transaction (no BEGIN, no COMMIT round trips). This
+module only calls them and reads their answer; `services` turns an answer
+into a result or a typed error, for both paths alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from types import SimpleNamespace
+
+import psycopg
+from django.conf import settings
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, transaction
+
+from . import errors
+from .models import SYSTEM_SHARDS, Hold
+
+# The hold's columns, in the model's field order, so that a row becomes a
+# Hold without asking the cursor for its description.
+_HOLD_FIELDS = [f.attname for f in Hold._meta.concrete_fields]
+_HOLD_COLUMNS = ", ".join(f"(r.o_hold).{name}" for name in _HOLD_FIELDS)
+
+# Raised by ledger_authorize when a racer spent the credits (or an operator
+# flagged the account) between its check and its conditional UPDATE.
+_FLAGGED, _INSUFFICIENT = "LF001", "LF002"
+
+
+def database():
+    """The connection to take the fast path on, or None: PostgreSQL, unless
+    settings.LEDGER_FAST_PATH is False."""
+    db = connections[DEFAULT_DB_ALIAS]
+    if db.vendor == "postgresql" and getattr(settings, "LEDGER_FAST_PATH", True):
+        return db
+    return None
+
+
+def enabled() -> bool:
+    return database() is not None
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a stored function said: a status, the hold row, and for a key used
+    before, the fields of the transfer that used it (for `_require_same`)."""
+
+    status: str
+    hold: Hold | None
+    original: SimpleNamespace
+    detail: str | None = None
+
+
+def authorize(
+    db,
+    *,
+    account_id: int,
+    amount: int,
+    key: str,
+    reference: str,
+    now: datetime,
+    expires_at: datetime,
+) -> Answer:
+    """Calls ledger_authorize: 'placed', 'replay', 'flagged' or 'insufficient'."""
+    sql = (
+        "SELECT r.o_status, r.o_detail, r.o_kind, r.o_debit, r.o_amount, r.o_reference,"
+        f" {_HOLD_COLUMNS} FROM ledger_authorize(%s, %s, %s, %s, %s, %s) r"
+    )
+    params = [account_id, amount, key, reference, now, expires_at]
+    try:
+        # Inside a caller's transaction, a raised refusal must undo only this
+        # operation: a savepoint. In autocommit the statement is its own.
+        if db.in_atomic_block:
+            with transaction.atomic(using=db.alias):
+                row = _fetch(db, sql, params)
+        else:
+            row = _fetch(db, sql, params)
+    except DatabaseError as exc:
+        state = getattr(exc.__cause__, "sqlstate", None)
+        detail = getattr(getattr(exc.__cause__, "diag", None), "message_detail", None)
+        if state == _FLAGGED:
+            raise errors.AccountFlagged(reason=detail or "") from None
+        if state == _INSUFFICIENT:
+            raise errors.InsufficientCredits(available=int(detail), requested=amount) from None
+        raise
+    status, detail, kind, debit, original_amount, original_reference = row[:6]
+    original = SimpleNamespace(
+        kind=kind, debit_account_id=debit, amount=original_amount, reference=original_reference
+    )
+    return Answer(status, _hold(db, row[6:]), original, detail)
+
+
+def resolve(
+    db,
+    *,
+    hold_id: int,
+    kind: str,
+    state: str,
+    amount: int | None,
+    key: str,
+    explicit_key: bool,
+    reason: str,
+    actor_id: int | None,
+    now: datetime,
+    sweep: bool = False,
+) -> Answer:
+    """Calls ledger_resolve: 'done', 'key_used', 'resolved', 'expired', 'too_much',
+    'missing', or for the sweep 'skipped' (locked elsewhere, or no longer stale).
+
+    It never raises for a refusal (nothing is written before one), so it needs
+    no savepoint inside a caller's transaction.
+    """
+    row = _fetch(
+        db,
+        f"SELECT r.o_status, r.o_kind, r.o_pending, r.o_amount, {_HOLD_COLUMNS}"
+        " FROM ledger_resolve(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) r",
+        [
+            hold_id,
+            kind,
+            state,
+            amount,
+            key,
+            explicit_key,
+            reason,
+            actor_id,
+            now,
+            SYSTEM_SHARDS,
+            sweep,
+        ],
+    )
+    status, original_kind, pending, original_amount = row[:4]
+    original = SimpleNamespace(kind=original_kind, pending_id=pending, amount=original_amount)
+    return Answer(status, _hold(db, row[4:]), original)
+
+
+def _fetch(db, sql: str, params: list) -> tuple:
+    """One row from one statement, on Django's connection (its transaction state
+    and error translation), through a server-side-binding psycopg cursor: the
+    call is prepared once per connection, then only its parameters travel, and
+    the row comes back in binary. (Django's own cursor binds on the client,
+    which never prepares.)"""
+    db.ensure_connection()
+    with db.wrap_database_errors, psycopg.Cursor(db.connection) as cursor:
+        cursor.execute(sql, params, prepare=True, binary=True)
+        return cursor.fetchone()
+
+
+def _hold(db, values: tuple) -> Hold | None:
+    if values[0] is None:
+        return None
+    return Hold.from_db(db.alias, _HOLD_FIELDS, list(values))
