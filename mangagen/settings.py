@@ -89,12 +89,14 @@ DATABASES = {
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets readers run beside one writer; IMMEDIATE takes the write lock
-    # at BEGIN, so two processes never deadlock upgrading a read lock.
+    # at BEGIN, so two processes never deadlock upgrading a read lock;
+    # synchronous=FULL syncs the WAL at every commit, so a committed grant
+    # survives a power cut (NORMAL may lose the last commits).
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {
             "transaction_mode": "IMMEDIATE",
             "timeout": 20,
-            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;",
         }
     )
 else:

@@ -379,8 +379,8 @@ def test_database_refuses_a_second_resolution_row(funded):
         )
 
 
-@pytest.mark.postgres
-def test_journal_is_append_only_on_postgres(funded):
+def test_journal_is_append_only(funded):
+    """A trigger refuses UPDATE and DELETE of the journal, on PostgreSQL and SQLite."""
     transfer = Transfer.objects.get(key="seed")
     with pytest.raises(IntegrityError, match="append-only"), transaction.atomic():
         Transfer.objects.filter(pk=transfer.pk).update(amount=1000)
