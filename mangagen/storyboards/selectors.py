@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from ledger import services as ledger
 
+from .hashing import storyboard_version
 from .models import KeptArt, Storyboard
 
 
@@ -15,6 +16,15 @@ def current_takes(*, storyboard: Storyboard) -> dict[str, KeptArt]:
     for kept in KeptArt.objects.filter(storyboard=storyboard).order_by("-chosen_at", "-pk"):
         takes.setdefault(kept.art_hash, kept)
     return takes
+
+
+def art_version(*, storyboard: Storyboard) -> str:
+    """Like `version`, over the panels' art hashes: unchanged by a text-only edit.
+
+    Work keyed on the pictures (a speculation, a look-ahead) can compare this
+    instead of `version`, so fixing a typo does not throw a render away.
+    """
+    return storyboard_version([p.art_hash for p in storyboard.panels.all()])
 
 
 def takes_of(*, storyboard: Storyboard, art_hash: str) -> list[KeptArt]:

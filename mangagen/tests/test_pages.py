@@ -491,3 +491,13 @@ def test_the_dashboard_offers_the_pages_once_a_panel_is_kept(account, board, use
     assert f'href="/comics/{board.pk}/read/"' in client.get("/").content.decode()
     reader = client.get(f"/comics/{board.pk}/read/")
     assert reader.status_code == 200 and b'id="page-viewer"' in reader.content
+
+
+def test_the_art_version_ignores_text_edits(board):
+    from mangagen.storyboards.selectors import art_version
+
+    before = art_version(storyboard=board)
+    edit(board, {2: {"dialogue": [{"speaker": "Aiko", "text": "Hello?"}]}})
+    assert art_version(storyboard=board) == before
+    edit(board, {2: {"description": "Aiko waves."}})
+    assert art_version(storyboard=board) != before
