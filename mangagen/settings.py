@@ -183,6 +183,18 @@ SPECULATION_CONFIRM_SECONDS = env.int("SPECULATION_CONFIRM_SECONDS", default=600
 SPECULATION_MAX_INFLIGHT = env.int("SPECULATION_MAX_INFLIGHT", default=50)
 SPECULATION_LOOKAHEAD = env.int("SPECULATION_LOOKAHEAD", default=1)
 SPECULATION_BACKLOG_MAX = env.int("SPECULATION_BACKLOG_MAX", default=20)
+# Admission by expected benefit: speculate only when the render is likely (at least
+# SPECULATION_MIN_CHANCE) to be done before the person clicks Generate, against the
+# dwell on Review learned from recent visits (prior: a median of DWELL_PRIOR_SECONDS).
+SPECULATION_MIN_CHANCE = env.float("SPECULATION_MIN_CHANCE", default=0.5)
+SPECULATION_DWELL_PRIOR_SECONDS = env.float("SPECULATION_DWELL_PRIOR_SECONDS", default=30.0)
+# Budgets: speculative renders an hour, all people together; abandoned speculations an
+# hour per person before their recent hit rate must be at least the floor; the share
+# (%) of SPECULATION_MAX_INFLIGHT for people who never attached to a speculation.
+SPECULATION_BUDGET_PER_HOUR = env.int("SPECULATION_BUDGET_PER_HOUR", default=7200)
+SPECULATION_PERSON_ABANDONS_PER_HOUR = env.int("SPECULATION_PERSON_ABANDONS_PER_HOUR", default=6)
+SPECULATION_PERSON_MIN_HIT_RATE = env.float("SPECULATION_PERSON_MIN_HIT_RATE", default=0.25)
+SPECULATION_UNPROVEN_SHARE = env.int("SPECULATION_UNPROVEN_SHARE", default=20)
 RENDER_COST_USD = env.float("RENDER_COST_USD", default=0.004)
 GPU_WARM_USD_PER_DAY = env.float("GPU_WARM_USD_PER_DAY", default=21.0)
 JOB_TTL_SECONDS = env.int("JOB_TTL_SECONDS", default=7200)

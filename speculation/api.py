@@ -2,6 +2,7 @@
 
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
@@ -20,18 +21,25 @@ SpeculateAnswer = inline_serializer(
 )
 
 
+def token_of(request) -> str:
+    """The Review page's own name for this visit's speculation (letters, digits, dashes)."""
+    token = str(request.data.get("token") or "")[:64]
+    return token if all(c.isalnum() or c == "-" for c in token) else ""
+
+
 class SpeculateView(APIView):
+    parser_classes = [JSONParser, FormParser, MultiPartParser]
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "speculate"
 
     @extend_schema(
-        request=None,
+        request=inline_serializer("Speculate", {"token": serializers.CharField(required=False)}),
         responses={202: SpeculateAnswer, 200: SpeculateAnswer},
         summary="Start panel one early (silently declined when not eligible)",
     )
     def post(self, request, pk: int):
         speculation = services.speculate(
-            user=request.user, storyboard=owned_storyboard(request, pk)
+            user=request.user, storyboard=owned_storyboard(request, pk), token=token_of(request)
         )
         if speculation.job_id is None:
             return Response({"job": None, "hint": False, "reason": speculation.reason})
@@ -39,3 +47,27 @@ class SpeculateView(APIView):
             {"job": speculation.job_id, "hint": True, "confirm_by": speculation.job.confirm_by},
             status=status.HTTP_202_ACCEPTED,
         )
+
+
+class LeaveView(APIView):
+    """The Review page's beacon on leaving (`navigator.sendBeacon`, FormData with
+    `csrfmiddlewaretoken` and `token`): ends what the token names, even a speculation
+    whose request is still in flight."""
+
+    parser_classes = [JSONParser, FormParser, MultiPartParser]
+
+    @extend_schema(
+        request=inline_serializer("Leave", {"token": serializers.CharField()}),
+        responses={200: SpeculateAnswer},
+        summary="Left Review: cancel the speculation this token names",
+    )
+    def post(self, request, pk: int):
+        storyboard = owned_storyboard(request, pk)
+        token = token_of(request)
+        if not token:
+            return Response(
+                {"error": "invalid", "detail": "A token is needed."},
+                status=status.HTTP_400_BAD_REQUEST,
+            )
+        speculation = services.leave(user=request.user, storyboard=storyboard, token=token)
+        return Response({"job": speculation.job_id, "hint": False, "reason": speculation.reason})

@@ -16,6 +16,21 @@ class Outcome(models.TextChoices):
     DECLINED = "declined", "Declined (no job)"
 
 
+class DeclineReason(models.TextChoices):
+    """Why no speculation started (the `reason` of a 200 answer). One place for the contract."""
+
+    DISABLED = "disabled", "Speculation is switched off"
+    INCOMPLETE = "incomplete", "The storyboard is not complete"
+    LEFT = "left", "The person left Review before the answer"
+    CAPACITY = "capacity", "Too many speculations in flight"
+    BUSY = "busy", "Confirmed work is waiting for the GPU"
+    BUDGET = "budget", "Over the person's or the global budget"
+    LATE = "late", "Unlikely to finish before Generate"
+    INSUFFICIENT_CREDITS = "insufficient_credits", "Not a credit to hold"
+    FLAGGED = "flagged", "The account is flagged"
+    JOB_IN_PROGRESS = "job_in_progress", "A job of this storyboard is live"
+
+
 class Speculation(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     storyboard = models.ForeignKey(Storyboard, on_delete=models.CASCADE, related_name="+")
@@ -27,12 +42,28 @@ class Speculation(models.Model):
     reason = models.CharField(max_length=40, blank=True, help_text="Why it was declined.")
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     ended_at = models.DateTimeField(null=True, blank=True)
-    generate_at = models.DateTimeField(null=True, blank=True, help_text="When Generate attached.")
+    generate_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the person clicked Generate (attached or not)."
+    )
+    left_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the person left Review without Generate."
+    )
+    token = models.CharField(
+        max_length=64, blank=True, help_text="Made by the Review page; its beacon names it."
+    )
+    predicted_seconds = models.FloatField(
+        null=True, blank=True, help_text="When panel one was predicted to be done, from the ask."
+    )
 
     class Meta:
         ordering = ["-pk"]
         indexes = [models.Index(fields=["user", "outcome"]), models.Index(fields=["outcome"])]
         constraints = [
+            models.UniqueConstraint(
+                fields=["user", "token"],
+                condition=~models.Q(token=""),
+                name="speculation_one_row_per_token",
+            ),
             models.CheckConstraint(
                 condition=models.Q(outcome="declined", job__isnull=True)
                 | (~models.Q(outcome="declined") & models.Q(job__isnull=False)),

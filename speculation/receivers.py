@@ -1,10 +1,12 @@
 """Outcomes follow what happens to the job (the studio's signals)."""
 
+from datetime import timedelta
+
 from django.dispatch import receiver
 from django.utils import timezone
 
 from mangagen.jobs.models import JobState
-from mangagen.jobs.signals import job_confirmed, job_ended
+from mangagen.jobs.signals import generate_requested, job_confirmed, job_ended
 
 from .models import Outcome, Speculation
 
@@ -14,6 +16,24 @@ def speculation_hit(sender, job, **kwargs):
     Speculation.objects.filter(job=job, outcome=Outcome.LIVE).update(
         outcome=Outcome.HIT, generate_at=timezone.now(), ended_at=timezone.now()
     )
+
+
+@receiver(generate_requested)
+def review_visit_ended_by_generate(sender, user, storyboard, how, **kwargs):
+    """The dwell on Review of this visit ends here (a hit's was set on confirmation)."""
+    if how == "attached":
+        return
+    Speculation.objects.filter(
+        pk__in=Speculation.objects.filter(
+            user=user,
+            storyboard=storyboard,
+            generate_at__isnull=True,
+            left_at__isnull=True,
+            created_at__gte=timezone.now() - timedelta(hours=1),
+        )
+        .order_by("-pk")
+        .values("pk")[:1]
+    ).update(generate_at=timezone.now())
 
 
 @receiver(job_ended)

@@ -1,10 +1,13 @@
 """Starting work while the person reads Review; cheapest gates first, silent when declined.
 
 Gates, in order: speculation enabled → storyboard complete (and the
-caller's: the view's 404) → one live speculation per person (a newer one
-replaces the older) → the global cap on unconfirmed jobs → shed when the
-confirmed backlog is long → a 1-credit hold, in the request. Only then is an
-unconfirmed job created and panel one enqueued on the `speculative` queue.
+caller's: the view's 404) → the person has not left already (the page's
+token) → one live speculation per person (a newer one replaces the older) →
+the global cap on unconfirmed jobs, and a smaller share of it for people who
+never attached to a speculation (`capacity`) → shed when confirmed work is
+waiting (`busy`) → the budgets (`budget`) → expected benefit: predicted to
+finish before the person would click Generate (`late`) → a 1-credit hold, in
+the request. Only then is an unconfirmed job created and panel one enqueued.
 """
 
 from __future__ import annotations
@@ -22,15 +25,20 @@ from mangagen.jobs import services as jobs
 from mangagen.jobs.models import LIVE_STATES, Job, JobPanel, PanelState
 from mangagen.storyboards.models import Storyboard
 
-from .models import Outcome, Speculation
+from . import admission
+from .models import DeclineReason, Outcome, Speculation
 
 
-def speculate(*, user, storyboard: Storyboard) -> Speculation:
-    """Returns a live speculation (its job holds panel one's credit) or a declined one."""
+def speculate(*, user, storyboard: Storyboard, token: str = "") -> Speculation:
+    """Returns a live speculation (its job holds panel one's credit) or a declined one.
+
+    `token` is made by the Review page and sent again by its beacon when the
+    person leaves (`leave`), even before this answer arrives.
+    """
     if not settings.SPECULATION_ENABLED:
-        return _declined(user, storyboard, "disabled")
+        return _declined(user, storyboard, DeclineReason.DISABLED, token)
     if not storyboard.complete:
-        return _declined(user, storyboard, "incomplete")
+        return _declined(user, storyboard, DeclineReason.INCOMPLETE, token)
     with transaction.atomic():
         # One person's speculations are decided one at a time. NO KEY UPDATE: a plain
         # FOR UPDATE would also block other transactions' foreign-key checks on the
@@ -38,6 +46,10 @@ def speculate(*, user, storyboard: Storyboard) -> Speculation:
         # that Generate's job: a deadlock.
         get_user_model().objects.select_for_update(no_key=True).get(pk=user.pk)
         storyboard.refresh_from_db()
+        if token:
+            earlier = Speculation.objects.filter(user=user, token=token).first()
+            if earlier is not None:
+                return earlier  # a repeat, or the beacon said the person left already
         for live in Speculation.objects.filter(user=user, outcome=Outcome.LIVE).select_related(
             "job"
         ):
@@ -49,11 +61,9 @@ def speculate(*, user, storyboard: Storyboard) -> Speculation:
             ):
                 return live  # the same storyboard and version: the same job
             _invalidate(live)
-        unconfirmed = Job.objects.filter(confirmed=False, state__in=LIVE_STATES).count()
-        if unconfirmed >= settings.SPECULATION_MAX_INFLIGHT:
-            return _declined(user, storyboard, "capacity")
-        if confirmed_backlog() > settings.SPECULATION_BACKLOG_MAX:
-            return _declined(user, storyboard, "busy")
+        decline = _gate(user)
+        if isinstance(decline, DeclineReason):
+            return _declined(user, storyboard, decline, token)
         try:
             with transaction.atomic():
                 job = jobs.start_job(
@@ -64,16 +74,73 @@ def speculate(*, user, storyboard: Storyboard) -> Speculation:
                     + timedelta(seconds=settings.SPECULATION_CONFIRM_SECONDS),
                 )
         except ledger_errors.InsufficientCredits:
-            return _declined(user, storyboard, "insufficient_credits")
+            return _declined(user, storyboard, DeclineReason.INSUFFICIENT_CREDITS, token)
         except ledger_errors.AccountFlagged:
-            return _declined(user, storyboard, "flagged")
+            return _declined(user, storyboard, DeclineReason.FLAGGED, token)
         except jobs.StoryboardIncomplete:
-            return _declined(user, storyboard, "incomplete")
+            return _declined(user, storyboard, DeclineReason.INCOMPLETE, token)
         except IntegrityError:
-            return _declined(user, storyboard, "job_in_progress")
+            return _declined(user, storyboard, DeclineReason.JOB_IN_PROGRESS, token)
         return Speculation.objects.create(
-            user=user, storyboard=storyboard, version=storyboard.version, job=job
+            user=user,
+            storyboard=storyboard,
+            version=storyboard.version,
+            job=job,
+            token=token,
+            predicted_seconds=decline,
         )
+
+
+def _gate(user) -> DeclineReason | float | None:
+    """The gates between the person's own state and the hold: a reason to decline, or
+    the predicted finish (seconds) of a render worth starting (None if unknown)."""
+    unconfirmed = Job.objects.filter(confirmed=False, state__in=LIVE_STATES).count()
+    if unconfirmed >= settings.SPECULATION_MAX_INFLIGHT:
+        return DeclineReason.CAPACITY
+    if not admission.proven(user) and admission.unproven_inflight() >= admission.unproven_cap():
+        return DeclineReason.CAPACITY
+    if confirmed_backlog() > settings.SPECULATION_BACKLOG_MAX:
+        return DeclineReason.BUSY
+    if admission.global_used() >= settings.SPECULATION_BUDGET_PER_HOUR:
+        return DeclineReason.BUDGET
+    if not admission.person_budget(user).allowed:
+        return DeclineReason.BUDGET
+    try:
+        forecast = admission.forecast()
+    except Exception:  # the pool cannot be read (Redis away): no prediction, no veto
+        return None
+    if forecast.confirmed_waiting > 0:
+        return DeclineReason.BUSY  # a speculative render would not get a container anyway
+    if forecast.chance < settings.SPECULATION_MIN_CHANCE:
+        return DeclineReason.LATE
+    return forecast.finish_seconds
+
+
+def leave(*, user, storyboard: Storyboard, token: str) -> Speculation:
+    """The Review page's beacon: the person left. Ends the speculation the token names
+    (its hold released, unless Generate confirmed it meanwhile, as its locked job says);
+    if its request is still being answered, it will find this and start nothing."""
+    with transaction.atomic():
+        get_user_model().objects.select_for_update(no_key=True).get(pk=user.pk)
+        speculation = Speculation.objects.filter(user=user, token=token).first()
+        now = timezone.now()
+        if speculation is None:
+            return Speculation.objects.create(
+                user=user,
+                storyboard=storyboard,
+                version=storyboard.version,
+                outcome=Outcome.DECLINED,
+                reason=DeclineReason.LEFT,
+                token=token,
+                ended_at=now,
+                left_at=now,
+            )
+        if speculation.generate_at is None and speculation.left_at is None:
+            Speculation.objects.filter(pk=speculation.pk).update(left_at=now)
+        if speculation.job_id is not None:
+            jobs.cancel_job(job=speculation.job, reason="Left Review.", only_if_unconfirmed=True)
+        speculation.refresh_from_db()
+        return speculation
 
 
 def confirmed_backlog() -> int:
@@ -102,7 +169,7 @@ def _invalidate(live: Speculation) -> None:
     ).update(outcome=Outcome.INVALIDATED, ended_at=timezone.now())
 
 
-def _declined(user, storyboard: Storyboard, reason: str) -> Speculation:
+def _declined(user, storyboard: Storyboard, reason: DeclineReason, token: str) -> Speculation:
     return Speculation.objects.create(
         user=user,
         storyboard=storyboard,
@@ -110,4 +177,5 @@ def _declined(user, storyboard: Storyboard, reason: str) -> Speculation:
         outcome=Outcome.DECLINED,
         reason=reason,
         ended_at=timezone.now(),
+        token=token,
     )

@@ -4,4 +4,9 @@ from . import api
 
 urlpatterns = [
     path("storyboards/<int:pk>/speculate/", api.SpeculateView.as_view(), name="api-speculate"),
+    path(
+        "storyboards/<int:pk>/speculate/leave/",
+        api.LeaveView.as_view(),
+        name="api-speculate-leave",
+    ),
 ]

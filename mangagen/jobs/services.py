@@ -37,7 +37,7 @@ from mangagen.storyboards.services import keep_render
 from . import liveness
 from .events import emit
 from .models import LIVE_STATES, Job, JobPanel, JobState, PanelState
-from .signals import job_confirmed, job_ended
+from .signals import generate_requested, job_confirmed, job_ended
 
 logger = logging.getLogger(__name__)
 
@@ -83,6 +83,13 @@ def credits_of(user) -> dict:
 
 
 def generate(*, user, storyboard: Storyboard) -> tuple[Job, str]:
+    """What Generate does (see _generate); tells listeners Generate was clicked."""
+    job, how = _generate(user=user, storyboard=storyboard)
+    generate_requested.send(sender=Job, user=user, storyboard=storyboard, job=job, how=how)
+    return job, how
+
+
+def _generate(*, user, storyboard: Storyboard) -> tuple[Job, str]:
     """What Generate does. Returns the job and how: "created", "attached" or "existing".
 
     A live unconfirmed job of this storyboard is confirmed (attached); a live

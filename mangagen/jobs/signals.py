@@ -11,3 +11,6 @@ job_confirmed = Signal()
 
 #: A live job ended: completed, cancelled, expired or failed. kwargs: job, state, reason.
 job_ended = Signal()
+
+#: Generate was clicked (whatever came of it). kwargs: user, storyboard, job, how.
+generate_requested = Signal()

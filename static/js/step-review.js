@@ -71,6 +71,9 @@ showQuote().catch(() => {
 const debounceMs = Number(document.getElementById("review-script").dataset.debounceMs || 1500);
 const hint = document.getElementById("speculation-hint");
 let speculativeJob = null;
+// This visit's own name for its speculation, sent with the ask and with the beacon,
+// so leaving while the ask is still in flight cancels what the server is creating.
+let speculationToken = null;
 let generating = false;
 let settleTimer = null;
 let recheckTimer = null;
@@ -94,7 +97,8 @@ async function showBalance() {
 async function speculate() {
   if (document.visibilityState !== "visible" || generating || !storyboard.complete) return;
   try {
-    const answer = await api("POST", `/api/storyboards/${id}/speculate/`, {});
+    speculationToken = crypto.randomUUID ? crypto.randomUUID() : `${Date.now()}-${Math.random()}`.replace(".", "");
+    const answer = await api("POST", `/api/storyboards/${id}/speculate/`, { token: speculationToken });
     // What the server answered, for the page's own state (never shown): "hint" or the reason.
     hint.dataset.answer = answer.hint ? "hint" : answer.reason || "declined";
     if (!answer.hint || generating) return;
@@ -124,7 +128,15 @@ function settle() {
 
 function abandon() {
   clearTimeout(settleTimer);
-  if (!speculativeJob || generating) return;
+  if (generating) return;
+  if (speculationToken) {
+    const leave = new FormData();
+    leave.append("csrfmiddlewaretoken", csrfToken());
+    leave.append("token", speculationToken);
+    navigator.sendBeacon(`/api/storyboards/${id}/speculate/leave/`, leave);
+    speculationToken = null;
+  }
+  if (!speculativeJob) return;
   const form = new FormData();
   form.append("csrfmiddlewaretoken", csrfToken());
   navigator.sendBeacon(`/api/jobs/${speculativeJob}/cancel/?if_unconfirmed=1`, form);

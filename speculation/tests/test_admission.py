@@ -1,0 +1,241 @@
+"""Admission by expected benefit, budgets, and the Review page's token."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from ledger import services as ledger
+from ledger.tests.invariants import assert_ledger_invariants
+from mangagen.jobs import services as jobs
+from mangagen.jobs.models import Job, JobState
+from mangagen.renderers.warmth import GpuPool, Priority
+from speculation import admission, services
+from speculation.models import DeclineReason, Outcome, Speculation
+from speculation.tests.test_speculation import balance, fund, make_board
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def fast(instant_renders, enqueued):
+    """Renders are recorded, not run; the pool is this test's own."""
+
+
+@pytest.fixture
+def cold_gpu(settings):
+    """A provider whose containers are cold: panel one would take 20 + 2 s."""
+    settings.RENDER_COLD_START_SECONDS = 20
+    settings.RENDER_SECONDS = 2
+    settings.GPU_POOL_SIZE = 2
+
+
+def hits(user, n):
+    """n speculations of this person that Generate attached to."""
+    ledger.grant(account=ledger.account_for(user), amount=n, key=f"hits-{user.pk}", reason="x")
+    for i in range(n):
+        board = make_board(user, f"Hit {i}")
+        assert services.speculate(user=user, storyboard=board).outcome == Outcome.LIVE
+        assert jobs.generate(user=user, storyboard=board)[1] == "attached"
+
+
+def visits(user, board, seconds, n, *, outcome=Outcome.DECLINED):
+    """n past Review visits that ended with Generate after `seconds`."""
+    now = timezone.now()
+    for _ in range(n):
+        row = Speculation.objects.create(
+            user=user,
+            storyboard=board,
+            version=board.version,
+            outcome=outcome,
+            reason="x",
+            generate_at=now,
+        )
+        Speculation.objects.filter(pk=row.pk).update(created_at=now - timedelta(seconds=seconds))
+
+
+def test_the_prior_dwell_is_sane_before_anyone_visits():
+    dwell = admission.dwell()
+    assert dwell.observed == ()
+    assert 25 < dwell.median < 35
+    assert dwell.chance_longer_than(0) == 1
+    assert dwell.chance_longer_than(120) < 0.1
+
+
+def test_quick_deciders_make_a_cold_render_late(user, cold_gpu):
+    board = make_board(user)
+    fund(user, 5)
+    visits(user, make_board(user, "Old"), seconds=6, n=200)
+    assert admission.dwell().chance_longer_than(22) < 0.2
+    speculation = services.speculate(user=user, storyboard=board)
+    assert (speculation.outcome, speculation.reason) == (Outcome.DECLINED, DeclineReason.LATE)
+    assert balance(user) == (5, 0)  # no hold placed
+
+
+def test_long_readers_make_the_same_render_worth_it(user, cold_gpu):
+    board = make_board(user)
+    fund(user, 5)
+    visits(user, make_board(user, "Old"), seconds=60, n=200)
+    speculation = services.speculate(user=user, storyboard=board)
+    assert speculation.outcome == Outcome.LIVE
+    assert speculation.predicted_seconds == pytest.approx(22, abs=0.5)
+    assert balance(user) == (4, 1)
+
+
+def test_a_warm_container_makes_even_quick_deciders_worth_it(user, cold_gpu):
+    board = make_board(user)
+    fund(user, 5)
+    visits(user, make_board(user, "Old"), seconds=6, n=200)
+    pool = GpuPool()
+    pool.release(pool.try_acquire(ticket="earlier", priority=Priority.CONFIRMED))  # now warm
+    speculation = services.speculate(user=user, storyboard=board)
+    assert speculation.outcome == Outcome.LIVE
+    assert speculation.predicted_seconds == pytest.approx(2, abs=0.5)
+
+
+def test_confirmed_work_waiting_for_the_gpu_sheds_speculation(user, settings):
+    settings.GPU_POOL_SIZE = 1
+    board = make_board(user)
+    fund(user, 5)
+    pool = GpuPool()
+    assert pool.try_acquire(ticket="busy", priority=Priority.CONFIRMED)
+    assert pool.try_acquire(ticket="waiting", priority=Priority.CONFIRMED) is None
+    speculation = services.speculate(user=user, storyboard=board)
+    assert speculation.reason == DeclineReason.BUSY
+    assert balance(user) == (5, 0)
+
+
+def abandon(user, n):
+    for i in range(n):
+        spec = services.speculate(user=user, storyboard=make_board(user, f"Left {i}"))
+        assert spec.outcome == Outcome.LIVE
+        jobs.cancel_job(job=spec.job)  # left Review
+        spec.refresh_from_db()
+        assert spec.outcome == Outcome.ABANDONED
+
+
+def test_a_person_who_abandons_a_lot_needs_a_recent_hit_rate(user, make_user, settings):
+    settings.SPECULATION_PERSON_ABANDONS_PER_HOUR = 3
+    fund(user, 5)
+    abandon(user, 3)
+    declined = services.speculate(user=user, storyboard=make_board(user))
+    assert declined.reason == DeclineReason.BUDGET
+    assert balance(user) == (5, 0)
+    # Someone else is not affected by this person's budget.
+    other = make_user()
+    fund(other, 1)
+    assert services.speculate(user=other, storyboard=make_board(other)).outcome == Outcome.LIVE
+    # A person who attaches often enough keeps speculating past the same count.
+    regular = make_user()
+    fund(regular, 5)
+    hits(regular, 2)
+    abandon(regular, 3)
+    assert admission.person_budget(regular).recent_hit_rate == pytest.approx(2 / 5)
+    assert services.speculate(user=regular, storyboard=make_board(regular)).outcome == "live"
+
+
+def test_the_global_budget_per_hour(user, make_user, settings):
+    settings.SPECULATION_BUDGET_PER_HOUR = 1
+    fund(user, 5)
+    assert services.speculate(user=user, storyboard=make_board(user)).outcome == Outcome.LIVE
+    other = make_user()
+    fund(other, 5)
+    declined = services.speculate(user=other, storyboard=make_board(other))
+    assert declined.reason == DeclineReason.BUDGET
+
+
+def test_one_credit_accounts_that_never_attach_share_a_small_part_of_the_cap(make_user, settings):
+    settings.SPECULATION_MAX_INFLIGHT = 10
+    settings.SPECULATION_UNPROVEN_SHARE = 20  # two of ten
+    regular = make_user()
+    fund(regular, 2)
+    hits(regular, 1)
+    newcomers = [make_user() for _ in range(3)]
+    for person in newcomers:
+        fund(person, 1)
+    answers = [services.speculate(user=p, storyboard=make_board(p)) for p in newcomers]
+    assert [a.outcome for a in answers] == [Outcome.LIVE, Outcome.LIVE, Outcome.DECLINED]
+    assert answers[2].reason == DeclineReason.CAPACITY
+    assert services.speculate(user=regular, storyboard=make_board(regular)).outcome == "live"
+
+
+# --- the token: leaving while the request is in flight ---------------------------------------
+
+
+def test_leaving_before_the_answer_means_nothing_starts(user, client):
+    board = make_board(user)
+    fund(user, 3)
+    client.force_login(user)
+    left = client.post(f"/api/storyboards/{board.pk}/speculate/leave/", {"token": "t-1"})
+    assert left.status_code == 200
+    answer = client.post(
+        f"/api/storyboards/{board.pk}/speculate/", {"token": "t-1"}, content_type="application/json"
+    )
+    assert answer.status_code == 200
+    assert answer.json() == {"job": None, "hint": False, "reason": "left"}
+    assert not Job.objects.exists()
+    assert balance(user) == (3, 0)
+
+
+def test_leaving_after_the_answer_cancels_and_records_the_dwell(user, client):
+    board = make_board(user)
+    fund(user, 3)
+    client.force_login(user)
+    answer = client.post(
+        f"/api/storyboards/{board.pk}/speculate/", {"token": "t-2"}, content_type="application/json"
+    )
+    assert answer.status_code == 202
+    assert balance(user) == (2, 1)
+    client.post(f"/api/storyboards/{board.pk}/speculate/leave/", {"token": "t-2"})
+    job = Job.objects.get(pk=answer.json()["job"])
+    assert job.state == JobState.CANCELLED
+    assert balance(user) == (3, 0)
+    speculation = Speculation.objects.get(token="t-2")
+    assert speculation.outcome == Outcome.ABANDONED and speculation.left_at is not None
+    assert len(admission.observed_dwell()) == 1
+    assert_ledger_invariants()
+
+
+def test_the_beacon_after_generate_keeps_the_job(user, client):
+    board = make_board(user)
+    fund(user, 3)
+    client.force_login(user)
+    answer = client.post(
+        f"/api/storyboards/{board.pk}/speculate/", {"token": "t-3"}, content_type="application/json"
+    )
+    assert client.post(f"/api/storyboards/{board.pk}/generate/").json()["attached"] is True
+    client.post(f"/api/storyboards/{board.pk}/speculate/leave/", {"token": "t-3"})
+    job = Job.objects.get(pk=answer.json()["job"])
+    assert job.live and job.confirmed
+    speculation = Speculation.objects.get(token="t-3")
+    assert speculation.outcome == Outcome.HIT and speculation.left_at is None
+
+
+def test_generate_after_a_declined_ask_ends_that_visit(user, client, settings):
+    board = make_board(user)
+    fund(user, 1)
+    client.force_login(user)
+    client.post(
+        f"/api/storyboards/{board.pk}/speculate/", {"token": "t-4"}, content_type="application/json"
+    )
+    speculation = Speculation.objects.get(token="t-4")
+    assert speculation.outcome == Outcome.LIVE
+    jobs.cancel_job(job=speculation.job)  # e.g. another tab ended it
+    settings.SPECULATION_ENABLED = False  # and the next ask is declined
+    declined = client.post(
+        f"/api/storyboards/{board.pk}/speculate/", {"token": "t-5"}, content_type="application/json"
+    )
+    assert declined.json()["hint"] is False
+    client.post(f"/api/storyboards/{board.pk}/generate/")
+    assert Speculation.objects.get(token="t-5").generate_at is not None
+
+
+def test_a_token_from_another_person_is_theirs_alone(user, make_user, client):
+    board = make_board(user)
+    fund(user, 3)
+    other = make_user()
+    client.force_login(other)
+    assert (
+        client.post(f"/api/storyboards/{board.pk}/speculate/leave/", {"token": "x"}).status_code
+        == 404
+    )
