@@ -14,6 +14,7 @@ from django.urls import reverse
 
 from ledger import selectors as ledger_selectors
 from ledger import services as ledger
+from mangagen.jobs.api import job_body
 from mangagen.jobs.models import LIVE_STATES, Job, JobState
 from mangagen.storyboards import limits
 from mangagen.storyboards.models import (
@@ -103,7 +104,14 @@ def job_page(request, pk: int, job_pk: int):
     job = get_object_or_404(
         Job.objects.select_related("storyboard"), pk=job_pk, storyboard_id=pk, owner=request.user
     )
-    return render(request, "studio/job.html", {"job": job, "storyboard": job.storyboard})
+    # The job as the API gives it, in the HTML: a panel delivered before the click
+    # (a speculation that finished while the person read Review) is on screen with
+    # the first paint, not after a script, a request and a websocket round trip.
+    return render(
+        request,
+        "studio/job.html",
+        {"job": job, "storyboard": job.storyboard, "job_data": job_body(job)},
+    )
 
 
 @login_required

@@ -39,8 +39,14 @@ function tile(panel) {
   node.dataset.index = panel.index;
   node.dataset.state = panel.state;
   node.dataset.attempts = panel.attempts;
-  const img = node.querySelector("img");
+  let img = node.querySelector("img");
   const placeholder = node.querySelector(".placeholder");
+  // The server's first paint already shows this image: keep that very element (no reload, no flash).
+  const painted = grid.querySelector(`figure[data-server-rendered][data-index="${panel.index}"] img`);
+  if (panel.image_url && painted && painted.getAttribute("src") === panel.image_url) {
+    img.replaceWith(painted);
+    img = painted;
+  }
   if (panel.image_url) {
     img.src = panel.image_url;
     img.alt = `Panel ${panel.index}: ${panel.description}`;
@@ -235,7 +241,9 @@ document.getElementById("cancel-job").addEventListener("click", async () => {
   }
 });
 
-job = await api("GET", `/api/jobs/${jobId}/`);
+// The job came with the page (server-rendered, panels already painted); the socket adds what follows.
+const embedded = document.getElementById("job-data");
+job = embedded ? JSON.parse(embedded.textContent) : await api("GET", `/api/jobs/${jobId}/`);
 render();
 connect(); // from seq 0: the log tells what is under way (a warming GPU) and since when
 window.mangagenJob = { get lastSeq() { return lastSeq; }, get socket() { return socket; }, csrfToken };

@@ -1,0 +1,54 @@
+"""The job page carries the delivered panel in its HTML: on screen with the first paint."""
+
+import json
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from ledger import services as ledger
+from mangagen.jobs import services
+from mangagen.storyboards import services as storyboards
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def fast(instant_renders):
+    """Renders are instant."""
+
+
+def test_a_panel_ready_before_generate_is_in_the_job_pages_html(
+    user, client, enqueued, django_capture_on_commit_callbacks
+):
+    ledger.grant(account=ledger.account_for(user), amount=3, key="seed", reason="x")
+    board = storyboards.create_storyboard(owner=user, title="Painted")
+    board = storyboards.update_storyboard(
+        storyboard=board, panels=[{"description": "A rooftop."}, {"description": "A jump."}]
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        job = services.start_job(
+            user=user,
+            storyboard=board,
+            confirmed=False,
+            confirm_by=timezone.now() + timedelta(minutes=10),
+        )
+    (job_id, index, attempt), _ = enqueued.pop(0)
+    assert services.perform_render(job_id=job_id, index=index, attempt=attempt) == "ready"
+    client.force_login(user)
+
+    before = client.get(f"/comics/{board.pk}/jobs/{job.pk}/").content.decode()
+    assert "<img src=" not in before  # unconfirmed: no free image, not even in the HTML
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.generate(user=user, storyboard=board)[1] == "attached"
+    page = client.get(f"/comics/{board.pk}/jobs/{job.pk}/")
+    html = page.content.decode()
+    url = job.panels.get(index=1).image.name.removeprefix("renders/")
+    assert f'<img src="/media/renders/{url}"' in html
+    embedded = page.context["job_data"]
+    assert embedded["panels"][0]["state"] == "delivered"
+    start = html.index('id="job-data"')
+    data = json.loads(html[html.index(">", start) + 1 : html.index("</script>", start)])
+    assert data["panels"][0]["image_url"] == f"/media/renders/{url}"
+    assert client.get(data["panels"][0]["image_url"]).status_code == 200
