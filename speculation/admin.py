@@ -1,9 +1,12 @@
 """The admin "Speculation" page: the records, and what they add up to."""
 
+import redis
 from django.conf import settings
 from django.contrib import admin
 
-from . import metrics
+from mangagen.renderers.warmth import GpuPool
+
+from . import admission, metrics
 from .models import Speculation
 
 
@@ -33,9 +36,32 @@ class SpeculationAdmin(admin.ModelAdmin):
         return False
 
     def changelist_view(self, request, extra_context=None):
+        dwell = admission.dwell()
+        try:
+            pool = GpuPool().state()
+        except redis.RedisError:
+            pool = None  # shown as unknown; the rest of the page stands
         extra = {
             "periods": metrics.report(),
             "render_cost": settings.RENDER_COST_USD,
             "gpu_warm_per_day": settings.GPU_WARM_USD_PER_DAY,
+            "dwell": {
+                "visits": len(dwell.observed),
+                "p25": dwell.quantile(0.25),
+                "median": dwell.median,
+                "p75": dwell.quantile(0.75),
+                "prior": settings.SPECULATION_DWELL_PRIOR_SECONDS,
+            },
+            "pool": pool,
+            "budgets": {
+                "global_used": admission.global_used(),
+                "global": settings.SPECULATION_BUDGET_PER_HOUR,
+                "people_over": admission.people_over_abandon_budget(),
+                "abandons": settings.SPECULATION_PERSON_ABANDONS_PER_HOUR,
+                "min_hit_rate": settings.SPECULATION_PERSON_MIN_HIT_RATE,
+                "unproven": admission.unproven_inflight(),
+                "unproven_cap": admission.unproven_cap(),
+            },
+            "chart": metrics.hourly(),
         }
         return super().changelist_view(request, {**(extra_context or {}), **extra})

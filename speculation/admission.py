@@ -26,7 +26,7 @@ from statistics import NormalDist
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db.models import F, Q
+from django.db.models import Count, F, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -170,5 +170,20 @@ def unproven_inflight() -> int:
     return (
         Speculation.objects.filter(outcome=Outcome.LIVE, job__state__in=LIVE_STATES)
         .exclude(user_id__in=hitters)
+        .count()
+    )
+
+
+def people_over_abandon_budget(*, now=None) -> int:
+    """People past their abandoned-speculation count in the last hour (for the admin)."""
+    now = now or timezone.now()
+    return (
+        Speculation.objects.filter(
+            outcome__in=[Outcome.ABANDONED, Outcome.EXPIRED],
+            created_at__gte=now - timedelta(hours=1),
+        )
+        .values("user_id")
+        .annotate(n=Count("pk"))
+        .filter(n__gte=settings.SPECULATION_PERSON_ABANDONS_PER_HOUR)
         .count()
     )

@@ -44,7 +44,12 @@ class SpeculateView(APIView):
         if speculation.job_id is None:
             return Response({"job": None, "hint": False, "reason": speculation.reason})
         return Response(
-            {"job": speculation.job_id, "hint": True, "confirm_by": speculation.job.confirm_by},
+            {
+                "job": speculation.job_id,
+                "hint": True,
+                "confirm_by": speculation.job.confirm_by,
+                "predicted_seconds": speculation.predicted_seconds,
+            },
             status=status.HTTP_202_ACCEPTED,
         )
 

@@ -87,7 +87,10 @@ def period(*, label: str, since: datetime, until: datetime) -> Period:
                     job.confirmed_at - first.render_started_at
                 ).total_seconds()
         elif job.speculation.outcome != Outcome.LIVE:
-            result.renders_wasted += sum(1 for p in job.panels.all() if p.render_started_at)
+            # GPU work done for nothing: renders that finished, or were discarded mid-way
+            # (a render withdrawn before it got a container cost nothing).
+            result.renders_wasted += sum(1 for p in job.panels.all() if p.rendered_at)
+            result.renders_wasted += job.events.filter(type="panel.discarded").count()
     result.gpu_cost_wasted = result.renders_wasted * settings.RENDER_COST_USD
 
     attached, fresh = [], []
@@ -139,3 +142,65 @@ def _percentiles(values: list[float]) -> dict[str, float | None]:
     ordered = sorted(values)
     p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
     return {"n": len(ordered), "p50": statistics.median(ordered), "p95": p95}
+
+
+@dataclass
+class Hour:
+    start: datetime
+    hit_rate: float | None
+    ttfp_p50: float | None  # Generate → panel one, attached and fresh together
+
+
+@dataclass
+class Chart:
+    """The last day, hour by hour, as points for a small inline SVG (0..width, 0..height)."""
+
+    hours: list[Hour]
+    width: int = 480
+    height: int = 120
+    hit_points: str = ""
+    ttfp_points: str = ""
+    ttfp_max: float = 0.0
+
+
+def hourly(*, now: datetime | None = None, hours: int = 24) -> Chart:
+    now = now or timezone.now()
+    top = now.replace(minute=0, second=0, microsecond=0) + timedelta(hours=1)
+    rows = []
+    for i in range(hours, 0, -1):
+        start, end = top - timedelta(hours=i), top - timedelta(hours=i - 1)
+        outcomes = dict(
+            Speculation.objects.filter(created_at__gte=start, created_at__lt=end)
+            .values_list("outcome")
+            .annotate(n=Count("pk"))
+        )
+        decided = sum(outcomes.get(o, 0) for o in ("hit", "abandoned", "expired", "invalidated"))
+        times = [
+            (first.delivered_at - (job.confirmed_at or job.created_at)).total_seconds()
+            for job in Job.objects.filter(confirmed_at__gte=start, confirmed_at__lt=end)
+            .prefetch_related("panels")
+            .only("pk", "confirmed_at", "created_at")
+            for first in job.panels.all()
+            if first.index == 1 and first.delivered_at
+        ]
+        rows.append(
+            Hour(
+                start=start,
+                hit_rate=outcomes.get("hit", 0) / decided if decided else None,
+                ttfp_p50=statistics.median(times) if times else None,
+            )
+        )
+    chart = Chart(hours=rows)
+    chart.ttfp_max = max((h.ttfp_p50 for h in rows if h.ttfp_p50 is not None), default=0.0)
+    step = chart.width / max(hours - 1, 1)
+
+    def points(values: list[float | None], scale: float) -> str:
+        return " ".join(
+            f"{i * step:.1f},{chart.height - (v / scale) * chart.height:.1f}"
+            for i, v in enumerate(values)
+            if v is not None and scale
+        )
+
+    chart.hit_points = points([h.hit_rate for h in rows], 1.0)
+    chart.ttfp_points = points([h.ttfp_p50 for h in rows], chart.ttfp_max or 1.0)
+    return chart

@@ -314,7 +314,14 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> str:
             or panel.attempts != attempt
             or panel.state != PanelState.RENDERING
         ):
-            return "discarded"  # cancelled, expired or replaced while rendering
+            # Cancelled, expired or replaced while rendering: GPU time spent for nothing,
+            # logged so what speculation wastes can be counted.
+            emit(
+                job=job,
+                type="panel.discarded",
+                data={"index": index, "attempt": attempt, "seconds": round(result.seconds, 2)},
+            )
+            return "discarded"
         panel.image.save("panel.png", ContentFile(result.image), save=False)
         panel.state = PanelState.READY
         panel.rendered_at = timezone.now()

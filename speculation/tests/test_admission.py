@@ -239,3 +239,22 @@ def test_a_token_from_another_person_is_theirs_alone(user, make_user, client):
         client.post(f"/api/storyboards/{board.pk}/speculate/leave/", {"token": "x"}).status_code
         == 404
     )
+
+
+def test_the_admin_page_shows_admission_the_pool_budgets_and_the_hourly_chart(
+    user, make_user, client
+):
+    fund(user, 3)
+    board = make_board(user)
+    services.speculate(user=user, storyboard=board)
+    jobs.generate(user=user, storyboard=board)
+    admin = make_user("boss", is_staff=True, is_superuser=True)
+    client.force_login(admin)
+    page = client.get("/admin/speculation/speculation/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "Learned dwell on Review" in html and "GPU pool" in html
+    assert 'id="speculation-chart"' in html and 'class="hit-rate"' in html
+    assert "1 of 7200 speculative renders" in html
+    chart = page.context["chart"]
+    assert len(chart.hours) == 24 and chart.hours[-1].hit_rate == 1.0

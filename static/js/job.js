@@ -48,6 +48,7 @@ function tile(panel) {
     img = painted;
   }
   if (panel.image_url) {
+    if (img !== painted) img.setAttribute("elementtiming", `panel-${panel.index}`); // paint timing
     img.src = panel.image_url;
     img.alt = `Panel ${panel.index}: ${panel.description}`;
     img.hidden = false;
