@@ -125,10 +125,17 @@ class Transfer(models.Model):
     POSTED_KINDS = (Kind.GRANT, Kind.REVOKE, Kind.POST)
     RESOLVING_KINDS = (Kind.POST, Kind.VOID)
 
+    # Every index here is written on each of the two journal rows of every
+    # operation (WAL, then fsync at commit): the ones that serve no query, or
+    # that another index already serves, are left out (see Meta).
     key = models.CharField(max_length=200, unique=True, help_text="Idempotency key.")
     kind = models.CharField(max_length=8, choices=Kind.choices)
-    debit_account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="debits")
-    credit_account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="credits")
+    debit_account = models.ForeignKey(
+        Account, on_delete=models.PROTECT, related_name="debits", db_index=False
+    )
+    credit_account = models.ForeignKey(
+        Account, on_delete=models.PROTECT, related_name="credits", db_index=False
+    )
     amount = models.BigIntegerField()
     pending = models.ForeignKey(
         "self",
@@ -136,6 +143,7 @@ class Transfer(models.Model):
         blank=True,
         on_delete=models.PROTECT,
         related_name="resolutions",
+        db_index=False,
         help_text="For a capture or release: the pending transfer it resolves.",
     )
     reason = models.CharField(max_length=255, blank=True)
@@ -146,6 +154,7 @@ class Transfer(models.Model):
         blank=True,
         on_delete=models.PROTECT,
         related_name="+",
+        db_index=False,
         help_text="The operator who did this by hand, if anyone.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
@@ -166,15 +175,21 @@ class Transfer(models.Model):
                 name="ledger_transfer_pending_iff_resolution",
             ),
             # The database itself guarantees a hold resolves at most once.
+            # (Only resolutions have a `pending`, by the CHECK above; this
+            # index also serves every look-up by `pending`.)
             models.UniqueConstraint(
                 fields=["pending"],
-                condition=Q(kind__in=["post", "void"]),
+                condition=Q(pending__isnull=False),
                 name="ledger_transfer_resolves_once",
             ),
         ]
         indexes = [
+            # These lead with the account: they serve its foreign key too.
             models.Index(fields=["debit_account", "kind"]),
             models.Index(fields=["credit_account", "kind"]),
+            models.Index(
+                fields=["actor"], condition=Q(actor__isnull=False), name="ledger_transfer_actor"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -208,6 +223,7 @@ class Hold(models.Model):
         blank=True,
         on_delete=models.PROTECT,
         related_name="+",
+        db_index=False,
     )
     resolution_reason = models.CharField(max_length=255, blank=True)
 
@@ -238,7 +254,19 @@ class Hold(models.Model):
                 name="ledger_hold_capture_within_amount",
             ),
         ]
-        indexes = [models.Index(fields=["state", "expires_at"])]
+        indexes = [
+            # The sweep's and the stale filter's: only open holds are in it.
+            models.Index(
+                fields=["expires_at"],
+                condition=Q(state="pending"),
+                name="ledger_hold_open_by_expiry",
+            ),
+            models.Index(
+                fields=["resolved_by"],
+                condition=Q(resolved_by__isnull=False),
+                name="ledger_hold_resolved_by",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"hold #{self.pk} ({self.amount}, {self.state})"
