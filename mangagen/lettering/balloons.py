@@ -85,8 +85,14 @@ class _Block:
     text_h: float
 
 
-def letter(image: Image.Image, *, panel: Letterable, direction: str = "rtl") -> Image.Image:
-    """The art with the panel's lettering drawn over it (a new RGB image)."""
+def letter(
+    image: Image.Image, *, panel: Letterable, direction: str = "rtl", type_size: int | None = None
+) -> Image.Image:
+    """The art with the panel's lettering drawn over it (a new RGB image).
+
+    `type_size` (pixels) keeps the lettering one size across a page; without
+    it the type is sized from the panel.
+    """
     out = image.convert("RGB")
     items = []
     if panel.caption.strip():
@@ -96,12 +102,12 @@ def letter(image: Image.Image, *, panel: Letterable, direction: str = "rtl") -> 
         items.append(("balloon" if speaker in speakers else "narration", speaker, text.strip()))
     if not items:
         return out
-    _Letterer(out, speakers, direction, len(items)).place_all(items)
+    _Letterer(out, speakers, direction, len(items), type_size).place_all(items)
     return out
 
 
 class _Letterer:
-    def __init__(self, image: Image.Image, speakers: dict[str, Speaker], direction: str, count):
+    def __init__(self, image, speakers: dict[str, Speaker], direction: str, count, type_size):
         self.image = image
         self.w, self.h = image.size
         self.draw = ImageDraw.Draw(image)
@@ -112,7 +118,9 @@ class _Letterer:
         }
         self.margin = max(4, round(min(self.w, self.h) * 0.03))
         self.line = max(2, round(min(self.w, self.h) / 220))
-        self.base = max(11, round(min(self.h, self.w * 0.75) * (0.06 if count <= 2 else 0.05)))
+        self.base = type_size or max(
+            11, round(min(self.h, self.w * 0.75) * (0.06 if count <= 2 else 0.05))
+        )
         self.placed: list[tuple[float, float, float, float]] = []
         self.scale = 96 / self.w
         thumb = image.convert("L").resize((96, max(1, round(self.h * self.scale))))
@@ -156,7 +164,11 @@ class _Letterer:
                 return None
             return _Block(columns, f, True, width, min(len(text), per_column) * step)
         f = cjk_font(size) if JAPANESE.search(text) else lettering_font(size)
-        lines = wrap(self.draw, text, f, max_w * (0.72 if kind == "balloon" else 0.92))
+        limit = max_w * (0.72 if kind == "balloon" else 0.92)
+        if kind == "balloon":  # a rounder balloon: about sqrt(characters / 8) lines
+            rows = max(1, round(math.sqrt(len(text) / 8)))
+            limit = min(limit, self.draw.textlength(text, font=f) / rows * 1.15 + size)
+        lines = wrap(self.draw, text, f, limit)
         line_h = size * 1.12
         if len(lines) * line_h > max_h:
             if not force:

@@ -29,7 +29,7 @@ from mangagen.storyboards.selectors import current_takes
 from .compose import PanelArt, compose_page, compose_strip
 from .layout import LayoutPanel, Page, paginate
 
-REVISION = 2  # bump when the drawing changes, so every cached page is drawn again
+REVISION = 4  # bump when the drawing changes, so every cached page is drawn again
 
 
 @dataclass

@@ -50,7 +50,8 @@ def compose_page(
     for index, (fx0, fy0, fx1, fy1) in page.rects.items():
         box = (round(fx0 * width), round(fy0 * height), round(fx1 * width), round(fy1 * height))
         size = (box[2] - box[0], box[3] - box[1])
-        canvas.paste(framed(arts[index], size, direction=direction), box[:2])
+        lettered = framed(arts[index], size, direction=direction, type_size=mm_to_px(4.2, dpi))
+        canvas.paste(lettered, box[:2])
         draw.rectangle(box, outline="black", width=border)
     margin = mm_to_px(12, dpi)
     if title and page.number == 1:
@@ -91,11 +92,18 @@ def compose_strip(arts: list[PanelArt], *, direction: str, title: str = "") -> I
     return strip
 
 
-def framed(art: PanelArt, size: tuple[int, int], *, direction: str) -> Image.Image:
+def framed(
+    art: PanelArt, size: tuple[int, int], *, direction: str, type_size: int | None = None
+) -> Image.Image:
     """The panel's art cropped to fill `size` (faces kept in view), with its lettering."""
     width, height = size
     if art.load is None:
-        return letter(_placeholder(art.index, size), panel=art.letterable, direction=direction)
+        return letter(
+            _placeholder(art.index, size),
+            panel=art.letterable,
+            direction=direction,
+            type_size=type_size,
+        )
     source = Image.open(io.BytesIO(art.load())).convert("RGB")
     scale = max(width / source.width, height / source.height)
     scaled = source.resize(
@@ -125,7 +133,7 @@ def framed(art: PanelArt, size: tuple[int, int], *, direction: str) -> Image.Ima
         characters=art.letterable.characters,
         faces=moved,
     )
-    return letter(cropped, panel=panel, direction=direction)
+    return letter(cropped, panel=panel, direction=direction, type_size=type_size)
 
 
 def _aspect(art: PanelArt) -> float:
