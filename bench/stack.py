@@ -63,6 +63,8 @@ class Stack:
         self.env = {
             **os.environ,
             "DEBUG": "on",
+            # Every person a test or a bench signs up comes from 127.0.0.1.
+            "SIGNUP_PER_ADDRESS_PER_HOUR": "100000",
             "PORT": str(self.port),
             "HOST": "127.0.0.1",
             "PYTHONUNBUFFERED": "1",
