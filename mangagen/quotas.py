@@ -6,6 +6,10 @@ it has a daily quota per person rather than a credit price: credits pay for
 renders a person sees, and charging for a draft they may throw away would
 make the first step of every comic cost money. The free rule-based drafter
 (`DRAFTER=rules`) has no quota.
+
+The caps on comics and live jobs are counted, not locked: two requests at the
+same instant may both pass, so a person can end one over. They bound growth;
+they are not money, which the ledger guards exactly.
 """
 
 from __future__ import annotations
