@@ -152,12 +152,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "mangagen.jobs.tasks.sweep_jobs",
         "schedule": timedelta(seconds=HOLD_SWEEP_SECONDS),
     },
-    "prune": {"task": "mangagen.tasks.prune", "schedule": timedelta(days=1)},
-}
     "requeue-lost-renders": {
         "task": "mangagen.jobs.tasks.requeue_lost_renders",
         "schedule": timedelta(seconds=5),
     },
+    "prune": {"task": "mangagen.tasks.prune", "schedule": timedelta(days=1)},
+}
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 
 # --- Ledger ------------------------------------------------------------------
