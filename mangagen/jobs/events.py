@@ -8,6 +8,7 @@ the truth, and clients that miss a message catch up from it.
 from __future__ import annotations
 
 import logging
+from enum import StrEnum
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
@@ -17,6 +18,25 @@ from django.db.models import F
 from .models import Job, JobEvent
 
 logger = logging.getLogger(__name__)
+
+
+class EventType(StrEnum):
+    """Every type of job event: the contract with the job page, the websocket's clients
+    and the metrics (tests/test_architecture.py checks each emit names one of these)."""
+
+    JOB_STATE = "job.state"
+    JOB_REBASED = "job.rebased"
+    JOB_DONE = "job.done"
+    PANEL_QUEUED = "panel.queued"
+    PANEL_RENDERING = "panel.rendering"
+    PANEL_READY = "panel.ready"
+    PANEL_DELIVERED = "panel.delivered"
+    PANEL_APPROVED = "panel.approved"
+    PANEL_FAILED = "panel.failed"
+    PANEL_RETRYING = "panel.retrying"
+    PANEL_REQUEUED = "panel.requeued"  # sent again: its task or its worker was lost
+    PANEL_DISCARDED = "panel.discarded"  # rendered for a job that had ended: GPU time wasted
+    CREDITS = "credits"
 
 
 def group_name(job_id: int) -> str:

@@ -113,7 +113,7 @@ def test_a_withdrawn_render_stops_waiting():
 def test_a_dead_holders_container_is_free_again_after_its_lease():
     pool = make_pool(size=1, lease_seconds=0.2, cold_start_seconds=0)
     assert take(pool, "dead") is not None  # and never renewed nor released
-    for _ in range(200):
+    for _ in range(1000):
         if (slot := take(pool, "next")) is not None:
             break
         time.sleep(0.01)
@@ -125,7 +125,7 @@ def test_a_waiter_that_stops_asking_leaves_the_queue():
     held = take(pool, "x")
     assert take(pool, "dead-waiter") is None  # then its worker dies
     pool.release(held)
-    for _ in range(300):
+    for _ in range(1000):
         if (slot := take(pool, "spec", SPECULATIVE)) is not None:
             break
         time.sleep(0.01)
@@ -133,11 +133,11 @@ def test_a_waiter_that_stops_asking_leaves_the_queue():
 
 
 def test_the_container_context_waits_for_the_boot_and_keeps_its_lease():
-    pool = make_pool(size=1, cold_start_seconds=0.3, lease_seconds=0.3)
+    pool = make_pool(size=1, cold_start_seconds=0.3, lease_seconds=1.0)
     with pool.container(ticket="a") as slot:
         assert slot.cold and time.time() >= slot.ready_at
-        for _ in range(3):
-            time.sleep(0.15)  # past the lease: the keeper thread renews it
+        for _ in range(5):
+            time.sleep(0.5)  # well past the lease: the keeper thread renews it
             assert take(pool, "b") is None
     assert take(pool, "b") is not None
 
