@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
+from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
@@ -87,13 +91,24 @@ LAYOUT_FIELDS = {
 
 
 def delete_storyboard(*, storyboard: Storyboard) -> None:
-    """Deletes a storyboard, cancelling its live jobs first so no hold is left behind."""
+    """Deletes a storyboard, cancelling its live jobs first so no hold is left behind.
+
+    Its kept art and built pages leave the disk once the deletion is committed.
+    """
     from mangagen.jobs.models import LIVE_STATES
     from mangagen.jobs.services import cancel_job
 
     for job in storyboard.jobs.filter(state__in=LIVE_STATES):
         cancel_job(job=job, reason="Its storyboard was deleted.")
-    storyboard.delete()
+    folders = [
+        Path(settings.MEDIA_ROOT) / "renders" / "kept" / str(storyboard.pk),
+        Path(settings.MEDIA_ROOT) / "pages" / str(storyboard.pk),
+    ]
+    with transaction.atomic():
+        storyboard.delete()
+        transaction.on_commit(
+            lambda: [shutil.rmtree(folder, ignore_errors=True) for folder in folders]
+        )
 
 
 def draft_storyboard(*, storyboard: Storyboard) -> tuple[Storyboard, str]:

@@ -501,3 +501,42 @@ def test_the_art_version_ignores_text_edits(board):
     assert art_version(storyboard=board) == before
     edit(board, {2: {"description": "Aiko waves."}})
     assert art_version(storyboard=board) != before
+
+
+def test_renders_delivered_before_kept_art_existed_are_kept_by_the_migration(
+    account, board, user, client, run
+):
+    import importlib
+
+    from django.apps import apps
+
+    job = run.generate(user, board)
+    run.render()
+    run.approve(job, 1)
+    run.render()  # panel 2 delivered
+    KeptArt.objects.all().delete()  # as before the migration: nothing kept
+    job.panels.update(art_hash="")
+    services.cancel_job(job=job)
+    migration = importlib.import_module("mangagen.migrations.0007_keep_delivered_renders")
+    migration.keep_delivered(apps, None)
+    migration.keep_delivered(apps, None)  # twice: nothing doubles
+    assert KeptArt.objects.filter(storyboard=board).count() == 2
+    client.force_login(user)
+    quote = client.get(f"/api/storyboards/{board.pk}/quote/").json()
+    assert quote["kept"] == [1, 2] and quote["render"] == [3]
+    response, pdf = download(client, board.pk, "pdf")
+    assert response.status_code == 200 and pdf.startswith(b"%PDF")
+
+
+def test_deleting_a_comic_removes_its_kept_art_and_built_pages(
+    account, board, user, client, run, settings, django_capture_on_commit_callbacks
+):
+    run.finish(run.generate(user, board))
+    client.force_login(user)
+    download(client, board.pk, "pdf")
+    kept = settings.MEDIA_ROOT / "renders" / "kept" / str(board.pk)
+    pages = settings.MEDIA_ROOT / "pages" / str(board.pk)
+    assert any(kept.iterdir()) and any(pages.iterdir())
+    with django_capture_on_commit_callbacks(execute=True):
+        storyboards.delete_storyboard(storyboard=board)
+    assert not kept.exists() and not pages.exists()
