@@ -333,23 +333,17 @@ def test_exports_are_built_once_per_content_and_rebuilt_after_a_change(
     assert len(rebuilt) == 1 and rebuilt[0] != built[0], "the old build is gone"
 
 
-def test_exports_are_throttled_per_person(account, board, user, client, run, settings):
-    settings.REST_FRAMEWORK = {
-        **settings.REST_FRAMEWORK,
-        "DEFAULT_THROTTLE_RATES": {
-            **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"],
-            "export": "2/min",
-        },
-    }
-    from rest_framework.settings import api_settings
+def test_exports_are_throttled_per_person(account, board, user, client, make_user, monkeypatch):
     from rest_framework.throttling import ScopedRateThrottle
 
-    ScopedRateThrottle.THROTTLE_RATES = api_settings.DEFAULT_THROTTLE_RATES
+    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"export": "2/min"})
     client.force_login(user)
     codes = [
         client.get(f"/api/storyboards/{board.pk}/export/?format=pdf").status_code for _ in range(3)
     ]
     assert codes == [409, 409, 429]
+    client.force_login(make_user("someone-else"))  # per person: another still may
+    assert client.get(f"/api/storyboards/{board.pk}/export/?format=pdf").status_code == 404
 
 
 def test_strangers_get_404_on_quote_pages_export_and_page_images(
