@@ -114,6 +114,14 @@ def available(user):
     return account.available
 
 
+def spend(user, amount):
+    """Renders paid for: credits no refund can take back."""
+    hold = ledger.authorize(
+        account=ledger.account_for(user), amount=amount, key="spent", reference="r"
+    )
+    ledger.capture(hold=hold)
+
+
 # --- packs and checkout ----------------------------------------
 
 
@@ -275,8 +283,7 @@ def test_a_refund_before_its_completion_ends_the_same(client, user):
 
 def test_a_refund_of_spent_credits_revokes_what_is_left_and_flags(client, user):
     deliver(client, event("checkout.session.completed", checkout(user)))
-    hold = ledger.authorize(account=ledger.account_for(user), amount=15, key="spent", reference="r")
-    ledger.capture(hold=hold)
+    spend(user, 15)
     deliver(client, event("charge.refunded", refund(refunded=500)))
     account = ledger.account_for(user)
     account.refresh_from_db()
@@ -466,8 +473,7 @@ def test_a_failed_refund_before_its_report_ends_the_same(client, user):
 
 def test_a_failed_refund_of_spent_credits_gives_back_only_what_was_taken(client, user):
     deliver(client, event("checkout.session.completed", checkout(user)))
-    hold = ledger.authorize(account=ledger.account_for(user), amount=15, key="spent", reference="r")
-    ledger.capture(hold=hold)
+    spend(user, 15)
     deliver(client, event("charge.refunded", refund(refunded=500)))
     assert available(user) == 0
     deliver(client, event("charge.refund.updated", failed_refund(amount=500)))
