@@ -3,60 +3,85 @@
 A panel is shown with its lettering drawn over the art from the storyboard's
 current text (while the panel's picture is still the one the storyboard
 asks for; otherwise the text the job started with), so a text edit shows at
-once without a render.
+once without a render. A comic's kept takes are served the same way, to its
+owner only.
 """
 
 import hashlib
 import io
+from dataclasses import dataclass
 
 from django.contrib.auth.decorators import login_required
+from django.db.models.fields.files import FieldFile
 from django.http import Http404, HttpResponse, HttpResponseNotModified
 
 from mangagen.lettering import Letterable
 from mangagen.pages.compose import PanelArt, compose_panel
+from mangagen.storyboards.models import KeptArt, Storyboard
 
 from .models import SHOWN_STATES, JobPanel
 
 
-@login_required
-def render_image(request, path: str):
+@dataclass
+class _Shown:
+    image: FieldFile
+    storyboard: Storyboard
+    art_hash: str
+    faces: dict
+    spec: dict  # the text to letter when the storyboard no longer asks for this picture
+    index: int | None = None
+
+
+def _find(user, name: str) -> _Shown | None:
     panel = (
         JobPanel.objects.select_related("job", "job__storyboard")
-        .filter(
-            image=f"renders/{path}",
-            job__owner=request.user,
-            job__confirmed=True,
-            state__in=SHOWN_STATES,
-        )
+        .filter(image=name, job__owner=user, job__confirmed=True, state__in=SHOWN_STATES)
         .first()
     )
-    if panel is None:
+    if panel is not None:
+        job = panel.job
+        return _Shown(
+            panel.image, job.storyboard, panel.art_hash, panel.faces, panel.spec, panel.index
+        )
+    kept = (
+        KeptArt.objects.select_related("storyboard")
+        .filter(image=name, storyboard__owner=user)
+        .first()
+    )
+    if kept is None:
+        return None
+    return _Shown(kept.image, kept.storyboard, kept.art_hash, kept.faces, {})
+
+
+@login_required
+def render_image(request, path: str):
+    shown = _find(request.user, f"renders/{path}")
+    if shown is None:
         raise Http404("No such image.")
-    storyboard = panel.job.storyboard
-    text = storyboard.panels.filter(index=panel.index, art_hash=panel.art_hash).first()
-    source = text or panel.spec
-    read = (lambda key: getattr(source, key)) if text else source.get
-    lettering = {
-        "dialogue": read("dialogue"),
-        "caption": read("caption"),
-        "shot": read("shot"),
-        "characters": read("characters"),
-    }
-    direction = storyboard.reading_direction
-    digest = hashlib.sha256(repr((path, lettering, direction, panel.faces)).encode())
+    same_art = shown.storyboard.panels.filter(art_hash=shown.art_hash).order_by("index")
+    current = same_art.filter(index=shown.index).first() if shown.index else None
+    current = current or same_art.first()
+    if current is not None:
+        fields = {k: getattr(current, k) for k in ("dialogue", "caption", "shot", "characters")}
+    else:
+        spec = shown.spec
+        fields = {
+            "dialogue": spec.get("dialogue", []),
+            "caption": spec.get("caption", ""),
+            "shot": spec.get("shot", "medium"),
+            "characters": spec.get("characters", []),
+        }
+    direction = shown.storyboard.reading_direction
+    digest = hashlib.sha256(repr((path, fields, direction, shown.faces)).encode())
     etag = f'"{digest.hexdigest()[:32]}"'
     if request.headers.get("If-None-Match") == etag:
         return HttpResponseNotModified()
 
     def load() -> bytes:
-        with panel.image.open("rb") as handle:
+        with shown.image.open("rb") as handle:
             return handle.read()
 
-    art = PanelArt(
-        index=panel.index,
-        letterable=Letterable.of(faces=panel.faces, **lettering),
-        load=load,
-    )
+    art = PanelArt(index=0, letterable=Letterable.of(faces=shown.faces, **fields), load=load)
     buffer = io.BytesIO()
     compose_panel(art, direction=direction).save(buffer, "PNG", compress_level=1)
     response = HttpResponse(buffer.getvalue(), content_type="image/png")

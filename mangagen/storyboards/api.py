@@ -2,6 +2,7 @@
 
 from django.http import Http404
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -147,6 +148,7 @@ class TakesView(APIView):
                         "id": serializers.IntegerField(),
                         "current": serializers.BooleanField(),
                         "created_at": serializers.DateTimeField(),
+                        "image_url": serializers.CharField(),
                     },
                     many=True,
                 )
@@ -160,7 +162,14 @@ class TakesView(APIView):
         return Response(
             {
                 "takes": [
-                    {"id": t.pk, "current": i == 0, "created_at": t.created_at}
+                    {
+                        "id": t.pk,
+                        "current": i == 0,
+                        "created_at": t.created_at,
+                        "image_url": reverse(
+                            "render-image", args=[t.image.name.removeprefix("renders/")]
+                        ),
+                    }
                     for i, t in enumerate(takes)
                 ]
             }

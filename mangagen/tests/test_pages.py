@@ -534,3 +534,19 @@ def test_deleting_a_comic_removes_its_kept_art_and_built_pages(
     with django_capture_on_commit_callbacks(execute=True):
         storyboards.delete_storyboard(storyboard=board)
     assert not kept.exists() and not pages.exists()
+
+
+def test_kept_takes_are_shown_to_their_owner_only(
+    account, board, user, client, run, make_user, django_capture_on_commit_callbacks
+):
+    job = run.generate(user, board)
+    run.render()
+    with django_capture_on_commit_callbacks(execute=True):
+        services.redo_panel(job=job, index=1)
+    run.render()
+    client.force_login(user)
+    takes = client.get(f"/api/storyboards/{board.pk}/panels/1/takes/").json()["takes"]
+    older = client.get(takes[1]["image_url"])  # no job shows it any more; the comic keeps it
+    assert older.status_code == 200 and older.content[:4] == b"\x89PNG"
+    client.force_login(make_user("nosy"))
+    assert client.get(takes[1]["image_url"]).status_code == 404

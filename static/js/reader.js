@@ -120,5 +120,43 @@ document.getElementById("push-panel").addEventListener("click", () => {
 });
 document.getElementById("auto-breaks").addEventListener("click", () => saveLayout({ breaks: [], templates: {} }));
 
+// Takes: every delivered render is kept; a panel shows its most recently chosen one.
+const takes = document.getElementById("takes");
+async function showTakes() {
+  const list = document.getElementById("takes-list");
+  const rows = [];
+  for (const index of state.kept) {
+    const answer = await api("GET", `/api/storyboards/${id}/panels/${index}/takes/`);
+    if (answer.takes.length < 2) continue;
+    const row = document.createElement("div");
+    row.className = "take-row";
+    row.dataset.index = index;
+    row.append(Object.assign(document.createElement("strong"), { textContent: `Panel ${index}` }));
+    answer.takes.forEach((take, i) => {
+      const figure = document.createElement("figure");
+      figure.className = take.current ? "take current" : "take";
+      const img = Object.assign(document.createElement("img"), {
+        src: take.image_url,
+        alt: `Panel ${index}, take ${answer.takes.length - i}`,
+      });
+      const button = document.createElement("button");
+      button.type = "button";
+      button.textContent = take.current ? "Shown" : "Show this take";
+      button.disabled = take.current;
+      button.addEventListener("click", async () => {
+        await api("POST", `/api/storyboards/${id}/panels/${index}/takes/${take.id}/choose/`, {});
+        await load();
+        await showTakes();
+      });
+      figure.append(img, button);
+      row.append(figure);
+    });
+    rows.push(row);
+  }
+  list.replaceChildren(...rows);
+  takes.hidden = rows.length === 0;
+}
+
 await load();
+await showTakes();
 root.dataset.ready = "1";
