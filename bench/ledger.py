@@ -1,10 +1,12 @@
 """Ledger throughput on PostgreSQL: authorize+capture pairs per second.
 
 Runs the ledger's services at concurrency 1, 8 and 32, on one hot account and
-spread over 100 accounts, and beside each a raw-SQL loop doing the same
-balance arithmetic with bare conditional UPDATEs on the same database: the
-price of the journal, the idempotency keys and the hold rows, measured side
-by side. Not a test; run it with
+spread over 100 accounts — the fast path (one stored-function call per
+operation) and the plain ORM path — and beside each a raw-SQL loop doing the
+same balance arithmetic with bare conditional UPDATEs on the same database:
+the price of the journal, the idempotency keys and the hold rows, measured
+side by side. Statements and round trips per pair are counted on the wire
+(libpq's trace) for each. Not a test; run it with
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/mangagen_bench python bench/ledger.py
 
@@ -17,6 +19,7 @@ import argparse
 import itertools
 import os
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -24,6 +27,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/mangagen_bench")
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mangagen.settings")
+# DEBUG stays off (it would record every query); a bench serves no one.
+os.environ.setdefault("SECRET_KEY", "bench-ledger-not-a-server")
+os.environ.setdefault("ALLOWED_HOSTS", "localhost")
 
 
 def ensure_database(url: str) -> None:
@@ -37,10 +43,36 @@ def ensure_database(url: str) -> None:
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
 
 
+def on_the_wire(pgconn, work, pairs: int) -> tuple[float, float]:
+    """(statements, round trips) per pair of `work`, read from libpq's own trace."""
+    from psycopg import pq
+
+    with tempfile.TemporaryFile() as trace:
+        pgconn.trace(trace.fileno())
+        pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS | pq.Trace.REGRESS_MODE)
+        for _ in range(pairs):
+            work()
+        pgconn.untrace()
+        trace.seek(0)
+        lines = trace.read().decode(errors="replace").splitlines()
+    round_trips = sum(line.startswith("B") and "ReadyForQuery" in line for line in lines)
+    bookkeeping = ('"BEGIN"', '"COMMIT"', '"ROLLBACK"', '"SAVEPOINT', '"RELEASE')
+    statements = sum(
+        line.startswith("B")
+        and "CommandComplete" in line
+        and not any(b in line for b in bookkeeping)
+        for line in lines
+    )
+    return statements / pairs, round_trips / pairs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=2.0, help="per measurement")
     parser.add_argument("--concurrency", default="1,8,32")
+    parser.add_argument(
+        "--no-plain", action="store_true", help="skip the plain (ORM) path's column"
+    )
     args = parser.parse_args()
 
     url = os.environ["DATABASE_URL"]
@@ -54,13 +86,14 @@ def main() -> None:
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
     from django.db import connection, connections
+    from django.test import override_settings
 
     from ledger import services
 
     call_command("migrate", verbosity=0)
     with connection.cursor() as cur:
         cur.execute(
-            "TRUNCATE ledger_hold, ledger_transfer RESTART IDENTITY CASCADE;"
+            "TRUNCATE ledger_hold, ledger_transfer, ledger_balanceshard RESTART IDENTITY CASCADE;"
             "UPDATE ledger_account SET available = 0, held = 0;"
             "DROP TABLE IF EXISTS bench_raw_account;"
             "CREATE TABLE bench_raw_account (id int PRIMARY KEY, available bigint NOT NULL"
@@ -85,6 +118,10 @@ def main() -> None:
             account=accounts[account_index], amount=1, key=f"b{n}", reference="bench"
         )
         services.capture(hold=hold)
+
+    # The plain path is measured under this override, entered once in the main
+    # thread (override_settings is process-wide, never per thread).
+    plain_path = override_settings(LEDGER_FAST_PATH=False)
 
     def measure(work, concurrency: int, spread: int, setup=None, teardown=None) -> float:
         done = [0] * concurrency
@@ -129,17 +166,40 @@ def main() -> None:
         with conn.transaction():
             conn.execute("UPDATE bench_raw_account SET held = held - 1 WHERE id = %s", [pk])
 
+    connection.ensure_connection()
+    raw_conn = raw_setup()
+    ledger_conn = connection.connection.pgconn
+    wire = {
+        "ledger": on_the_wire(ledger_conn, lambda: ledger_pair(0), 50),
+        "plain": plain_path(on_the_wire)(ledger_conn, lambda: ledger_pair(0), 50),
+        "raw": on_the_wire(raw_conn.pgconn, lambda: raw_pair(0, raw_conn), 50),
+    }
+    raw_conn.close()
+    connection.close()
+
     concurrencies = [int(c) for c in args.concurrency.split(",")]
     print(f"authorize+capture pairs per second, {args.seconds:.0f} s each, PostgreSQL")
-    print(f"{'accounts':>9} {'threads':>8} {'ledger/s':>10} {'raw SQL/s':>10} {'ledger/raw':>11}")
+    print(
+        "statements / round trips per pair: "
+        + ", ".join(f"{name} {st:.0f} / {rt:.0f}" for name, (st, rt) in wire.items())
+    )
+    plain_header = "" if args.no_plain else f" {'plain/s':>8} {'plain/raw':>10}"
+    print(
+        f"{'accounts':>9} {'threads':>8} {'ledger/s':>9} {'raw SQL/s':>10}"
+        f" {'ledger/raw':>11}{plain_header}"
+    )
     for spread, label in ((1, "1 (hot)"), (100, "100")):
         for concurrency in concurrencies:
             ledger_rate = measure(ledger_pair, concurrency, spread)
             raw_rate = measure(raw_pair, concurrency, spread, raw_setup, lambda c: c.close())
-            print(
-                f"{label:>9} {concurrency:>8} {ledger_rate:>10.0f} {raw_rate:>10.0f}"
+            line = (
+                f"{label:>9} {concurrency:>8} {ledger_rate:>9.0f} {raw_rate:>10.0f}"
                 f" {ledger_rate / raw_rate:>10.2f}x"
             )
+            if not args.no_plain:
+                plain_rate = plain_path(measure)(ledger_pair, concurrency, spread)
+                line += f" {plain_rate:>8.0f} {plain_rate / raw_rate:>9.2f}x"
+            print(line, flush=True)
 
     from ledger.selectors import reconciliation
 
