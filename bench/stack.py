@@ -125,7 +125,7 @@ class Stack:
             env=self.env,
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=600,
         )
         if done.returncode != 0:
             raise RuntimeError(done.stderr)

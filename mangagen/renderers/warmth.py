@@ -180,7 +180,7 @@ class GpuPool:
         cold_start_seconds: float | None = None,
         lease_seconds: float = 15.0,
         stale_seconds: float = 10.0,
-        poll_seconds: float = 0.05,
+        poll_seconds: float = 0.02,
     ):
         self.client = redis.Redis.from_url(url or settings.REDIS_URL)
         self.prefix = prefix or settings.GPU_POOL_PREFIX
@@ -209,6 +209,22 @@ class GpuPool:
     ) -> Slot | None:
         """One attempt: a container for `ticket`, or None while it must wait (it keeps its
         place in the queue as long as it keeps asking). Raises Withdrawn."""
+        return self._ask(
+            ticket=ticket,
+            priority=priority,
+            cold_start_seconds=cold_start_seconds,
+            idle_seconds=idle_seconds,
+        )[0]
+
+    def _ask(
+        self,
+        *,
+        ticket: str,
+        priority: Priority,
+        cold_start_seconds: float | None,
+        idle_seconds: float | None,
+    ) -> tuple[Slot | None, int]:
+        """(the slot or None, the ticket's place in its queue)."""
         boot = self.cold_start_seconds if cold_start_seconds is None else cold_start_seconds
         answer = self._acquire(
             args=[
@@ -226,14 +242,14 @@ class GpuPool:
         if answer[0] == -1:
             raise Withdrawn(ticket)
         if answer[0] == 0:
-            return None
+            return None, int(answer[1])
         return Slot(
             index=int(answer[0]),
             ticket=ticket,
             ready_at=int(answer[1]) / 1000,
             cold=bool(answer[2]),
             queued_seconds=0.0,
-        )
+        ), 0
 
     def acquire(
         self,
@@ -251,7 +267,7 @@ class GpuPool:
         started = time.monotonic()
         beat = started
         while True:
-            slot = self.try_acquire(
+            slot, rank = self._ask(
                 ticket=ticket,
                 priority=priority,
                 cold_start_seconds=cold_start_seconds,
@@ -262,7 +278,9 @@ class GpuPool:
             if while_waiting is not None and time.monotonic() - beat >= 1:
                 beat = time.monotonic()
                 while_waiting()
-            time.sleep(self.poll_seconds)
+            # The head of the queue asks often; those far back, less (each ask is a
+            # script run in Redis: a hundred waiters must not become the load).
+            time.sleep(min(0.5, self.poll_seconds * (1 + rank)))
 
     def renew(self, slot: Slot) -> bool:
         """Keeps the container while its render runs; False if the lease was lost."""
