@@ -1,4 +1,4 @@
-"""JSON shapes of the ledger for the public API (see shared/API.md, "Credits")."""
+"""JSON shapes of the ledger for the public API (docs/api.md, "Credits and payments")."""
 
 from rest_framework import serializers
 

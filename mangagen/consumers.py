@@ -25,7 +25,7 @@ from mangagen.jobs.models import Job
 
 
 class CloseCode(IntEnum):
-    """Why the server closed a stream (API: the WebSocket section)."""
+    """Why the server closed a stream (docs/api.md, "Close codes")."""
 
     FORBIDDEN = 4403  # not signed in, or not the job's owner
     IDLE = 4408  # nothing sent either way for WS_IDLE_SECONDS

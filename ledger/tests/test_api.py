@@ -1,4 +1,4 @@
-"""GET /api/credits/ and /api/credits/transfers/ (API.md, "Credits")."""
+"""GET /api/credits/ and /api/credits/transfers/ (docs/api.md, "Credits and payments")."""
 
 import pytest
 

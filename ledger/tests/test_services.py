@@ -1,4 +1,4 @@
-"""Every ledger operation, error and invariant (DESIGN.md, "Ledger")."""
+"""Every ledger operation, error and invariant (docs/architecture.md, "The ledger")."""
 
 from datetime import timedelta
 

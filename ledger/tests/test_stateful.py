@@ -3,7 +3,7 @@
 Hypothesis drives grants, revocations, authorizations, captures, releases,
 sweeps and retries (keys drawn from a small pool, so replays and conflicts
 happen often), predicts each outcome from a plain-Python model, and checks
-every invariant of DESIGN.md after every step.
+every invariant of docs/architecture.md after every step.
 """
 
 from dataclasses import dataclass, field

@@ -1,4 +1,4 @@
-"""A job as the API and the job page see it (API.md, "Jobs")."""
+"""A job as the API and the job page see it (docs/api.md, "Jobs")."""
 
 from rest_framework import serializers
 

@@ -1,4 +1,4 @@
-"""Pages and exports of a comic (API.md, "Kept panels, quote, pages, export"). Owner only."""
+"""Pages and exports of a comic (docs/api.md, "Kept panels, quote, pages, export"). Owner only."""
 
 from django.http import FileResponse, Http404
 from django.urls import reverse
@@ -88,7 +88,7 @@ class ExportView(APIView):
     throttle_scope = "export"
 
     def perform_content_negotiation(self, request, force=False):
-        # `?format=` is this endpoint's own parameter (API.md), not DRF's renderer override.
+        # `?format=` is this endpoint's own parameter (docs/api.md), not DRF's renderer override.
         return super().perform_content_negotiation(request, force=True)
 
     @extend_schema(

@@ -1,4 +1,4 @@
-"""Sign-up, login, logout and the pages around them (API.md, "Accounts and auth")."""
+"""Sign-up, login, logout and the pages around them (docs/api.md, "Accounts")."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""The jobs part of API.md: generate, job, decisions, cancel (also by beacon), events."""
+"""The jobs part of docs/api.md: generate, job, decisions, cancel (also by beacon), events."""
 
 import pytest
 from django.test import Client

@@ -1,4 +1,4 @@
-"""The storyboard endpoints of API.md, hashes and versions, limits, ownership."""
+"""The storyboard endpoints of docs/api.md, hashes and versions, limits, ownership."""
 
 import pytest
 
