@@ -141,7 +141,6 @@ CELERY_IMPORTS = ["ledger.tasks", "mangagen.jobs.tasks", "mangagen.tasks"]
 CELERY_TASK_ROUTES = {
     "mangagen.*": {"queue": "render"},
     "ledger.*": {"queue": "render"},
-    "speculation.*": {"queue": "speculative"},
 }
 CELERY_BEAT_SCHEDULE = {
     "expire-stale-holds": {
@@ -158,7 +157,6 @@ CELERY_BEAT_SCHEDULE = {
     },
     "prune": {"task": "mangagen.tasks.prune", "schedule": timedelta(days=1)},
 }
-CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 
 # --- Ledger ------------------------------------------------------------------
 HOLD_DEFAULT_EXPIRES_SECONDS = env.int("HOLD_DEFAULT_EXPIRES_SECONDS", default=2 * 60 * 60)
