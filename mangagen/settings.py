@@ -137,7 +137,12 @@ CELERY_TASK_SOFT_TIME_LIMIT = max(RENDER_TASK_TIME_LIMIT - 30, 30)
 # Larger than any task can run, so Redis never redelivers a running task.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": RENDER_TASK_TIME_LIMIT * 4}
 CELERY_TASK_DEFAULT_QUEUE = "render"
-CELERY_IMPORTS = ["ledger.tasks", "mangagen.jobs.tasks", "mangagen.tasks"]
+CELERY_IMPORTS = [
+    "ledger.tasks",
+    "mangagen.jobs.tasks",
+    "mangagen.characters.tasks",
+    "mangagen.tasks",
+]
 CELERY_TASK_ROUTES = {
     "mangagen.*": {"queue": "render"},
     "ledger.*": {"queue": "render"},
@@ -205,6 +210,15 @@ IMAGES_BASE_URL = env.str("IMAGES_BASE_URL", default="https://api.openai.com")
 IMAGES_API_KEY = env.str("IMAGES_API_KEY", default="")
 IMAGES_MODEL = env.str("IMAGES_MODEL", default="gpt-image-1")
 IMAGES_SIZE = env.str("IMAGES_SIZE", default="1024x1024")
+# Character sheets as reference images: the path of an endpoint that takes them (multipart,
+# one or more `image[]`, e.g. /v1/images/edits; empty: the backend takes none and panels go
+# to generations with the description alone), and how many one request may carry.
+IMAGES_REFERENCE_ENDPOINT = env.str("IMAGES_REFERENCE_ENDPOINT", default="")
+IMAGES_MAX_REFERENCES = env.int("IMAGES_MAX_REFERENCES", default=4)
+# A person's own reference image: at most this many bytes, and sides within these pixels.
+SHEET_UPLOAD_MAX_BYTES = env.int("SHEET_UPLOAD_MAX_BYTES", default=5 * 1024 * 1024)
+SHEET_UPLOAD_MIN_SIDE = env.int("SHEET_UPLOAD_MIN_SIDE", default=64)
+SHEET_UPLOAD_MAX_SIDE = env.int("SHEET_UPLOAD_MAX_SIDE", default=4096)
 DRAFTER = env.str("DRAFTER", default="rules")
 CHAT_BASE_URL = env.str("CHAT_BASE_URL", default="https://api.openai.com")
 CHAT_API_KEY = env.str("CHAT_API_KEY", default="")

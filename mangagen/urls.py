@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from mangagen.api.credits import PublicTransfersView
 from mangagen.api.me import MeView
+from mangagen.characters.images import sheet_image
 from mangagen.jobs.images import render_image
 from mangagen.pages.api import page_image
 from mangagen.payments import api as payments
@@ -26,6 +27,7 @@ urlpatterns = [
     path("credits/", credits.credits_page, name="credits"),
     path("credits/demo/", credits.demo_credits, name="credits-demo"),
     path("media/renders/<path:path>", render_image, name="render-image"),
+    path("media/sheets/<path:path>", sheet_image, name="sheet-image"),
     path("accounts/login/", accounts.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/signup/", accounts.SignupView.as_view(), name="signup"),
@@ -39,6 +41,7 @@ urlpatterns = [
     ),
     path("api/", include("ledger.urls")),
     path("api/", include("mangagen.storyboards.urls")),
+    path("api/", include("mangagen.characters.urls")),
     path("api/", include("mangagen.jobs.urls")),
     path("api/", include("speculation.urls")),
     path("api/credits/packs/", payments.PacksView.as_view(), name="api-credit-packs"),

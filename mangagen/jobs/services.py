@@ -870,19 +870,31 @@ def _spec_of(panel) -> dict:
         "characters": list(panel.characters),
         "dialogue": list(panel.dialogue),
         "caption": panel.caption,
+        "sheets": dict(panel.sheets),  # the reference sheets its art hash covers
     }
 
 
 def _panel_spec(job: Job, panel: JobPanel) -> PanelSpec:
     """What the renderer is given: the art's inputs only, never the text (lettering is a layer)."""
+    from mangagen.characters.selectors import references
     from mangagen.renderers import CharacterSpec
 
     spec = panel.spec
+    sheets = spec.get("sheets") or {}
+    images = references(storyboard_id=job.storyboard_id, sheets=sheets)
     return PanelSpec(
         style=job.style,
         description=spec["description"],
         shot=spec["shot"],
-        characters=tuple(CharacterSpec(n, job.cast.get(n, "")) for n in spec["characters"]),
+        characters=tuple(
+            CharacterSpec(
+                n,
+                job.cast.get(n, ""),
+                sheet=sheets.get(n, "") if n in images else "",
+                reference=images.get(n, b""),
+            )
+            for n in spec["characters"]
+        ),
         index=panel.index,
         content_hash=panel.content_hash,
         art_hash=panel.art_hash,

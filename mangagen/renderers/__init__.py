@@ -2,7 +2,15 @@
 
 from django.conf import settings
 
-from .base import CharacterSpec, DialogueSpec, PanelSpec, Renderer, RenderError, RenderResult
+from .base import (
+    CharacterSpec,
+    DialogueSpec,
+    PanelSpec,
+    Renderer,
+    RenderError,
+    RenderResult,
+    SheetSpec,
+)
 
 
 def get_renderer(name: str | None = None) -> Renderer:
@@ -23,6 +31,8 @@ def get_renderer(name: str | None = None) -> Renderer:
             timeout=settings.RENDER_HTTP_TIMEOUT_SECONDS,
             retries=settings.RENDER_HTTP_RETRIES,
             pool=GpuPool(cold_start_seconds=0),
+            reference_endpoint=settings.IMAGES_REFERENCE_ENDPOINT,
+            max_references=settings.IMAGES_MAX_REFERENCES,
         )
     raise ValueError(f"Unknown RENDERER {name!r} (use 'procedural' or 'openai').")
 
@@ -34,5 +44,6 @@ __all__ = [
     "RenderError",
     "RenderResult",
     "Renderer",
+    "SheetSpec",
     "get_renderer",
 ]

@@ -10,8 +10,29 @@ from typing import Protocol
 
 @dataclass(frozen=True)
 class CharacterSpec:
+    """A character present. `sheet` is the hash of their reference sheet in use (if any) and
+    `reference` its image, for the renderers that condition on it."""
+
     name: str
     description: str = ""
+    sheet: str = ""
+    reference: bytes = field(default=b"", repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class SheetSpec:
+    """What a character sheet is drawn from: one character, their description, the style.
+
+    `sheet` is the hash the sheet will have, so the sheet and the panels drawn
+    from it agree on the character's look.
+    """
+
+    style: str
+    character: CharacterSpec
+
+    def default_seed(self) -> int:
+        key = self.character.sheet or repr(self)
+        return int(hashlib.sha256(key.encode()).hexdigest()[:8], 16)
 
 
 @dataclass(frozen=True)
@@ -94,4 +115,17 @@ class Renderer(Protocol):
         """Renders one panel. `ticket` names the render in the provider's queue,
         `priority` is its queue (mangagen.renderers.warmth.Priority), and
         `while_waiting` is called about once a second while it waits or renders."""
+        ...
+
+    def render_sheet(
+        self,
+        spec: SheetSpec,
+        seed: int,
+        *,
+        ticket: str | None = None,
+        priority: str = "confirmed",
+        while_waiting: Callable[[], None] | None = None,
+    ) -> RenderResult:
+        """Renders a character's reference sheet (a front view and a few expressions,
+        one image) through the same provider and queue as panels."""
         ...

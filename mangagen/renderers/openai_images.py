@@ -1,6 +1,11 @@
-"""Any OpenAI-compatible `POST /v1/images/generations` endpoint.
+"""Any OpenAI-compatible `POST /v1/images/generations` endpoint, and its edits endpoint.
 
-LocalAI, sd-server, SGLang or OpenAI itself. Retries with exponential
+LocalAI, sd-server, SGLang or OpenAI itself. A panel whose characters have
+reference sheets goes, when the backend accepts references
+(`reference_endpoint`, e.g. `/v1/images/edits`), to that endpoint as a
+multipart request with the sheets as `image[]`, in the order the prompt
+names them, at most `max_references` of them; otherwise (and for a panel
+with no sheets) the description-only prompt goes to generations. Retries with exponential
 backoff on 5xx, 429 and timeouts; a 4xx is the caller's fault and fails at
 once with the provider's own message.
 """
@@ -15,8 +20,8 @@ from collections.abc import Callable
 import requests
 from PIL import Image
 
-from .base import PanelSpec, RenderError, RenderResult
-from .prompts import image_prompt
+from .base import CharacterSpec, PanelSpec, RenderError, RenderResult, SheetSpec
+from .prompts import image_prompt, sheet_prompt
 from .warmth import GpuPool, Priority
 
 
@@ -35,8 +40,16 @@ class OpenAIImagesRenderer:
         backoff: float = 1.0,
         session: requests.Session | None = None,
         pool: GpuPool | None = None,
+        reference_endpoint: str = "",
+        max_references: int = 0,
     ):
         self.url = base_url.rstrip("/") + "/v1/images/generations"
+        self.edits_url = (
+            base_url.rstrip("/") + "/" + reference_endpoint.lstrip("/")
+            if reference_endpoint and max_references > 0
+            else ""
+        )
+        self.max_references = max_references
         self.api_key = api_key
         self.model = model
         self.size = size
@@ -67,17 +80,58 @@ class OpenAIImagesRenderer:
         ):
             return self._render(spec, seed)
 
+    def render_sheet(
+        self,
+        spec: SheetSpec,
+        seed: int,
+        *,
+        ticket: str | None = None,
+        priority: Priority = Priority.CONFIRMED,
+        while_waiting: Callable[[], None] | None = None,
+    ) -> RenderResult:
+        """A character sheet from the generations endpoint. Raises RenderError, or Withdrawn."""
+        if self.pool is None:
+            return self._generate(sheet_prompt(spec), seed)
+        with self.pool.container(
+            ticket=ticket, priority=priority, cold_start_seconds=0, while_waiting=while_waiting
+        ):
+            return self._generate(sheet_prompt(spec), seed)
+
+    def references_of(self, spec: PanelSpec) -> tuple[CharacterSpec, ...]:
+        """The characters whose sheets go with the panel: none unless the backend takes them."""
+        if not self.edits_url:
+            return ()
+        return tuple(c for c in spec.characters if c.reference)[: self.max_references]
+
     def _render(self, spec: PanelSpec, seed: int) -> RenderResult:
+        references = self.references_of(spec)
+        prompt = image_prompt(spec, references=tuple(c.name for c in references))
+        if references:
+            return self._generate(prompt, seed, references=references)
+        return self._generate(prompt, seed)
+
+    def _generate(
+        self, prompt: str, seed: int, *, references: tuple[CharacterSpec, ...] = ()
+    ) -> RenderResult:
         started = time.monotonic()
         payload = {
             "model": self.model,
-            "prompt": image_prompt(spec),
+            "prompt": prompt,
             "size": self.size,
             "n": 1,
             "response_format": "b64_json",
             "seed": seed,
         }
-        body = self._post_with_retries(payload)
+        if references:
+            files = [
+                ("image[]", (f"{i}.png", c.reference, _mime(c.reference)))
+                for i, c in enumerate(references, start=1)
+            ]
+            body = self._post_with_retries(
+                self.edits_url, data={k: str(v) for k, v in payload.items()}, files=files
+            )
+        else:
+            body = self._post_with_retries(self.url, json=payload)
         try:
             item = body["data"][0]
         except (KeyError, IndexError, TypeError) as exc:
@@ -104,19 +158,22 @@ class OpenAIImagesRenderer:
             renderer=self.name,
             seconds=time.monotonic() - started,
             cold=None,
-            metadata={"seed": seed, "model": self.model, "prompt": payload["prompt"]},
+            metadata={
+                "seed": seed,
+                "model": self.model,
+                "prompt": payload["prompt"],
+                "references": [c.name for c in references],
+            },
         )
 
-    def _post_with_retries(self, payload: dict) -> dict:
+    def _post_with_retries(self, url: str, **body) -> dict:
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         last_error = "no attempt made"
         for attempt in range(self.retries + 1):
             if attempt:
                 time.sleep(self.backoff * 2 ** (attempt - 1))
             try:
-                response = self.session.post(
-                    self.url, json=payload, headers=headers, timeout=self.timeout
-                )
+                response = self.session.post(url, headers=headers, timeout=self.timeout, **body)
             except (requests.Timeout, requests.ConnectionError) as exc:
                 last_error = f"{type(exc).__name__}: {exc}"
                 continue
@@ -154,3 +211,12 @@ def _provider_message(response: requests.Response) -> str:
         return str(error or response.text[:300])
     except ValueError:
         return response.text[:300]
+
+
+def _mime(image: bytes) -> str:
+    """Sheets are stored as PNG; an older or foreign one is named by its own bytes."""
+    if image.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if image[:4] == b"RIFF" and image[8:12] == b"WEBP":
+        return "image/webp"
+    return "image/png"

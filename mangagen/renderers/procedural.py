@@ -2,8 +2,9 @@
 
 A background chosen from the shot (screentone sky and skyline,
 focus lines, speed lines); a figure for each character present, whose look
-(hair, eyes, accessories) follows from their name and description so the
-same character looks the same in every panel. Art only: no text is painted
+(hair, eyes, accessories) follows from their name and description (or,
+once they have a reference sheet, from the sheet) so the same character looks
+the same in every panel. Art only: no text is painted
 (the lettering layer, mangagen.lettering, draws balloons and captions over
 it), and the dialogue and caption do not change a pixel. Where it drew each
 face is reported in the result's metadata (`faces`), so balloons can avoid
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from PIL import Image, ImageDraw
 
-from .base import CharacterSpec, PanelSpec, RenderResult
+from .base import CharacterSpec, PanelSpec, RenderResult, SheetSpec
 from .warmth import GpuPool, Priority
 
 INK = 0
@@ -37,7 +38,11 @@ PAPER = 255
 
 @dataclass(frozen=True)
 class Look:
-    """How a character is drawn, derived from their name and description only."""
+    """How a character is drawn: from their sheet when they have one, else their name,
+    and the description's words (hair colour, glasses…) either way.
+
+    A redone sheet is a new look, the same one in the sheet and in every panel drawn from it.
+    """
 
     hair: str  # spiky | long | bob | ponytail | messy
     hair_tone: int  # 0 black, 1 screentone, 2 white
@@ -50,7 +55,8 @@ class Look:
 
     @classmethod
     def of(cls, character: CharacterSpec) -> Look:
-        digest = hashlib.sha256(character.name.casefold().encode()).digest()
+        source = f"sheet:{character.sheet}" if character.sheet else character.name.casefold()
+        digest = hashlib.sha256(source.encode()).digest()
         text = character.description.casefold()
         tone = digest[1] % 3
         if any(w in text for w in ("black hair", "dark hair", "raven")):
@@ -127,6 +133,41 @@ class ProceduralRenderer:
     ) -> RenderResult:
         """Waits for a container of the simulated provider (and its cold start), then
         draws; the render takes `render_seconds` on the container. Raises Withdrawn."""
+        return self._on_container(
+            lambda: self.draw_with_faces(spec, seed),
+            seed,
+            ticket=ticket,
+            priority=priority,
+            while_waiting=while_waiting,
+        )
+
+    def render_sheet(
+        self,
+        spec: SheetSpec,
+        seed: int,
+        *,
+        ticket: str | None = None,
+        priority: Priority = Priority.CONFIRMED,
+        while_waiting: Callable[[], None] | None = None,
+    ) -> RenderResult:
+        """A character sheet, on the same simulated provider as the panels. Raises Withdrawn."""
+        return self._on_container(
+            lambda: (self.draw_sheet(spec, seed), {}),
+            seed,
+            ticket=ticket,
+            priority=priority,
+            while_waiting=while_waiting,
+        )
+
+    def _on_container(
+        self,
+        draw: Callable[[], tuple[bytes, dict]],
+        seed: int,
+        *,
+        ticket: str | None,
+        priority: Priority,
+        while_waiting: Callable[[], None] | None,
+    ) -> RenderResult:
         started = time.monotonic()
         with self.pool.container(
             ticket=ticket,
@@ -136,7 +177,7 @@ class ProceduralRenderer:
             while_waiting=while_waiting,
         ) as slot:
             drawn_at = time.monotonic()
-            image, faces = self.draw_with_faces(spec, seed)
+            image, faces = draw()
             remaining = self.render_seconds - (time.monotonic() - drawn_at)
             if remaining > 0:
                 time.sleep(remaining)
@@ -160,6 +201,17 @@ class ProceduralRenderer:
     def draw(self, spec: PanelSpec, seed: int) -> bytes:
         """The image alone, with no simulated GPU time. Deterministic."""
         return self.draw_with_faces(spec, seed)[0]
+
+    def draw_sheet(self, spec: SheetSpec, seed: int) -> bytes:
+        """A character sheet: a full-body front view and three expressions. Deterministic."""
+        panel = PanelSpec(
+            style=spec.style, description="", shot="wide", characters=(spec.character,)
+        )
+        canvas = SheetCanvas(self.width, self.height, panel, random.Random(seed))
+        canvas.paint()
+        buffer = io.BytesIO()
+        canvas.image.save(buffer, format="PNG", optimize=False)
+        return buffer.getvalue()
 
     def draw_with_faces(self, spec: PanelSpec, seed: int) -> tuple[bytes, dict]:
         """The image and where each face is: name -> [x/width, y/height, radius/height]."""
@@ -542,3 +594,42 @@ class Canvas:
 
 def sorted_box(x0, y0, x1, y1):
     return (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
+
+
+class SheetCanvas(Canvas):
+    """A reference sheet on plain paper: the figure on the left, three expressions beside it."""
+
+    EXPRESSIONS = ("neutral", "smiling", "angry")
+
+    def paint(self) -> None:
+        character = self.spec.characters[0]
+        look = Look.of(character)
+        chibi = self.spec.style == "chibi"
+        self.expression = "neutral"
+        self.full_body(self.w * 0.18, self.h * 0.95, self.h * 0.85, look, character, chibi, 0)
+        self.draw.line((self.w * 0.36, self.h * 0.06, self.w * 0.36, self.h * 0.94), fill=150)
+        r = min(self.h * 0.2, self.w * 0.08)
+        for i, expression in enumerate(self.EXPRESSIONS):
+            self.expression = expression
+            self.head(self.w * (0.47 + i * 0.2), self.h * 0.45, r, look, character)
+
+    def face(self, cx, cy, r, look: Look, character: CharacterSpec) -> None:
+        super().face(cx, cy, r, look, character)
+        mouth_y = cy + r * 0.62
+        if self.expression == "smiling":
+            self.draw.line((cx - r * 0.14, mouth_y, cx + r * 0.14, mouth_y), fill=PAPER, width=3)
+            self.draw.arc(
+                (cx - r * 0.2, mouth_y - r * 0.15, cx + r * 0.2, mouth_y + r * 0.12),
+                0,
+                180,
+                fill=INK,
+                width=3,
+            )
+        elif self.expression == "angry":
+            for side in (-1, 1):
+                ex = cx + side * r * 0.38
+                self.draw.line(
+                    (ex - side * r * 0.2, cy - r * 0.22, ex + side * r * 0.18, cy - r * 0.08),
+                    fill=INK,
+                    width=4,
+                )

@@ -1,6 +1,6 @@
 """The one place where an image model's prompt is built from a panel."""
 
-from .base import PanelSpec
+from .base import PanelSpec, SheetSpec
 
 STYLE_WORDS = {
     "manga": "black-and-white manga panel, clean ink lines, screentone shading",
@@ -19,13 +19,36 @@ SHOT_WORDS = {
 }
 
 
-def image_prompt(spec: PanelSpec) -> str:
+def image_prompt(spec: PanelSpec, *, references: tuple[str, ...] = ()) -> str:
+    """The panel's prompt; `references` names, in order, the characters whose sheets are
+    sent with it as reference images."""
     parts = [STYLE_WORDS.get(spec.style, STYLE_WORDS["manga"]), SHOT_WORDS.get(spec.shot, "")]
     parts.append(spec.description.strip())
     for character in spec.characters:
         look = character.description.strip() or "distinctive look"
         parts.append(f"{character.name}: {look}")
+    if references:
+        named = ", ".join(f"image {i} is {name}" for i, name in enumerate(references, start=1))
+        parts.append(
+            f"The reference images are character sheets ({named}): draw each of them with "
+            "the same face, hair and clothes as their sheet, in this panel's pose and framing"
+        )
     if spec.characters:  # the lettering layer goes over the art, wherever it covers least
         parts.append("leave some empty space near the top for speech balloons")
     parts.append("no text, no lettering, no speech balloons, no watermark")
     return ". ".join(p for p in parts if p)
+
+
+def sheet_prompt(spec: SheetSpec) -> str:
+    """A character's reference sheet: what every later panel of them is conditioned on."""
+    character = spec.character
+    look = character.description.strip() or "distinctive look"
+    parts = [
+        STYLE_WORDS.get(spec.style, STYLE_WORDS["manga"]).replace(" panel", ""),
+        f"character reference sheet of {character.name}: {look}",
+        "a full-body front view on the left, and on the right three head shots with "
+        "different expressions (neutral, smiling, angry)",
+        "plain white background, even lighting, the same outfit in every view",
+        "no text, no labels, no watermark",
+    ]
+    return ". ".join(parts)

@@ -133,6 +133,9 @@ class Panel(models.Model):
     dialogue = models.JSONField(default=list, help_text='[{"speaker": …, "text": …}]')
     caption = models.CharField(max_length=300, blank=True)
     art_hash = models.CharField(max_length=64, blank=True)
+    sheets = models.JSONField(
+        default=dict, blank=True, help_text="name -> hash of the sheets its art hash covers."
+    )
     content_hash = models.CharField(max_length=64)
 
     class Meta:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from mangagen.characters.selectors import sheets_json
 from mangagen.drafting.rules import find_names
 
 from . import limits
@@ -145,6 +146,14 @@ class StoryboardSerializer(serializers.ModelSerializer):
             "created_at",
             "updated_at",
         ]
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        # Each character's reference sheet (API.md, "Character sheets"), one query a storyboard.
+        sheets = sheets_json(storyboard=instance)
+        for character in data["characters"]:
+            character["sheet"] = sheets.get(character["name"])
+        return data
 
     def get_layout(self, obj) -> dict:
         return {

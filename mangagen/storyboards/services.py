@@ -10,6 +10,7 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
 
+from mangagen.characters.selectors import sheets_in_use
 from mangagen.drafting import Draft, get_drafter
 
 from .hashing import art_hash, content_hash, storyboard_version
@@ -123,23 +124,31 @@ def draft_storyboard(*, storyboard: Storyboard) -> tuple[Storyboard, str]:
     return storyboard, draft.notice
 
 
+def rehash_storyboard(*, storyboard: Storyboard) -> None:
+    """Hashes the panels again (a character's sheet changed); the caller holds the row lock."""
+    _rehash(storyboard)
+
+
 def _rehash(storyboard: Storyboard) -> None:
     descriptions = {c.name: c.description for c in storyboard.characters.all()}
+    sheets = sheets_in_use(storyboard=storyboard)
     hashes = []
     panels = list(storyboard.panels.all())
     for panel in panels:
+        panel.sheets = {n: sheets[n] for n in panel.characters if n in sheets}
         panel.art_hash = art_hash(
             style=storyboard.style,
             description=panel.description,
             shot=panel.shot,
             characters=panel.characters,
             character_descriptions=descriptions,
+            sheets=panel.sheets,
         )
         panel.content_hash = content_hash(
             art=panel.art_hash, dialogue=panel.dialogue, caption=panel.caption
         )
         hashes.append(panel.content_hash)
-    Panel.objects.bulk_update(panels, ["art_hash", "content_hash"])
+    Panel.objects.bulk_update(panels, ["art_hash", "sheets", "content_hash"])
     version = storyboard_version(hashes)
     if version != storyboard.version:
         storyboard.version = version

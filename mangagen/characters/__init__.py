@@ -1,0 +1,1 @@
+"""Character sheets: one reference image per character, used by every panel they are in."""

@@ -1,0 +1,90 @@
+"""A character sheet: the reference image a character's panels are drawn from.
+
+Every sheet made for a character is a row (a take): the newest is what the
+Characters step shows, the newest ready one is the sheet in use. A sheet is
+keyed by the character's name, not the Character row, since a storyboard
+edit replaces its character rows. A rendered sheet is made for a
+description and a style and goes stale when either changes; an uploaded one
+is the person's own picture and never does.
+"""
+
+import secrets
+
+from django.db import models
+from django.db.models import Q
+
+from ledger.models import Hold
+from mangagen.storyboards.models import Storyboard
+
+
+class SheetState(models.TextChoices):
+    """What the API says of a character's sheet (API.md, "Character sheets")."""
+
+    RENDERING = "rendering"
+    READY = "ready"
+    FAILED = "failed"
+    STALE = "stale"  # never stored: a ready rendered sheet whose description or style changed
+
+
+STORED_STATES = (SheetState.RENDERING, SheetState.READY, SheetState.FAILED)
+
+
+class SheetSource(models.TextChoices):
+    RENDERED = "rendered"
+    UPLOADED = "uploaded"
+
+
+class UploadProblem(models.TextChoices):
+    """Why an uploaded reference image was refused (the 400's `error`)."""
+
+    MISSING = "missing_image"
+    TOO_LARGE = "file_too_large"
+    NOT_AN_IMAGE = "not_an_image"
+    UNSUPPORTED = "unsupported_type"
+    TOO_SMALL = "image_too_small"
+    TOO_BIG = "image_too_big"
+    BOMB = "decompression_bomb"
+    TRUNCATED = "truncated_image"
+
+
+def _sheet_path(instance, filename: str) -> str:
+    token = secrets.token_hex(8)  # unguessable, though the view checks the owner anyway
+    return f"sheets/{instance.storyboard_id}/{instance.hash[:16]}-{token}.png"
+
+
+class CharacterSheet(models.Model):
+    storyboard = models.ForeignKey(Storyboard, on_delete=models.CASCADE, related_name="sheets")
+    name = models.CharField(max_length=60, help_text="The character's name.")
+    source = models.CharField(max_length=10, choices=SheetSource.choices)
+    state = models.CharField(max_length=10, choices=[(s.value, s.label) for s in STORED_STATES])
+    description = models.CharField(
+        max_length=500, blank=True, help_text="The description a rendered sheet was made for."
+    )
+    style = models.CharField(max_length=16, blank=True)
+    hash = models.CharField(max_length=64, help_text="Part of the art hash of the panels.")
+    image = models.FileField(upload_to=_sheet_path, blank=True)
+    hold = models.ForeignKey(
+        Hold, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    error = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    rendered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-pk"]
+        indexes = [models.Index(fields=["storyboard", "name", "-id"])]
+        constraints = [
+            # A double click, or two tabs, can never render two sheets of one character.
+            models.UniqueConstraint(
+                fields=["storyboard", "name"],
+                condition=Q(state="rendering"),
+                name="mangagen_one_sheet_rendering_per_character",
+            ),
+            models.CheckConstraint(
+                condition=~Q(state="ready") | ~Q(image=""),
+                name="mangagen_ready_sheet_has_image",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"sheet of {self.name} ({self.state})"

@@ -1,0 +1,119 @@
+"""Reads about character sheets: which sheet each character uses, and how the API shows it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.urls import reverse
+
+from mangagen.storyboards.models import Storyboard
+
+from .models import CharacterSheet, SheetSource, SheetState
+
+
+@dataclass(frozen=True)
+class CharacterSheets:
+    """One character's sheets: the newest (any state) and the newest ready one."""
+
+    newest: CharacterSheet
+    ready: CharacterSheet | None
+
+
+def by_character(*, storyboard: Storyboard) -> dict[str, CharacterSheets]:
+    found: dict[str, CharacterSheets] = {}
+    ready: dict[str, CharacterSheet] = {}
+    newest: dict[str, CharacterSheet] = {}
+    for sheet in CharacterSheet.objects.filter(storyboard=storyboard).order_by("-pk"):
+        newest.setdefault(sheet.name, sheet)
+        if sheet.state == SheetState.READY:
+            ready.setdefault(sheet.name, sheet)
+    for name, sheet in newest.items():
+        found[name] = CharacterSheets(newest=sheet, ready=ready.get(name))
+    return found
+
+
+def is_stale(sheet: CharacterSheet, *, description: str, style: str) -> bool:
+    """A rendered sheet is stale once its character's description or the style changed."""
+    if sheet.source != SheetSource.RENDERED:
+        return False
+    return (sheet.description, sheet.style) != (description, style)
+
+
+def sheets_in_use(*, storyboard: Storyboard) -> dict[str, str]:
+    """name -> hash of the sheet each character's panels are drawn from (ready, not stale).
+
+    Characters with no such sheet are absent, so a storyboard without sheets
+    hashes its panels as it always did.
+    """
+    descriptions = {c.name: c.description for c in storyboard.characters.all()}
+    in_use = {}
+    for name, sheets in by_character(storyboard=storyboard).items():
+        sheet = sheets.ready
+        if sheet is None or name not in descriptions:
+            continue
+        if not is_stale(sheet, description=descriptions[name], style=storyboard.style):
+            in_use[name] = sheet.hash
+    return in_use
+
+
+def sheet_image_url(sheet: CharacterSheet) -> str | None:
+    if sheet.state != SheetState.READY or not sheet.image:
+        return None
+    return reverse("sheet-image", args=[sheet.image.name.removeprefix("sheets/")])
+
+
+def as_json(sheets: CharacterSheets, *, description: str, style: str) -> dict:
+    """The API's `sheet` of a character (API.md): state, image_url, hash, and more.
+
+    `state` is the newest sheet's (a redo shows "rendering"); the image and
+    hash are those of the newest ready sheet, which stays in use while a redo
+    renders or after it fails.
+    """
+    newest, ready = sheets.newest, sheets.ready
+    state = newest.state
+    if newest.state == SheetState.READY and is_stale(newest, description=description, style=style):
+        state = SheetState.STALE
+    return {
+        "state": state,
+        "image_url": sheet_image_url(ready) if ready else None,
+        "hash": ready.hash if ready else None,
+        "source": (ready or newest).source,
+        "in_use": bool(ready) and not is_stale(ready, description=description, style=style),
+        "error": newest.error if newest.state == SheetState.FAILED else "",
+    }
+
+
+def sheets_json(*, storyboard: Storyboard) -> dict[str, dict]:
+    """name -> the API's `sheet` for every character of the storyboard that has one."""
+    descriptions = {c.name: c.description for c in storyboard.characters.all()}
+    return {
+        name: as_json(sheets, description=descriptions[name], style=storyboard.style)
+        for name, sheets in by_character(storyboard=storyboard).items()
+        if name in descriptions
+    }
+
+
+def references(*, storyboard_id: int, sheets: dict[str, str]) -> dict[str, bytes]:
+    """name -> the image bytes of the ready sheet with that hash (for the renderers).
+
+    A sheet deleted since a job started is simply absent: that character is
+    drawn from the description alone.
+    """
+    if not sheets:
+        return {}
+    found = {}
+    rows = CharacterSheet.objects.filter(
+        storyboard_id=storyboard_id,
+        state=SheetState.READY,
+        name__in=list(sheets),
+        hash__in=list(sheets.values()),
+    )
+    for sheet in rows:
+        if sheets.get(sheet.name) != sheet.hash or sheet.name in found:
+            continue
+        try:
+            with sheet.image.open("rb") as handle:
+                found[sheet.name] = handle.read()
+        except OSError:
+            continue
+    return found

@@ -1,0 +1,31 @@
+"""Celery tasks of character sheets: thin wrappers over services."""
+
+import logging
+
+from celery import shared_task
+
+from mangagen.renderers import RenderError
+
+from . import services
+
+logger = logging.getLogger(__name__)
+
+MAX_RENDER_RETRIES = 3
+
+
+@shared_task(
+    bind=True, name="mangagen.characters.tasks.render_sheet", max_retries=MAX_RENDER_RETRIES
+)
+def render_sheet(self, sheet_id: int) -> str:
+    """One render of a character sheet, on the render queue through the same GPU pool."""
+    try:
+        return services.perform_sheet_render(sheet_id=sheet_id)
+    except RenderError as exc:
+        if exc.retryable and self.request.retries < self.max_retries:
+            raise self.retry(exc=exc, countdown=2**self.request.retries) from exc
+        services.fail_sheet_render(sheet_id=sheet_id, error=str(exc))
+        return "failed"
+    except Exception as exc:
+        logger.exception("Render of sheet %s crashed", sheet_id)
+        services.fail_sheet_render(sheet_id=sheet_id, error=f"The renderer crashed: {exc}")
+        return "failed"

@@ -1,0 +1,121 @@
+"""A person's own reference image: checked, then re-encoded, before it is stored.
+
+Refused (each with its UploadProblem): no file; more than
+SHEET_UPLOAD_MAX_BYTES; bytes that are not a PNG, JPEG or WebP whatever the
+file's name or declared type says (a "PNG" that is really HTML); sides
+outside SHEET_UPLOAD_MIN_SIDE…SHEET_UPLOAD_MAX_SIDE, read from the header
+before any pixel is decoded (a decompression bomb never gets decoded);
+a file that does not decode to the end (truncated). What is kept is a fresh
+PNG of the pixels alone: no metadata, nothing appended survives.
+"""
+
+from __future__ import annotations
+
+import io
+import warnings
+
+from django.conf import settings
+from PIL import Image, ImageFile, ImageOps
+
+from .models import UploadProblem
+
+# The formats accepted, by the bytes they start with (never by name or declared type).
+SIGNATURES = {
+    "PNG": (b"\x89PNG\r\n\x1a\n",),
+    "JPEG": (b"\xff\xd8\xff",),
+    "WEBP": (b"RIFF",),
+}
+# Pictures, but not of a kind taken here.
+OTHER_PICTURES = (b"GIF87a", b"GIF89a", b"BM", b"II*\x00", b"MM\x00*", b"\x00\x00\x01\x00")
+KEPT_SIDE = 1024  # a reference larger than this is scaled down when stored
+
+
+class Refused(Exception):
+    def __init__(self, problem: UploadProblem, detail: str):
+        super().__init__(detail)
+        self.problem, self.detail = problem, detail
+
+
+def _sniff(head: bytes) -> str | None:
+    for name, prefixes in SIGNATURES.items():
+        if any(head.startswith(p) for p in prefixes):
+            if name == "WEBP" and head[8:12] != b"WEBP":
+                continue
+            return name
+    return None
+
+
+def checked_reference(upload) -> bytes:
+    """The uploaded file (a Django UploadedFile, or None) as clean PNG bytes. Raises Refused."""
+    if upload is None:
+        raise Refused(UploadProblem.MISSING, "Send the picture as the multipart field `image`.")
+    limit = settings.SHEET_UPLOAD_MAX_BYTES
+    if upload.size is not None and upload.size > limit:
+        raise Refused(
+            UploadProblem.TOO_LARGE,
+            f"The file is over {limit // (1024 * 1024)} MB; send a smaller one.",
+        )
+    data = upload.read(limit + 1)
+    if len(data) > limit:
+        raise Refused(
+            UploadProblem.TOO_LARGE,
+            f"The file is over {limit // (1024 * 1024)} MB; send a smaller one.",
+        )
+    return checked_bytes(data)
+
+
+def checked_bytes(data: bytes) -> bytes:
+    kind = _sniff(data[:16])
+    if kind is None and data.startswith(OTHER_PICTURES):
+        raise Refused(
+            UploadProblem.UNSUPPORTED,
+            "Send a PNG, JPEG or WebP picture (GIF, BMP, TIFF are not taken).",
+        )
+    if kind is None:
+        raise Refused(UploadProblem.NOT_AN_IMAGE, "That file is not a PNG, JPEG or WebP picture.")
+    low, high = settings.SHEET_UPLOAD_MIN_SIDE, settings.SHEET_UPLOAD_MAX_SIDE
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            image = Image.open(io.BytesIO(data), formats=[kind])
+            width, height = image.size  # from the header: nothing decoded yet
+            if width * height > high * high:
+                raise Refused(
+                    UploadProblem.BOMB
+                    if width * height > 8 * high * high
+                    else UploadProblem.TOO_BIG,
+                    f"The picture is {width}×{height} pixels; at most {high}×{high}.",
+                )
+            if max(width, height) > high:
+                raise Refused(
+                    UploadProblem.TOO_BIG,
+                    f"The picture is {width}×{height} pixels; each side at most {high}.",
+                )
+            if min(width, height) < low:
+                raise Refused(
+                    UploadProblem.TOO_SMALL,
+                    f"The picture is {width}×{height} pixels; each side at least {low}.",
+                )
+            if getattr(image, "n_frames", 1) > 1:
+                image.seek(0)
+            image.load()
+    except Refused:
+        raise
+    except (Image.DecompressionBombWarning, Image.DecompressionBombError) as exc:
+        raise Refused(UploadProblem.BOMB, "The picture would decode to too many pixels.") from exc
+    except (OSError, SyntaxError, ValueError, EOFError) as exc:
+        if ImageFile.LOAD_TRUNCATED_IMAGES is False and "truncated" in str(exc).lower():
+            raise Refused(
+                UploadProblem.TRUNCATED, "The picture is cut short; send the whole file."
+            ) from exc
+        if isinstance(exc, Image.UnidentifiedImageError):
+            raise Refused(UploadProblem.NOT_AN_IMAGE, "That file is not a picture.") from exc
+        raise Refused(
+            UploadProblem.TRUNCATED, f"The picture could not be read to the end ({exc})."
+        ) from exc
+    image = ImageOps.exif_transpose(image)
+    image = image.convert("RGBA" if "A" in image.getbands() else "RGB")
+    image.thumbnail((KEPT_SIDE, KEPT_SIDE))
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return buffer.getvalue()
