@@ -15,7 +15,7 @@ import io
 import warnings
 
 from django.conf import settings
-from PIL import Image, ImageFile, ImageOps
+from PIL import Image, ImageOps
 
 from .models import UploadProblem
 
@@ -73,49 +73,53 @@ def checked_bytes(data: bytes) -> bytes:
         )
     if kind is None:
         raise Refused(UploadProblem.NOT_AN_IMAGE, "That file is not a PNG, JPEG or WebP picture.")
-    low, high = settings.SHEET_UPLOAD_MIN_SIDE, settings.SHEET_UPLOAD_MAX_SIDE
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
+    with warnings.catch_warnings():
+        # Pillow's own bomb check warns below its hard limit: here that is a refusal too.
+        warnings.simplefilter("error", Image.DecompressionBombWarning)
+        try:
             image = Image.open(io.BytesIO(data), formats=[kind])
-            width, height = image.size  # from the header: nothing decoded yet
-            if width * height > high * high:
-                raise Refused(
-                    UploadProblem.BOMB
-                    if width * height > 8 * high * high
-                    else UploadProblem.TOO_BIG,
-                    f"The picture is {width}×{height} pixels; at most {high}×{high}.",
-                )
-            if max(width, height) > high:
-                raise Refused(
-                    UploadProblem.TOO_BIG,
-                    f"The picture is {width}×{height} pixels; each side at most {high}.",
-                )
-            if min(width, height) < low:
-                raise Refused(
-                    UploadProblem.TOO_SMALL,
-                    f"The picture is {width}×{height} pixels; each side at least {low}.",
-                )
-            if getattr(image, "n_frames", 1) > 1:
-                image.seek(0)
-            image.load()
-    except Refused:
-        raise
-    except (Image.DecompressionBombWarning, Image.DecompressionBombError) as exc:
-        raise Refused(UploadProblem.BOMB, "The picture would decode to too many pixels.") from exc
-    except (OSError, SyntaxError, ValueError, EOFError) as exc:
-        if ImageFile.LOAD_TRUNCATED_IMAGES is False and "truncated" in str(exc).lower():
+        except (Image.DecompressionBombWarning, Image.DecompressionBombError) as exc:
             raise Refused(
-                UploadProblem.TRUNCATED, "The picture is cut short; send the whole file."
+                UploadProblem.BOMB, "The picture would decode to too many pixels."
             ) from exc
-        if isinstance(exc, Image.UnidentifiedImageError):
-            raise Refused(UploadProblem.NOT_AN_IMAGE, "That file is not a picture.") from exc
-        raise Refused(
-            UploadProblem.TRUNCATED, f"The picture could not be read to the end ({exc})."
-        ) from exc
+        except (OSError, SyntaxError, ValueError, EOFError) as exc:
+            raise Refused(
+                UploadProblem.NOT_AN_IMAGE, f"That file is not a readable {kind} picture."
+            ) from exc
+        _check_size(*image.size)  # from the header: nothing decoded yet
+        try:
+            image.load()
+        except (Image.DecompressionBombWarning, Image.DecompressionBombError) as exc:
+            raise Refused(
+                UploadProblem.BOMB, "The picture would decode to too many pixels."
+            ) from exc
+        except (OSError, SyntaxError, ValueError, EOFError) as exc:
+            # ImageFile.LOAD_TRUNCATED_IMAGES stays False: a short file fails here.
+            raise Refused(
+                UploadProblem.TRUNCATED, "The picture is cut short or damaged; send the whole file."
+            ) from exc
     image = ImageOps.exif_transpose(image)
     image = image.convert("RGBA" if "A" in image.getbands() else "RGB")
     image.thumbnail((KEPT_SIDE, KEPT_SIDE))
     buffer = io.BytesIO()
     image.save(buffer, format="PNG")
     return buffer.getvalue()
+
+
+def _check_size(width: int, height: int) -> None:
+    low, high = settings.SHEET_UPLOAD_MIN_SIDE, settings.SHEET_UPLOAD_MAX_SIDE
+    if width * height > 8 * high * high:  # far past any real picture: a decompression bomb
+        raise Refused(
+            UploadProblem.BOMB,
+            f"The picture claims {width}×{height} pixels; at most {high}×{high}.",
+        )
+    if max(width, height) > high:
+        raise Refused(
+            UploadProblem.TOO_BIG,
+            f"The picture is {width}×{height} pixels; each side at most {high}.",
+        )
+    if min(width, height) < low:
+        raise Refused(
+            UploadProblem.TOO_SMALL,
+            f"The picture is {width}×{height} pixels; each side at least {low}.",
+        )
