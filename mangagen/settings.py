@@ -174,14 +174,14 @@ RENDERER = env.str("RENDERER", default="procedural")
 RENDER_COLD_START_SECONDS = env.float("RENDER_COLD_START_SECONDS", default=20.0)
 RENDER_IDLE_SECONDS = env.float("RENDER_IDLE_SECONDS", default=300.0)
 RENDER_SECONDS = env.float("RENDER_SECONDS", default=2.0)
-SPECULATION_ENABLED = env.bool("SPECULATION_ENABLED", default=True)
-SPECULATION_DEBOUNCE_MS = env.int("SPECULATION_DEBOUNCE_MS", default=1500)
 # The GPU provider: GPU_POOL_SIZE containers (each with its own cold start, scaling to
 # zero after RENDER_IDLE_SECONDS), shared by every worker through Redis.
 GPU_POOL_SIZE = env.int("GPU_POOL_SIZE", default=4)
 GPU_POOL_PREFIX = env.str("GPU_POOL_PREFIX", default="mangagen:gpu")
 # A render's worker beats this often; three missed beats and the sweep sends it again.
 RENDER_HEARTBEAT_SECONDS = env.float("RENDER_HEARTBEAT_SECONDS", default=5.0)
+SPECULATION_ENABLED = env.bool("SPECULATION_ENABLED", default=True)
+SPECULATION_DEBOUNCE_MS = env.int("SPECULATION_DEBOUNCE_MS", default=1500)
 SPECULATION_CONFIRM_SECONDS = env.int("SPECULATION_CONFIRM_SECONDS", default=600)
 SPECULATION_MAX_INFLIGHT = env.int("SPECULATION_MAX_INFLIGHT", default=50)
 SPECULATION_LOOKAHEAD = env.int("SPECULATION_LOOKAHEAD", default=1)
