@@ -1,5 +1,6 @@
 """Speculation as a person meets it: the hint, panel one at once, nothing for the broke."""
 
+import json
 import re
 
 from playwright.sync_api import expect
@@ -151,3 +152,37 @@ def test_the_admin_speculation_page_shows_these_sessions(page, stack, shoot):
     assert re.fullmatch(r"\d+%", hit_rate), hit_rate  # real figures from the sessions above
     expect(page.locator("#result_list")).to_contain_text("Hit")
     shoot("admin-speculation")
+
+
+def test_leaving_while_the_ask_is_in_flight_starts_nothing(page, stack):
+    """The ask names a token made by the page; the leaving beacon names it too, so an ask
+    that reaches the server after the person left starts nothing and holds nothing."""
+    sign_up(page, "in-flight")
+    stack.manage("grant_credits", "in-flight", "3", "--reason", "e2e")
+    board = make_comic(page, "In flight")
+    page.route("**/api/storyboards/*/speculate/", lambda route: None)  # held: still in flight
+    with page.expect_request("**/api/storyboards/*/speculate/") as asked:
+        page.goto(f"/comics/{board}/review/")
+    token = json.loads(asked.value.post_data)["token"]
+    page.get_by_role("link", name="← Edit storyboard").click()
+    expect(page).to_have_url(re.compile("/storyboard/$"))
+    wait_until(
+        lambda: (
+            stack.shell(
+                "from speculation.models import Speculation;"
+                f"print(Speculation.objects.filter(token='{token}', reason='left').count())"
+            ).strip()
+            == "1"
+        ),
+        what="the leaving beacon to name the ask's token",
+    )
+    page.unroute("**/api/storyboards/*/speculate/")
+    csrf = next(c["value"] for c in page.context.cookies() if c["name"] == "csrftoken")
+    late = page.request.post(
+        f"/api/storyboards/{board}/speculate/",
+        data={"token": token},
+        headers={"X-CSRFToken": csrf, "Content-Type": "application/json"},
+    )
+    assert late.json() == {"job": None, "hint": False, "reason": "left"}
+    assert jobs_of(stack, "in-flight") == "[]"
+    assert page.request.get("/api/credits/").json()["held"] == 0
