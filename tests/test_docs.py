@@ -1,0 +1,202 @@
+"""The docs and the settings files say what the code does.
+
+- docs/api.md documents every URL route, job event type, speculation decline
+  reason, websocket close code, job, panel and sheet state, refused-upload code
+  and per-person limit code (the enums in the code are the source of truth);
+- no file of the repository links outside it, and every relative link resolves;
+- `.env.example` lists exactly the environment variables that
+  `mangagen/settings.py` and the `Procfile` read, and the README's settings
+  table names each of them.
+
+Pure: no database, no network.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+from django.urls import URLPattern, URLResolver, get_resolver
+
+from mangagen.characters.models import SheetState, UploadProblem
+from mangagen.consumers import CloseCode
+from mangagen.jobs.events import EventType
+from mangagen.jobs.models import JobState, PanelState
+from mangagen.quotas import Limit
+from mangagen.routing import websocket_urlpatterns
+from speculation.models import DeclineReason
+
+ROOT = Path(__file__).resolve().parents[1]
+API = ROOT / "docs" / "api.md"
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+README = ROOT / "README.md"
+ENV_EXAMPLE = ROOT / ".env.example"
+SETTINGS = ROOT / "mangagen" / "settings.py"
+PROCFILE = ROOT / "Procfile"
+
+# Folders that are not the project's own text.
+NOT_OURS = {".venv", ".git", "node_modules", "var", "media", "artifacts", "staticfiles"}
+
+
+def section(text: str, heading: str) -> str:
+    """The Markdown section under `heading` (a whole heading line), up to the next
+    heading of the same or a higher level."""
+    match = re.search(rf"^(#+) {re.escape(heading)}\s*$", text, flags=re.MULTILINE)
+    assert match, f"docs/api.md has no heading {heading!r}"
+    level = len(match.group(1))
+    rest = text[match.end() :]
+    end = re.search(rf"^#{{1,{level}}} ", rest, flags=re.MULTILINE)
+    return rest[: end.start()] if end else rest
+
+
+def undocumented(values, text: str) -> list[str]:
+    return sorted(str(v) for v in values if f"`{v}`" not in text)
+
+
+# --- docs/api.md against the code's enums ------------------------------------------------------
+
+
+def test_every_job_event_type_is_documented_with_its_payload():
+    events = section(API.read_text(), "Events")
+    rows = {m.group(1) for m in re.finditer(r"^\| `([a-z_.]+)` \|", events, flags=re.MULTILINE)}
+    assert undocumented(EventType, "".join(f"`{r}`" for r in rows)) == []
+    assert sorted(rows - {e.value for e in EventType}) == [], "documented but never emitted"
+
+
+def test_every_decline_reason_is_documented():
+    reasons = section(API.read_text(), "Decline reasons")
+    assert undocumented(DeclineReason.values, reasons) == []
+
+
+def test_every_websocket_close_code_is_documented():
+    codes = section(API.read_text(), "Close codes")
+    assert undocumented([int(c) for c in CloseCode], codes) == []
+
+
+def test_every_job_and_panel_state_is_documented():
+    jobs = section(API.read_text(), "Jobs")
+    assert undocumented(JobState.values, jobs) == []
+    assert undocumented(PanelState.values, jobs) == []
+
+
+def test_every_sheet_state_and_upload_refusal_is_documented():
+    sheets = section(API.read_text(), "Character sheets")
+    assert undocumented(SheetState.values, sheets) == []
+    assert undocumented(UploadProblem.values, sheets) == []
+
+
+def test_every_per_person_limit_code_is_documented():
+    errors = section(API.read_text(), "Errors")
+    assert undocumented([limit.value for limit in Limit], errors) == []
+
+
+def _routes(patterns, prefix: str = "") -> list[str]:
+    found = []
+    for pattern in patterns:
+        route = prefix + str(pattern.pattern)
+        if isinstance(pattern, URLResolver):
+            if route.startswith("admin/"):
+                continue  # Django's admin, documented as one line
+            found += _routes(pattern.url_patterns, route)
+        elif isinstance(pattern, URLPattern):
+            found.append("/" + route)
+    return found
+
+
+def _shape(path: str) -> str:
+    """A path with its parameters blanked: `/api/jobs/<int:pk>/` and `/api/jobs/<id>/` agree."""
+    return re.sub(r"<[^>]*>", "<>", path.split("?")[0])
+
+
+def test_every_url_route_is_documented():
+    documented = {
+        _shape(m.group(1)) for m in re.finditer(r"`(?:[A-Z]+ )?(/[^`\s]*)", API.read_text())
+    }
+    routes = _routes(get_resolver().url_patterns)
+    routes += ["/" + str(p.pattern) for p in websocket_urlpatterns]
+    assert sorted(r for r in routes if _shape(r) not in documented) == []
+
+
+# --- links ---------------------------------------------------------------------------------------
+
+
+def _our_files(*suffixes: str):
+    for path in ROOT.rglob("*"):
+        if path.is_file() and path.suffix in suffixes and not NOT_OURS & set(path.parts):
+            yield path
+
+
+def test_nothing_links_outside_the_repository():
+    outside = "../" + "shared"  # spelled apart so this file does not match itself
+    design, contract = "shared/" + "DESIGN.md", "shared/" + "API.md"
+    offenders = [
+        str(path.relative_to(ROOT))
+        for path in _our_files(".py", ".md", ".html", ".js", ".toml", ".txt", ".cfg")
+        if any(s in path.read_text(errors="replace") for s in (outside, design, contract))
+    ]
+    assert offenders == []
+
+
+@pytest.mark.parametrize("doc", [README, API, ARCHITECTURE], ids=lambda p: p.name)
+def test_relative_links_resolve(doc):
+    broken = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", doc.read_text()):
+        if re.match(r"[a-z]+:", target) or target.startswith("#"):
+            continue
+        if not (doc.parent / target.split("#")[0]).exists():
+            broken.append(target)
+    assert broken == []
+
+
+# --- settings drift ----------------------------------------------------------------------------
+
+
+def settings_variables() -> set[str]:
+    """The first argument of every `env(...)`, `env.bool(...)`, `env.int(...)`… in settings.py."""
+    found = set()
+    for node in ast.walk(ast.parse(SETTINGS.read_text())):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        func = node.func
+        reads_env = (isinstance(func, ast.Name) and func.id == "env") or (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "env"
+        )
+        first = node.args[0]
+        if reads_env and isinstance(first, ast.Constant) and isinstance(first.value, str):
+            found.add(first.value)
+    return found
+
+
+def procfile_variables() -> set[str]:
+    return set(re.findall(r"\$\{([A-Z][A-Z0-9_]*)(?::?-[^}]*)?\}", PROCFILE.read_text()))
+
+
+def env_example_variables() -> set[str]:
+    """Every `NAME=` line, commented out (`# NAME=…`) or not."""
+    return set(re.findall(r"^#?\s?([A-Z][A-Z0-9_]*)=", ENV_EXAMPLE.read_text(), flags=re.MULTILINE))
+
+
+def test_the_settings_parser_finds_what_settings_read():
+    found = settings_variables()
+    assert {"DEBUG", "DATABASE_URL", "THROTTLE_EXPORT", "RENDER_STUCK_SECONDS"} <= found
+    assert {"RENDER_CONCURRENCY", "PORT"} <= procfile_variables()
+
+
+def test_env_example_lists_every_variable_read():
+    missing = (settings_variables() | procfile_variables()) - env_example_variables()
+    assert sorted(missing) == [], "read by the code, missing from .env.example"
+
+
+def test_env_example_lists_nothing_unread():
+    unread = env_example_variables() - settings_variables() - procfile_variables()
+    assert sorted(unread) == [], "in .env.example, read by nothing"
+
+
+def test_readme_settings_table_names_every_variable():
+    table = README.read_text().split("## Settings", 1)[1].split("\n## ", 1)[0]
+    missing = (settings_variables() | procfile_variables()) - set(re.findall(r"`(\w+)`", table))
+    assert sorted(missing) == [], "read by the code, missing from the README's Settings table"
