@@ -1,4 +1,4 @@
-"""The character sheet endpoints (API.md, "Character sheets"). Another person's comic: 404."""
+"""The character sheet endpoints (docs/api.md, "Character sheets"). Another person's comic: 404."""
 
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiTypes, extend_schema, inline_serializer

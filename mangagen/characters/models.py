@@ -18,7 +18,7 @@ from mangagen.storyboards.models import Storyboard
 
 
 class SheetState(models.TextChoices):
-    """What the API says of a character's sheet (API.md, "Character sheets")."""
+    """What the API says of a character's sheet (docs/api.md, "Character sheets")."""
 
     RENDERING = "rendering"
     READY = "ready"

@@ -22,7 +22,8 @@ logger = logging.getLogger(__name__)
 
 class EventType(StrEnum):
     """Every type of job event: the contract with the job page, the websocket's clients
-    and the metrics (tests/test_architecture.py checks each emit names one of these)."""
+    and the metrics: tests/test_contracts.py checks each emit names one of these,
+    tests/test_docs.py that each is documented in docs/api.md."""
 
     JOB_STATE = "job.state"
     JOB_REBASED = "job.rebased"

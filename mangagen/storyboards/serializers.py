@@ -1,4 +1,4 @@
-"""JSON in and out for storyboards (API.md, "Storyboards"), with every limit."""
+"""JSON in and out for storyboards (docs/api.md, "Storyboards"), with every limit."""
 
 from __future__ import annotations
 
@@ -149,7 +149,7 @@ class StoryboardSerializer(serializers.ModelSerializer):
 
     def to_representation(self, instance):
         data = super().to_representation(instance)
-        # Each character's reference sheet (API.md, "Character sheets"), one query a storyboard.
+        # Each character's sheet (docs/api.md, "Character sheets"), one query a storyboard.
         sheets = sheets_json(storyboard=instance)
         for character in data["characters"]:
             character["sheet"] = sheets.get(character["name"])
