@@ -51,6 +51,7 @@ class Visit:
     reason: str | None = None
     predicted: float | None = None
     ttfp: float | None = None
+    post: float | None = None  # of which the Generate request
     attached: bool | None = None
     error: str | None = None
 
@@ -155,6 +156,7 @@ def main() -> None:
                 time.sleep(max(0.0, v.dwell - (time.monotonic() - asked)))
                 if v.generates:
                     v.ttfp, v.attached = person.generate_and_wait()
+                    v.post = person.post_seconds
                 else:
                     person.leave(job)
             except Exception as exc:  # counted, never fatal to the run
@@ -212,6 +214,12 @@ def main() -> None:
     a50, a95 = percentile(attached, 0.5), percentile(attached, 0.95)
     f50, f95 = percentile(fresh, 0.5), percentile(fresh, 0.95)
     print(f"  attached/fresh: p50 {ratio(a50, f50)}  p95 {ratio(a95, f95)}  (target <= 1)")
+    print(
+        line("of which the Generate request, attached", [v.post for v in generators if v.attached])
+    )
+    print(
+        line("of which the Generate request, fresh", [v.post for v in generators if not v.attached])
+    )
     server = ast.literal_eval(server_text)
     print(line("server side: confirm → delivered, attached", [t for a, t in server if a]))
     print(line("server side: confirm → delivered, fresh", [t for a, t in server if not a]))

@@ -89,6 +89,7 @@ class Person:
         """Seconds from the Generate call to panel one on the websocket, and whether attached."""
         started = time.monotonic()
         answer = self.post(f"/api/storyboards/{self.storyboard}/generate/").json()
+        self.post_seconds = time.monotonic() - started  # the Generate request alone
         socket = websocket.create_connection(
             f"ws://127.0.0.1:{self.stack.port}/ws/jobs/{answer['job']}/?after=0",
             cookie="; ".join(f"{k}={v}" for k, v in self.http.cookies.items()),
