@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from django.urls import reverse
 
+from mangagen.storyboards.hashing import art_hash
 from mangagen.storyboards.models import Storyboard
 
 from .models import CharacterSheet, SheetSource, SheetState
@@ -116,4 +117,45 @@ def references(*, storyboard_id: int, sheets: dict[str, str]) -> dict[str, bytes
                 found[sheet.name] = handle.read()
         except OSError:
             continue
+    return found
+
+
+def redrawn_for_sheets(*, storyboard: Storyboard, panels, kept: set[str]) -> list[int]:
+    """Indices of the panels to draw only because a character's sheet changed.
+
+    A panel counts when its picture is kept under another of its characters'
+    sheets (an older ready one, or none): the same panel but for the sheet.
+    """
+    descriptions = {c.name: c.description for c in storyboard.characters.all()}
+    ready: dict[str, set[str]] = {}
+    for name, sheet_hash in CharacterSheet.objects.filter(
+        storyboard=storyboard, state=SheetState.READY
+    ).values_list("name", "hash"):
+        ready.setdefault(name, set()).add(sheet_hash)
+    found = []
+    for panel in panels:
+        if panel.art_hash in kept:
+            continue
+        used = dict(panel.sheets)
+        candidates = [{}]
+        for name in panel.characters:
+            for other in (*ready.get(name, ()), None):
+                candidate = {k: v for k, v in used.items() if k != name}
+                if other is not None:
+                    candidate[name] = other
+                candidates.append(candidate)
+        for candidate in candidates:
+            if candidate == used:
+                continue
+            picture = art_hash(
+                style=storyboard.style,
+                description=panel.description,
+                shot=panel.shot,
+                characters=panel.characters,
+                character_descriptions=descriptions,
+                sheets=candidate,
+            )
+            if picture in kept:
+                found.append(panel.index)
+                break
     return found

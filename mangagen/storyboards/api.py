@@ -128,6 +128,10 @@ class QuoteView(APIView):
                 "kept": serializers.ListField(child=serializers.IntegerField()),
                 "credits": serializers.IntegerField(),
                 "available": serializers.IntegerField(),
+                "sheets": serializers.ListField(
+                    child=serializers.IntegerField(),
+                    help_text="Panels drawn again only because a character's sheet changed.",
+                ),
             },
         ),
     )

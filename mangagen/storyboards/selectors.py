@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ledger import services as ledger
+from mangagen.characters.selectors import redrawn_for_sheets
 
 from .hashing import storyboard_version
 from .models import KeptArt, Storyboard
@@ -34,12 +35,17 @@ def takes_of(*, storyboard: Storyboard, art_hash: str) -> list[KeptArt]:
 
 @dataclass(frozen=True)
 class Quote:
-    """What Generate would render and charge now: one credit per panel without kept art."""
+    """What Generate would render and charge now: one credit per panel without kept art.
+
+    `sheets` names the panels in `render` that are drawn again only because a
+    character's sheet changed (their picture is kept under the old one).
+    """
 
     render: list[int]
     kept: list[int]
     credits: int
     available: int
+    sheets: list[int] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {
@@ -47,14 +53,25 @@ class Quote:
             "kept": self.kept,
             "credits": self.credits,
             "available": self.available,
+            "sheets": self.sheets,
         }
 
 
 def quote(*, storyboard: Storyboard, user) -> Quote:
     takes = current_takes(storyboard=storyboard)
     render, kept = [], []
-    for panel in storyboard.panels.all():
+    panels = list(storyboard.panels.all())
+    for panel in panels:
         (kept if panel.art_hash in takes else render).append(panel.index)
+    sheets = (
+        redrawn_for_sheets(storyboard=storyboard, panels=panels, kept=set(takes)) if render else []
+    )
     account = ledger.account_for(user)
     account.refresh_from_db()
-    return Quote(render=render, kept=kept, credits=len(render), available=account.available)
+    return Quote(
+        render=render,
+        kept=kept,
+        credits=len(render),
+        available=account.available,
+        sheets=sheets,
+    )

@@ -330,6 +330,15 @@ def test_the_quote_asks_to_render_the_panels_a_new_sheet_affects(
     render_sheet()
     quote = selectors.quote(storyboard=board, user=user)
     assert quote.render == [2, 4] and quote.kept == [1, 3] and quote.credits == 2
+    assert quote.sheets == [2, 4]  # …because of Aiko's new sheet
+    request_sheet()
+    render_sheet()  # a redo: the same panels, against the kept art of either earlier picture
+    assert selectors.quote(storyboard=board, user=user).sheets == [2, 4]
+    storyboards.update_storyboard(  # a new picture for another reason is not the sheet's doing
+        storyboard=board,
+        panels=[PANELS[0], {**PANELS[1], "description": "Aiko jumps."}, *PANELS[2:]],
+    )
+    assert selectors.quote(storyboard=board, user=user).sheets == [4]
 
 
 def test_editing_the_description_makes_the_sheet_stale_and_out_of_use(

@@ -175,7 +175,7 @@ def test_delivered_panels_are_kept_and_a_dialogue_edit_costs_nothing(
     assert client.get(panel_url, HTTP_IF_NONE_MATCH=panel_after["ETag"]).status_code == 304
 
     quote = client.get(f"/api/storyboards/{board.pk}/quote/").json()
-    assert quote == {"render": [], "kept": [1, 2, 3], "credits": 0, "available": 7}
+    assert quote == {"render": [], "kept": [1, 2, 3], "credits": 0, "available": 7, "sheets": []}
     after = page_png(client, board.pk)
     assert after != before, "the page shows the new lettering at once"
     again = run.generate(user, board)  # Generate now renders nothing and charges nothing
@@ -191,7 +191,7 @@ def test_generate_after_a_description_edit_renders_and_charges_only_that_panel(
     edit(board, {3: {"description": "Kenji frowns."}})
     client.force_login(user)
     quote = client.get(f"/api/storyboards/{board.pk}/quote/").json()
-    assert quote == {"render": [3], "kept": [1, 2], "credits": 1, "available": 7}
+    assert quote == {"render": [3], "kept": [1, 2], "credits": 1, "available": 7, "sheets": []}
 
     job = run.generate(user, board)
     assert job.current_index == 3 and run.queued == [(job.pk, 3, 1)]

@@ -55,7 +55,10 @@ async function showQuote() {
       ? `Every panel is drawn and kept — nothing to pay. ${plural(quote.kept.length, "panel")} kept.`
       : `${plural(quote.render.length, "panel")} to draw` +
         (quote.kept.length ? `, ${quote.kept.length} kept` : "") +
-        ` — ${plural(quote.credits, "credit")}`;
+        ` — ${plural(quote.credits, "credit")}` +
+        (quote.sheets && quote.sheets.length
+          ? `. ${quote.sheets.length === quote.render.length ? "All" : quote.sheets.length} redrawn for a new character sheet.`
+          : "");
   for (const index of quote.kept) {
     grid.querySelector(`[data-index="${index}"] header`)?.append(el("span", "tag kept", "Kept"));
   }

@@ -64,7 +64,9 @@ def test_render_a_sheet_use_it_in_a_comic_and_redo_it(page, stack, shoot):
     expect(aiko.locator(".c-sheet")).to_have_attribute("data-state", "ready")
     wait_until(lambda: credits(page) == {"available": 3, "held": 0}, what="the redo paid")
     page.goto(f"/comics/{board}/review/")
-    expect(page.locator("#quote")).to_have_text("2 panels to draw, 1 kept — 2 credits")
+    expect(page.locator("#quote")).to_have_text(
+        "2 panels to draw, 1 kept — 2 credits. All redrawn for a new character sheet."
+    )
 
     # Editing Aiko's description makes the sheet stale; the step says so.
     page.goto(f"/comics/{board}/characters/")
