@@ -13,6 +13,7 @@ from mangagen.storyboards.api import owned_storyboard
 from mangagen.storyboards.models import Storyboard
 
 from . import selectors, services
+from .models import SheetSource, SheetState
 from .uploads import Refused, checked_reference
 
 SheetBody = inline_serializer(
@@ -21,10 +22,10 @@ SheetBody = inline_serializer(
         "sheet": inline_serializer(
             "Sheet",
             {
-                "state": serializers.ChoiceField(choices=["rendering", "ready", "failed", "stale"]),
+                "state": serializers.ChoiceField(choices=SheetState.values),
                 "image_url": serializers.CharField(allow_null=True),
                 "hash": serializers.CharField(allow_null=True),
-                "source": serializers.ChoiceField(choices=["rendered", "uploaded"]),
+                "source": serializers.ChoiceField(choices=SheetSource.values),
                 "in_use": serializers.BooleanField(),
                 "error": serializers.CharField(),
             },

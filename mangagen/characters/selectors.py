@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 
+from django.conf import settings
 from django.urls import reverse
+from django.utils import timezone
 
+from ledger.models import Hold
 from mangagen.storyboards.hashing import art_hash
 from mangagen.storyboards.models import Storyboard
 
@@ -71,17 +75,26 @@ def as_json(sheets: CharacterSheets, *, description: str, style: str) -> dict:
     renders or after it fails.
     """
     newest, ready = sheets.newest, sheets.ready
-    state = newest.state
+    state, error = newest.state, newest.error if newest.state == SheetState.FAILED else ""
     if newest.state == SheetState.READY and is_stale(newest, description=description, style=style):
         state = SheetState.STALE
+    if newest.state == SheetState.RENDERING and is_lost(newest):
+        # Its worker died: say so, so the person can start another (which releases its hold).
+        state, error = SheetState.FAILED, "The render was lost; try again."
     return {
         "state": state,
         "image_url": sheet_image_url(ready) if ready else None,
         "hash": ready.hash if ready else None,
         "source": (ready or newest).source,
         "in_use": bool(ready) and not is_stale(ready, description=description, style=style),
-        "error": newest.error if newest.state == SheetState.FAILED else "",
+        "error": error,
     }
+
+
+def is_lost(sheet: CharacterSheet) -> bool:
+    """A sheet rendering for longer than any render may take, or whose hold has ended."""
+    cutoff = timezone.now() - timedelta(seconds=settings.RENDER_STUCK_SECONDS)
+    return sheet.created_at <= cutoff or sheet.hold.state != Hold.State.PENDING
 
 
 def sheets_json(*, storyboard: Storyboard) -> dict[str, dict]:

@@ -14,14 +14,15 @@ the new art hashes at once.
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
 import secrets
-from datetime import timedelta
 
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
+from PIL import Image
 
 from ledger import errors as ledger_errors
 from ledger import services as ledger
@@ -33,6 +34,7 @@ from mangagen.storyboards.services import rehash_storyboard
 
 from .hashing import rendered_sheet_hash, uploaded_sheet_hash
 from .models import CharacterSheet, SheetSource, SheetState
+from .selectors import is_lost
 
 logger = logging.getLogger(__name__)
 
@@ -63,8 +65,7 @@ def request_sheet(*, storyboard: Storyboard, name: str) -> CharacterSheet:
         character = _character(storyboard, name)
         rendering = _rendering(storyboard, name)
         if rendering is not None:
-            cutoff = timezone.now() - timedelta(seconds=settings.RENDER_STUCK_SECONDS)
-            if rendering.hold.state == Hold.State.PENDING and rendering.created_at > cutoff:
+            if not is_lost(rendering):
                 return rendering
             _fail(rendering, error="Its render was lost; a new one replaced it.")
         sheet = CharacterSheet.objects.create(
@@ -126,7 +127,7 @@ def perform_sheet_render(*, sheet_id: int) -> str:
             sheet.error = f"This render's hold ended before it could be shown ({exc}). Try again."
             sheet.save(update_fields=["state", "error"])
             return "discarded"
-        sheet.image.save("sheet.png", ContentFile(result.image), save=False)
+        sheet.image.save("sheet.png", ContentFile(as_png(result.image)), save=False)
         sheet.state = SheetState.READY
         sheet.rendered_at = timezone.now()
         sheet.save()
@@ -219,3 +220,13 @@ def _release(sheet: CharacterSheet, *, reason: str) -> None:
     # The ledger's sweep may expire it between the read and the lock.
     with contextlib.suppress(ledger_errors.HoldAlreadyResolved):
         ledger.release(hold=sheet.hold, reason=reason[:200], key=f"{sheet.hold.key}:release")
+
+
+def as_png(image: bytes) -> bytes:
+    """Sheets are kept (and served, and sent as references) as PNG, whatever a provider sent."""
+    if image.startswith(b"\x89PNG\r\n\x1a\n"):
+        return image
+    buffer = io.BytesIO()
+    with Image.open(io.BytesIO(image)) as decoded:
+        decoded.save(buffer, format="PNG")
+    return buffer.getvalue()

@@ -468,3 +468,42 @@ def png(size=(128, 128), mode="RGB") -> bytes:
 def test_sheet_urls_are_named_in_one_place():
     assert reverse("api-character-sheet", args=[1, "Aiko"]).endswith("/characters/Aiko/sheet/")
     assert re.match(r"^/media/sheets/", reverse("sheet-image", args=["1/x.png"]))
+
+
+def test_a_lost_render_says_failed_and_a_new_click_releases_it_and_starts_again(
+    account, client, user, board, request_sheet, sheet_queue
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    lost = request_sheet()
+    CharacterSheet.objects.filter(pk=lost.pk).update(
+        created_at=timezone.now() - timedelta(hours=1)  # its worker died long ago
+    )
+    client.force_login(user)
+    sheet = sheet_json(client, board)
+    assert sheet["state"] == "failed" and "lost" in sheet["error"]
+    fresh = request_sheet()
+    assert fresh.pk != lost.pk and fresh.state == SheetState.RENDERING
+    assert Hold.objects.get(pk=lost.hold_id).state == Hold.State.RELEASED
+    assert balance(account) == (4, 1)
+    assert_ledger_invariants()
+
+
+def test_a_provider_jpeg_is_kept_as_png(account, request_sheet, render_sheet, monkeypatch):
+    real = ProceduralRenderer.render_sheet
+
+    def jpeg(self, *args, **kwargs):
+        result = real(self, *args, **kwargs)
+        buffer = io.BytesIO()
+        Image.open(io.BytesIO(result.image)).convert("RGB").save(buffer, format="JPEG")
+        result.image = buffer.getvalue()
+        return result
+
+    monkeypatch.setattr(ProceduralRenderer, "render_sheet", jpeg)
+    sheet = request_sheet()
+    render_sheet()
+    sheet.refresh_from_db()
+    with sheet.image.open("rb") as handle:
+        assert handle.read(8) == b"\x89PNG\r\n\x1a\n"
