@@ -188,6 +188,20 @@ def delete_sheet(*, storyboard: Storyboard, name: str) -> None:
         transaction.on_commit(lambda: [f.storage.delete(f.name) for f in files])
 
 
+def end_sheet_renders(*, storyboard: Storyboard, reason: str) -> int:
+    """Fails every sheet of the storyboard still rendering, releasing its hold; returns how many."""
+    with transaction.atomic():
+        Storyboard.objects.select_for_update().filter(pk=storyboard.pk).first()
+        rendering = CharacterSheet.objects.select_for_update().filter(
+            storyboard=storyboard, state=SheetState.RENDERING
+        )
+        count = 0
+        for sheet in rendering.order_by("pk"):
+            _fail(sheet, error=reason)
+            count += 1
+    return count
+
+
 def _character(storyboard: Storyboard, name: str) -> Character:
     character = storyboard.characters.filter(name=name).first()
     if character is None:

@@ -507,3 +507,29 @@ def test_a_provider_jpeg_is_kept_as_png(account, request_sheet, render_sheet, mo
     sheet.refresh_from_db()
     with sheet.image.open("rb") as handle:
         assert handle.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_deleting_the_comic_releases_a_rendering_sheet_and_removes_the_files(
+    account, board, request_sheet, render_sheet, django_capture_on_commit_callbacks
+):
+    request_sheet()
+    render_sheet()
+    kept = CharacterSheet.objects.get().image.path
+    rendering = request_sheet("Kenji")
+    with django_capture_on_commit_callbacks(execute=True):
+        storyboards.delete_storyboard(storyboard=board)
+    assert Hold.objects.get(pk=rendering.hold_id).state == Hold.State.RELEASED
+    assert balance(account) == (4, 0)  # the shown sheet paid, the rendering one not
+    assert not os.path.exists(kept)
+    assert_ledger_invariants()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_tabs_asking_at_once_hold_one_credit(user, board, race, sheet_queue, settings):
+    account = ledger.account_for(user)
+    ledger.grant(account=account, amount=5, key="seed-race", reason="test")
+    results = race([lambda: sheets.request_sheet(storyboard=board, name="Aiko")] * 2)
+    assert all(isinstance(r, CharacterSheet) for r in results), results
+    assert results[0].pk == results[1].pk
+    assert CharacterSheet.objects.count() == 1
+    assert balance(account) == (4, 1)
