@@ -14,6 +14,7 @@ condition on the locked job row (`_end(only_if=…)`).
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
@@ -279,8 +280,18 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> str:
         job, panel = _lock_attempt(job_id, index, attempt)
         if panel is None:
             return "stale"
+        twin = panel.state == PanelState.RENDERING and liveness.alive(name)
+    # Another copy of this attempt beats (a promotion's twin, or the copy a worker was
+    # killed under, whose last beat has not expired yet): let it finish, or take over
+    # once it falls silent.
+    if twin and not _outlive_twin(job_id=job_id, index=index, attempt=attempt, name=name):
+        return "duplicate"
+    with transaction.atomic():
+        job, panel = _lock_attempt(job_id, index, attempt)
+        if panel is None:
+            return "stale"
         if panel.state == PanelState.RENDERING and liveness.alive(name):
-            return "duplicate"  # a promotion's or a requeue's twin is already on it
+            return "duplicate"
         priority = _priority(job, panel)
         panel.state = PanelState.RENDERING
         panel.render_started_at = timezone.now()
@@ -347,6 +358,22 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> str:
             job.save(update_fields=["state"])
             emit(job=job, type="job.state", data=_state_data(job))
         return "ready"
+
+
+def _outlive_twin(*, job_id: int, index: int, attempt: int, name: str) -> bool:
+    """Waits while a twin of this attempt beats: True once it is silent and the panel
+    still waits for this attempt (take over), False if the panel moved on or the twin
+    still beats after a heartbeat's lifetime (it is alive: leave it the render)."""
+    for _ in range(int(settings.RENDER_HEARTBEAT_SECONDS * 3 / 0.25) + 8):
+        time.sleep(0.25)
+        waiting = JobPanel.objects.filter(
+            job_id=job_id, index=index, attempts=attempt, state=PanelState.RENDERING
+        ).exists()
+        if not waiting:
+            return False
+        if not liveness.alive(name):
+            return True
+    return False
 
 
 def note_render_retry(
