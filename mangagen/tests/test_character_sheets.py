@@ -524,6 +524,7 @@ def test_deleting_the_comic_releases_a_rendering_sheet_and_removes_the_files(
     assert_ledger_invariants()
 
 
+@pytest.mark.postgres  # row locks
 @pytest.mark.django_db(transaction=True)
 def test_two_tabs_asking_at_once_hold_one_credit(user, board, race, sheet_queue, settings):
     account = ledger.account_for(user)
