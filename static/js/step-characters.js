@@ -156,8 +156,16 @@ async function refreshSheets() {
   const fresh = await api("GET", `/api/storyboards/${id}/`).catch(() => null);
   if (!fresh) return;
   const rendering = applySheets(fresh);
+  showCredits();
   clearTimeout(polling);
   polling = rendering ? setTimeout(refreshSheets, 1000) : null;
+}
+
+// The header's balance: a sheet's hold, capture or release changes it.
+async function showCredits() {
+  const me = await api("GET", "/api/me/").catch(() => null);
+  const nav = document.getElementById("nav-credits");
+  if (me && nav) nav.textContent = me.credits.available;
 }
 
 // Shows each character's sheet from a storyboard; says whether one is still rendering.

@@ -46,6 +46,7 @@ def test_render_a_sheet_use_it_in_a_comic_and_redo_it(page, stack, shoot):
     shoot("characters-sheet")
     assert page.request.get(first).headers["content-type"] == "image/png"
     wait_until(lambda: credits(page) == {"available": 7, "held": 0}, what="the sheet paid")
+    expect(page.locator("#nav-credits")).to_have_text("7")
 
     # Use it in a comic: every panel drawn (the sheet's hash is in Aiko's panels' art).
     page.goto(f"/comics/{board}/review/")
