@@ -11,6 +11,8 @@ from pathlib import Path
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
+from mangagen.queues import Queue
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
@@ -136,7 +138,7 @@ CELERY_TASK_TIME_LIMIT = RENDER_TASK_TIME_LIMIT
 CELERY_TASK_SOFT_TIME_LIMIT = max(RENDER_TASK_TIME_LIMIT - 30, 30)
 # Larger than any task can run, so Redis never redelivers a running task.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": RENDER_TASK_TIME_LIMIT * 4}
-CELERY_TASK_DEFAULT_QUEUE = "render"
+CELERY_TASK_DEFAULT_QUEUE = Queue.RENDER.value
 CELERY_IMPORTS = [
     "ledger.tasks",
     "mangagen.jobs.tasks",
@@ -144,8 +146,8 @@ CELERY_IMPORTS = [
     "mangagen.tasks",
 ]
 CELERY_TASK_ROUTES = {
-    "mangagen.*": {"queue": "render"},
-    "ledger.*": {"queue": "render"},
+    "mangagen.*": {"queue": Queue.RENDER.value},
+    "ledger.*": {"queue": Queue.RENDER.value},
 }
 CELERY_BEAT_SCHEDULE = {
     "expire-stale-holds": {

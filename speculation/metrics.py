@@ -11,12 +11,15 @@ from django.db.models import Count, Sum
 from django.utils import timezone
 
 from ledger.models import Hold
+from mangagen.jobs.events import EventType
 from mangagen.jobs.models import Job, JobPanel, PanelState
 
 from .models import DeclinedDaily, Outcome, Speculation
 
 # The longest period the admin page shows; pruning keeps every row inside it.
 WIDEST_PERIOD = timedelta(days=30)
+# Speculations that ended one way or the other: the hit rate's denominator.
+DECIDED = (Outcome.HIT, Outcome.ABANDONED, Outcome.EXPIRED, Outcome.INVALIDATED)
 
 
 @dataclass
@@ -65,8 +68,8 @@ def period(*, label: str, since: datetime, until: datetime) -> Period:
         specs.filter(outcome=Outcome.DECLINED).values_list("reason").annotate(n=Count("pk"))
     )
     _add_pruned_declines(result)
-    decided = sum(result.outcomes.get(o, 0) for o in ("hit", "abandoned", "expired", "invalidated"))
-    result.hit_rate = result.outcomes.get("hit", 0) / decided if decided else None
+    decided = sum(result.outcomes.get(o, 0) for o in DECIDED)
+    result.hit_rate = result.outcomes.get(Outcome.HIT, 0) / decided if decided else None
 
     jobs = list(
         Job.objects.filter(speculation__in=specs.exclude(outcome=Outcome.DECLINED))
@@ -76,8 +79,10 @@ def period(*, label: str, since: datetime, until: datetime) -> Period:
     for job in jobs:
         holds = Hold.objects.filter(reference__startswith=f"job {job.pk} panel 1")
         result.credits_held += holds.count()
-        result.credits_released += holds.filter(state__in=["released", "expired"]).count()
-        result.credits_captured += holds.filter(state="captured").count()
+        result.credits_released += holds.filter(
+            state__in=[Hold.State.RELEASED, Hold.State.EXPIRED]
+        ).count()
+        result.credits_captured += holds.filter(state=Hold.State.CAPTURED).count()
         first = next((p for p in job.panels.all() if p.index == 1), None)
         if job.speculation.outcome == Outcome.HIT and first and job.confirmed_at:
             if first.rendered_at and first.rendered_at <= job.confirmed_at:
@@ -90,7 +95,7 @@ def period(*, label: str, since: datetime, until: datetime) -> Period:
             # GPU work done for nothing: renders that finished, or were discarded mid-way
             # (a render withdrawn before it got a container cost nothing).
             result.renders_wasted += sum(1 for p in job.panels.all() if p.rendered_at)
-            result.renders_wasted += job.events.filter(type="panel.discarded").count()
+            result.renders_wasted += job.events.filter(type=EventType.PANEL_DISCARDED).count()
     result.gpu_cost_wasted = result.renders_wasted * settings.RENDER_COST_USD
 
     attached, fresh = [], []
@@ -174,7 +179,7 @@ def hourly(*, now: datetime | None = None, hours: int = 24) -> Chart:
             .values_list("outcome")
             .annotate(n=Count("pk"))
         )
-        decided = sum(outcomes.get(o, 0) for o in ("hit", "abandoned", "expired", "invalidated"))
+        decided = sum(outcomes.get(o, 0) for o in DECIDED)
         times = [
             (first.delivered_at - (job.confirmed_at or job.created_at)).total_seconds()
             for job in Job.objects.filter(confirmed_at__gte=start, confirmed_at__lt=end)
@@ -186,7 +191,7 @@ def hourly(*, now: datetime | None = None, hours: int = 24) -> Chart:
         rows.append(
             Hour(
                 start=start,
-                hit_rate=outcomes.get("hit", 0) / decided if decided else None,
+                hit_rate=outcomes.get(Outcome.HIT, 0) / decided if decided else None,
                 ttfp_p50=statistics.median(times) if times else None,
             )
         )

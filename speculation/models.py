@@ -65,8 +65,8 @@ class Speculation(models.Model):
                 name="speculation_one_row_per_token",
             ),
             models.CheckConstraint(
-                condition=models.Q(outcome="declined", job__isnull=True)
-                | (~models.Q(outcome="declined") & models.Q(job__isnull=False)),
+                condition=models.Q(outcome=Outcome.DECLINED, job__isnull=True)
+                | (~models.Q(outcome=Outcome.DECLINED) & models.Q(job__isnull=False)),
                 name="speculation_job_unless_declined",
             ),
         ]

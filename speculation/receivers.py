@@ -5,7 +5,7 @@ from datetime import timedelta
 from django.dispatch import receiver
 from django.utils import timezone
 
-from mangagen.jobs.models import JobState
+from mangagen.jobs.models import GenerateOutcome, JobState
 from mangagen.jobs.signals import generate_requested, job_confirmed, job_ended
 
 from .models import Outcome, Speculation
@@ -21,7 +21,7 @@ def speculation_hit(sender, job, **kwargs):
 @receiver(generate_requested)
 def review_visit_ended_by_generate(sender, user, storyboard, how, **kwargs):
     """The dwell on Review of this visit ends here (a hit's was set on confirmation)."""
-    if how == "attached":
+    if how == GenerateOutcome.ATTACHED:
         return
     Speculation.objects.filter(
         pk__in=Speculation.objects.filter(

@@ -27,6 +27,7 @@ from PIL import Image
 from ledger import errors as ledger_errors
 from ledger import services as ledger
 from ledger.models import Hold
+from mangagen.queues import Queue
 from mangagen.renderers import CharacterSpec, SheetSpec, get_renderer
 from mangagen.renderers.warmth import Priority, Withdrawn
 from mangagen.storyboards.models import Character, Storyboard
@@ -39,7 +40,6 @@ from .selectors import is_lost
 logger = logging.getLogger(__name__)
 
 SHEET_CREDITS = 1  # a sheet is a render, priced like a panel's
-RENDER_QUEUE = "render"
 
 
 class SheetError(Exception):
@@ -91,7 +91,7 @@ def request_sheet(*, storyboard: Storyboard, name: str) -> CharacterSheet:
         )
         sheet.save(update_fields=["hold"])
         transaction.on_commit(
-            lambda: render_sheet.apply_async((sheet.pk,), queue=RENDER_QUEUE), robust=True
+            lambda: render_sheet.apply_async((sheet.pk,), queue=Queue.RENDER), robust=True
         )
     return sheet
 

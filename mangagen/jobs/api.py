@@ -14,7 +14,7 @@ from mangagen.storyboards.api import owned_storyboard
 
 from . import services
 from .events import events_after
-from .models import Job
+from .models import GenerateOutcome, Job
 from .serializers import JobSerializer
 
 
@@ -77,8 +77,8 @@ class GenerateView(APIView):
             return insufficient_credits(exc)
         except services.StoryboardIncomplete as exc:
             return refused(exc, status.HTTP_400_BAD_REQUEST)
-        code = status.HTTP_201_CREATED if how == "created" else status.HTTP_200_OK
-        return Response({"job": job.pk, "attached": how == "attached"}, status=code)
+        code = status.HTTP_201_CREATED if how == GenerateOutcome.CREATED else status.HTTP_200_OK
+        return Response({"job": job.pk, "attached": how == GenerateOutcome.ATTACHED}, status=code)
 
 
 class JobView(APIView):

@@ -44,7 +44,7 @@ def group_name(job_id: int) -> str:
     return f"job-{job_id}"
 
 
-def emit(*, job: Job, type: str, data: dict) -> JobEvent:
+def emit(*, job: Job, type: EventType, data: dict) -> JobEvent:
     """Appends an event to the job's log; the caller holds the job's row lock."""
     Job.objects.filter(pk=job.pk).update(last_seq=F("last_seq") + 1)
     job.last_seq = Job.objects.values_list("last_seq", flat=True).get(pk=job.pk)

@@ -6,6 +6,7 @@ state and enqueues the next render on commit.
 """
 
 import secrets
+from enum import StrEnum
 
 from django.conf import settings
 from django.db import models
@@ -38,6 +39,14 @@ class PanelState(models.TextChoices):
 
 
 SHOWN_STATES = (PanelState.DELIVERED, PanelState.APPROVED)
+
+
+class GenerateOutcome(StrEnum):
+    """What Generate did (services.generate, the generate_requested signal)."""
+
+    CREATED = "created"  # a new job started
+    ATTACHED = "attached"  # a live speculation was confirmed
+    EXISTING = "existing"  # the live confirmed job of this version, as it was
 
 
 class Job(models.Model):

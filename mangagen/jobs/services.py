@@ -29,6 +29,7 @@ from ledger import errors as ledger_errors
 from ledger import services as ledger
 from ledger.models import Hold
 from mangagen import quotas
+from mangagen.queues import Queue
 from mangagen.renderers import PanelSpec, RenderError, get_renderer
 from mangagen.renderers.warmth import GpuPool, Priority, Withdrawn
 from mangagen.storyboards.models import Storyboard
@@ -36,14 +37,11 @@ from mangagen.storyboards.selectors import current_takes
 from mangagen.storyboards.services import keep_render
 
 from . import liveness
-from .events import emit
-from .models import LIVE_STATES, Job, JobPanel, JobState, PanelState
+from .events import EventType, emit
+from .models import LIVE_STATES, GenerateOutcome, Job, JobPanel, JobState, PanelState
 from .signals import generate_requested, job_confirmed, job_ended
 
 logger = logging.getLogger(__name__)
-
-RENDER_QUEUE = "render"
-SPECULATIVE_QUEUE = "speculative"
 
 
 class JobError(Exception):
@@ -83,15 +81,15 @@ def credits_of(user) -> dict:
 # --- starting, confirming, generating ---------------------------------------------------------
 
 
-def generate(*, user, storyboard: Storyboard) -> tuple[Job, str]:
+def generate(*, user, storyboard: Storyboard) -> tuple[Job, GenerateOutcome]:
     """What Generate does (see _generate); tells listeners Generate was clicked."""
     job, how = _generate(user=user, storyboard=storyboard)
     generate_requested.send(sender=Job, user=user, storyboard=storyboard, job=job, how=how)
     return job, how
 
 
-def _generate(*, user, storyboard: Storyboard) -> tuple[Job, str]:
-    """What Generate does. Returns the job and how: "created", "attached" or "existing".
+def _generate(*, user, storyboard: Storyboard) -> tuple[Job, GenerateOutcome]:
+    """What Generate does. Returns the job and how (created, attached or existing).
 
     A live unconfirmed job of this storyboard is confirmed (attached); a live
     confirmed job of this version is returned as it is; otherwise a new job
@@ -105,15 +103,15 @@ def _generate(*, user, storyboard: Storyboard) -> tuple[Job, str]:
                 # confirm_job locks it. Only a job confirmed and live is attached.
                 job = confirm_job(job=live)
                 if job.confirmed and job.live:
-                    return job, "attached"
+                    return job, GenerateOutcome.ATTACHED
                 continue
             storyboard.refresh_from_db()
             if live.version == storyboard.version:
-                return live, "existing"
+                return live, GenerateOutcome.EXISTING
             cancel_job(job=live, reason="The storyboard changed; a new job replaced this one.")
         quotas.check_live_jobs(user=user, storyboard=storyboard)
         try:
-            return start_job(user=user, storyboard=storyboard), "created"
+            return start_job(user=user, storyboard=storyboard), GenerateOutcome.CREATED
         except IntegrityError:
             continue  # a twin request started one first: return that one
     raise JobError("Could not start a job; please try again.")
@@ -159,7 +157,7 @@ def start_job(
             return job
         job.current_index = missing.index
         job.save(update_fields=["current_index"])
-        emit(job=job, type="job.state", data=_state_data(job))
+        emit(job=job, type=EventType.JOB_STATE, data=_state_data(job))
         _queue_render(job=job, panel=missing)
         _schedule_deadline(job)
     return job
@@ -216,7 +214,7 @@ def confirm_job(*, job: Job) -> Job:
                 "current_index",
             ]
         )
-        emit(job=job, type="job.state", data=_state_data(job))
+        emit(job=job, type=EventType.JOB_STATE, data=_state_data(job))
         job_confirmed.send(sender=Job, job=job)
         current = job.panels.select_for_update().get(index=job.current_index)
         if current.state == PanelState.READY:
@@ -258,7 +256,7 @@ def _rebase(*, job: Job, storyboard: Storyboard) -> None:
         job.current_index = current.index
     job.version = storyboard.version
     job.cast = {c.name: c.description for c in storyboard.characters.all()}
-    emit(job=job, type="job.rebased", data={"version": job.version, "total": len(fresh)})
+    emit(job=job, type=EventType.JOB_REBASED, data={"version": job.version, "total": len(fresh)})
 
 
 # --- rendering -----------------------------------------------------------------------------
@@ -299,11 +297,11 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> str:
         if index == job.current_index and job.state != JobState.RENDERING:
             job.state = JobState.RENDERING
             job.save(update_fields=["state"])
-            emit(job=job, type="job.state", data=_state_data(job))
+            emit(job=job, type=EventType.JOB_STATE, data=_state_data(job))
         wait = getattr(renderer, "expected_wait", lambda: None)()
         emit(
             job=job,
-            type="panel.rendering",
+            type=EventType.PANEL_RENDERING,
             data={"index": index, "attempt": attempt, "warming": bool(wait), "warm_in": wait},
         )
         spec = _panel_spec(job, panel)
@@ -329,7 +327,7 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> str:
             # logged so what speculation wastes can be counted.
             emit(
                 job=job,
-                type="panel.discarded",
+                type=EventType.PANEL_DISCARDED,
                 data={"index": index, "attempt": attempt, "seconds": round(result.seconds, 2)},
             )
             return "discarded"
@@ -342,7 +340,7 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> str:
         panel.save()
         emit(
             job=job,
-            type="panel.ready",
+            type=EventType.PANEL_READY,
             data={
                 "index": index,
                 "attempt": attempt,
@@ -356,7 +354,7 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> str:
         if index == job.current_index and job.state != JobState.AWAITING_DECISION:
             job.state = JobState.AWAITING_DECISION
             job.save(update_fields=["state"])
-            emit(job=job, type="job.state", data=_state_data(job))
+            emit(job=job, type=EventType.JOB_STATE, data=_state_data(job))
         return "ready"
 
 
@@ -385,7 +383,7 @@ def note_render_retry(
             return
         emit(
             job=job,
-            type="panel.retrying",
+            type=EventType.PANEL_RETRYING,
             data={"index": index, "attempt": attempt, "error": error, "retry_in": retry_in},
         )
 
@@ -402,14 +400,14 @@ def fail_render(*, job_id: int, index: int, attempt: int, error: str) -> None:
         panel.save(update_fields=["state", "error", "hold"])
         emit(
             job=job,
-            type="panel.failed",
+            type=EventType.PANEL_FAILED,
             data={"index": index, "attempt": attempt, "error": panel.error},
         )
-        emit(job=job, type="credits", data=credits_of(job.owner))
+        emit(job=job, type=EventType.CREDITS, data=credits_of(job.owner))
         if index == job.current_index:
             job.state = JobState.AWAITING_DECISION
             job.save(update_fields=["state"])
-            emit(job=job, type="job.state", data=_state_data(job))
+            emit(job=job, type=EventType.JOB_STATE, data=_state_data(job))
 
 
 # --- the person's decisions -----------------------------------------------------------------------
@@ -426,7 +424,7 @@ def approve_panel(*, job: Job, index: int) -> Job:
         panel = _decision_panel(job, index, allowed=(PanelState.DELIVERED,), verb="approve")
         panel.state = PanelState.APPROVED
         panel.save(update_fields=["state"])
-        emit(job=job, type="panel.approved", data={"index": index})
+        emit(job=job, type=EventType.PANEL_APPROVED, data={"index": index})
         following = (
             job.panels.select_for_update()
             .filter(index__gt=index)
@@ -449,7 +447,7 @@ def approve_panel(*, job: Job, index: int) -> Job:
             _promote(job=job, panel=following)
             job.state = JobState.RENDERING
             job.save(update_fields=["state"])
-            emit(job=job, type="job.state", data=_state_data(job))
+            emit(job=job, type=EventType.JOB_STATE, data=_state_data(job))
     return job
 
 
@@ -544,10 +542,10 @@ def requeue_stuck_renders(*, now: datetime | None = None) -> int:
             panel.save(update_fields=["state", "queued_at"])
             emit(
                 job=job,
-                type="panel.requeued",
+                type=EventType.PANEL_REQUEUED,
                 data={"index": panel.index, "attempt": panel.attempts},
             )
-            queue = SPECULATIVE_QUEUE if (panel.lookahead or not job.confirmed) else RENDER_QUEUE
+            queue = Queue.SPECULATIVE if (panel.lookahead or not job.confirmed) else Queue.RENDER
             args = (job.pk, panel.index, panel.attempts)
             transaction.on_commit(
                 lambda a=args, q=queue: render_panel.apply_async(a, queue=q), robust=True
@@ -597,11 +595,11 @@ def requeue_lost_renders(*, now: datetime | None = None) -> int:
             panel.save(update_fields=["state", "queued_at"])
             emit(
                 job=job,
-                type="panel.requeued",
+                type=EventType.PANEL_REQUEUED,
                 data={"index": index, "attempt": attempts, "why": "worker lost"},
             )
             queue = (
-                RENDER_QUEUE if _priority(job, panel) == Priority.CONFIRMED else SPECULATIVE_QUEUE
+                Queue.RENDER if _priority(job, panel) == Priority.CONFIRMED else Queue.SPECULATIVE
             )
             args = (job.pk, index, attempts)
             transaction.on_commit(
@@ -652,8 +650,8 @@ def _end(
         job.finished_at = now or timezone.now()
         job.end_reason = reason
         job.save(update_fields=["state", "finished_at", "end_reason"])
-        emit(job=job, type="job.state", data=_state_data(job))
-        emit(job=job, type="credits", data=credits_of(job.owner))
+        emit(job=job, type=EventType.JOB_STATE, data=_state_data(job))
+        emit(job=job, type=EventType.CREDITS, data=credits_of(job.owner))
         job_ended.send(sender=Job, job=job, state=state, reason=reason)
     return job, True
 
@@ -705,13 +703,13 @@ def _queue_lookahead(*, job: Job) -> None:
             continue
         try:
             with transaction.atomic():
-                _queue_render(job=job, panel=panel, queue=SPECULATIVE_QUEUE, lookahead=True)
+                _queue_render(job=job, panel=panel, queue=Queue.SPECULATIVE, lookahead=True)
         except ledger_errors.InsufficientCredits:
             return
 
 
 def _queue_render(
-    *, job: Job, panel: JobPanel, queue: str | None = None, lookahead: bool = False
+    *, job: Job, panel: JobPanel, queue: Queue | None = None, lookahead: bool = False
 ) -> None:
     """Places the render's hold (the key names job, panel and attempt) and enqueues it on commit."""
     from .tasks import render_panel
@@ -733,10 +731,12 @@ def _queue_render(
     if panel.index == job.current_index and job.state != JobState.QUEUED:
         job.state = JobState.QUEUED
         job.save(update_fields=["state"])
-        emit(job=job, type="job.state", data=_state_data(job))
-    emit(job=job, type="panel.queued", data={"index": panel.index, "attempt": panel.attempts})
-    emit(job=job, type="credits", data=credits_of(job.owner))
-    queue = queue or (RENDER_QUEUE if job.confirmed else SPECULATIVE_QUEUE)
+        emit(job=job, type=EventType.JOB_STATE, data=_state_data(job))
+    emit(
+        job=job, type=EventType.PANEL_QUEUED, data={"index": panel.index, "attempt": panel.attempts}
+    )
+    emit(job=job, type=EventType.CREDITS, data=credits_of(job.owner))
+    queue = queue or (Queue.RENDER if job.confirmed else Queue.SPECULATIVE)
     args = (job.pk, panel.index, panel.attempts)
     # robust: a broker that is down loses the message, not the request; the
     # sweep sends a render that never started again (requeue_stuck_renders).
@@ -762,7 +762,7 @@ def _promote(*, job: Job, panel: JobPanel) -> None:
     transaction.on_commit(lambda: GpuPool().promote(name), robust=True)
     if panel.state == PanelState.PENDING:
         transaction.on_commit(
-            lambda: render_panel.apply_async(args, queue=RENDER_QUEUE), robust=True
+            lambda: render_panel.apply_async(args, queue=Queue.RENDER), robust=True
         )
 
 
@@ -787,7 +787,9 @@ def _deliver(*, job: Job, panel: JobPanel) -> None:
         panel.state = PanelState.FAILED
         panel.error = f"This render's hold ended before it could be shown ({exc}). Try it again."
         panel.save(update_fields=["state", "error"])
-        emit(job=job, type="panel.failed", data={"index": panel.index, "error": panel.error})
+        emit(
+            job=job, type=EventType.PANEL_FAILED, data={"index": panel.index, "error": panel.error}
+        )
     else:
         panel.state = PanelState.DELIVERED
         panel.delivered_at = timezone.now()
@@ -795,17 +797,17 @@ def _deliver(*, job: Job, panel: JobPanel) -> None:
         _keep(job=job, panel=panel)
         emit(
             job=job,
-            type="panel.delivered",
+            type=EventType.PANEL_DELIVERED,
             data={
                 "index": panel.index,
                 "attempt": panel.attempts,
                 "image_url": image_url(panel, job),
             },
         )
-        emit(job=job, type="credits", data=credits_of(job.owner))
+        emit(job=job, type=EventType.CREDITS, data=credits_of(job.owner))
     job.state = JobState.AWAITING_DECISION
     job.save(update_fields=["state"])
-    emit(job=job, type="job.state", data=_state_data(job))
+    emit(job=job, type=EventType.JOB_STATE, data=_state_data(job))
     if panel.state == PanelState.DELIVERED:
         _queue_lookahead(job=job)
 
@@ -828,8 +830,8 @@ def _complete(job: Job) -> None:
     job.state = JobState.COMPLETED
     job.finished_at = timezone.now()
     job.save(update_fields=["state", "finished_at"])
-    emit(job=job, type="job.state", data=_state_data(job))
-    emit(job=job, type="job.done", data={"reader_url": reader_url(job)})
+    emit(job=job, type=EventType.JOB_STATE, data=_state_data(job))
+    emit(job=job, type=EventType.JOB_DONE, data={"reader_url": reader_url(job)})
     job_ended.send(sender=Job, job=job, state=job.state, reason="completed")
 
 

@@ -4,6 +4,7 @@ import logging
 
 from celery import shared_task
 
+from mangagen.queues import Queue
 from mangagen.renderers import RenderError
 
 from . import services
@@ -24,7 +25,7 @@ def render_panel(self, job_id: int, index: int, attempt: int) -> str:
             services.note_render_retry(
                 job_id=job_id, index=index, attempt=attempt, error=str(exc), retry_in=countdown
             )
-            queue = (self.request.delivery_info or {}).get("routing_key") or "render"
+            queue = (self.request.delivery_info or {}).get("routing_key") or Queue.RENDER
             raise self.retry(exc=exc, countdown=countdown, queue=queue) from exc
         services.fail_render(job_id=job_id, index=index, attempt=attempt, error=str(exc))
         return "failed"
