@@ -23,9 +23,11 @@ run: $(STAMP)
 test: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bin/with-redis $(BIN)/python -m pytest
 
+## lint: ruff, then mypy (with django-stubs) on ledger/, speculation/ and mangagen/jobs/ (pyproject.toml).
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 format: $(STAMP)
 	$(BIN)/ruff format .

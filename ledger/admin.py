@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin import helpers
 from django.core.exceptions import PermissionDenied
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -190,7 +191,7 @@ class HoldAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
                     "holds": queryset.select_related("account__user"),
                     "form": form,
                     "opts": self.model._meta,
-                    "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+                    "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
                 },
             )
         reason = f"admin {request.user.get_username()}: {form.cleaned_data['reason']}"

@@ -86,7 +86,7 @@ def authorize(
         if state == _FLAGGED:
             raise errors.AccountFlagged(reason=detail or "") from None
         if state == _INSUFFICIENT:
-            raise errors.InsufficientCredits(available=int(detail), requested=amount) from None
+            raise errors.InsufficientCredits(available=int(detail or 0), requested=amount) from None
         raise
     status, detail, kind, debit, original_amount, original_reference = row[:6]
     original = SimpleNamespace(
@@ -147,7 +147,9 @@ def _fetch(db, sql: str, params: list) -> tuple:
     db.ensure_connection()
     with db.wrap_database_errors, psycopg.Cursor(db.connection) as cursor:
         cursor.execute(sql, params, prepare=True, binary=True)
-        return cursor.fetchone()
+        row = cursor.fetchone()
+    assert row is not None  # each statement is a SELECT of one function call
+    return row
 
 
 def _hold(db, values: tuple) -> Hold | None:

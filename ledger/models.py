@@ -85,6 +85,7 @@ class Account(models.Model):
     def __str__(self) -> str:
         if self.kind == self.Kind.SYSTEM:
             return f"system:{self.code}"
+        assert self.user is not None  # ledger_account_owner_matches_kind
         return f"user:{self.user.get_username()}"
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db.models import (
     BigIntegerField,
@@ -119,6 +120,7 @@ def balance_effect(*, transfer: Transfer, account: Account) -> tuple[int, int]:
         return (transfer.amount, 0) if transfer.kind == Transfer.Kind.POST else (0, 0)
     if transfer.kind == Transfer.Kind.PENDING:
         return -transfer.amount, transfer.amount
+    assert transfer.pending is not None  # a post or void always resolves a pending transfer
     held = transfer.pending.amount
     if transfer.kind == Transfer.Kind.POST:
         return held - transfer.amount, -held
@@ -138,6 +140,7 @@ def reconciliation(*, now: datetime | None = None) -> list[Mismatch]:
     now = now or timezone.now()
     found: list[Mismatch] = []
     total = 0
+    account: Any  # annotated by with_journal_balances and with_open_holds
     for account in with_journal_balances(Account.objects.all()).select_related("user"):
         total += account.balance + account.held
         if (account.balance, account.held) != (account.journal_available, account.journal_held):

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import TypeVar
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, TypeVar
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
@@ -29,13 +30,16 @@ from django.utils import timezone
 from . import errors, fast_path
 from .models import Account, BalanceShard, Hold, SystemAccount, Transfer, shard_for
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
 T = TypeVar("T")
 
 
 # --- accounts -----------------------------------------------------------------
 
 
-def account_for(user) -> Account:
+def account_for(user: User) -> Account:
     """The user's credits account, created on first use."""
     account, _ = Account.objects.get_or_create(user=user, defaults={"kind": Account.Kind.USER})
     return account
@@ -69,7 +73,7 @@ def grant(
     key: str,
     reason: str,
     source: SystemAccount = SystemAccount.GRANTS,
-    actor=None,
+    actor: User | None = None,
 ) -> Transfer:
     """Adds `amount` credits to `account`, taken from the system `source` account."""
     _check_amount(amount)
@@ -91,7 +95,7 @@ def revoke(
     key: str,
     reason: str,
     sink: SystemAccount = SystemAccount.REFUNDS,
-    actor=None,
+    actor: User | None = None,
 ) -> Transfer:
     """Takes `amount` available credits back; refuses to go below zero."""
     _check_amount(amount)
@@ -107,7 +111,14 @@ def revoke(
 
 
 def _posted_transfer(
-    *, kind: str, debit: Account, credit: Account, amount: int, key: str, reason: str, actor
+    *,
+    kind: str,
+    debit: Account,
+    credit: Account,
+    amount: int,
+    key: str,
+    reason: str,
+    actor: User | None,
 ) -> Transfer:
     def replay(existing: Transfer) -> Transfer:
         _require_same(
@@ -267,7 +278,7 @@ def _authorize_fast(
     if answer.status == "flagged":
         raise errors.AccountFlagged(reason=answer.detail or "")
     if answer.status == "insufficient":
-        raise errors.InsufficientCredits(available=int(answer.detail), requested=amount)
+        raise errors.InsufficientCredits(available=int(answer.detail or 0), requested=amount)
     if answer.status == "replay":
         _require_same(
             key,
@@ -277,6 +288,7 @@ def _authorize_fast(
             amount=amount,
             reference=reference,
         )
+    assert answer.hold is not None  # only a refused authorize comes back without one
     return answer.hold
 
 
@@ -286,7 +298,7 @@ def capture(
     amount: int | None = None,
     key: str | None = None,
     reason: str = "",
-    actor=None,
+    actor: User | None = None,
 ) -> Hold:
     """Spends `amount` (default: all) of a pending hold; the remainder is released.
 
@@ -307,7 +319,7 @@ def capture(
     )
 
 
-def release(*, hold: Hold, reason: str, key: str | None = None, actor=None) -> Hold:
+def release(*, hold: Hold, reason: str, key: str | None = None, actor: User | None = None) -> Hold:
     """Returns the whole of a pending hold to `available`.
 
     Refuses a hold that is already resolved (HoldAlreadyResolved); a retry
@@ -387,10 +399,10 @@ def _resolve(
     amount: int | None,
     key: str | None,
     reason: str,
-    actor,
+    actor: User | None,
 ) -> Hold:
     explicit_key = key is not None
-    key = key if explicit_key else f"hold:{hold.pk}:resolve"
+    key = key if key is not None else f"hold:{hold.pk}:resolve"
     db = fast_path.database()
     if db is not None:
         return _resolve_fast(db, hold, kind, state, amount, key, explicit_key, reason, actor)
@@ -417,6 +429,7 @@ def _resolve(
         )
         if locked.state != Hold.State.PENDING:
             resolution = locked.resolution_transfer
+            assert resolution is not None  # a resolved hold keeps its resolution
             if explicit_key and resolution.key == key:
                 return replay(resolution)  # a concurrent twin of this very call won
             raise _already_resolved(locked)
@@ -452,7 +465,7 @@ def _resolve_fast(
     key: str,
     explicit_key: bool,
     reason,
-    actor,
+    actor: User | None,
 ) -> Hold:
     _check_key(key)
     answer = fast_path.resolve(
@@ -467,11 +480,12 @@ def _resolve_fast(
         actor_id=actor.pk if actor is not None else None,
         now=timezone.now(),
     )
-    locked = answer.hold
-    if answer.status == "done":
-        return locked
     if answer.status == "missing":
         raise Hold.DoesNotExist(f"Hold #{hold.pk} does not exist.")
+    locked = answer.hold
+    assert locked is not None  # every answer but "missing" carries the hold
+    if answer.status == "done":
+        return locked
     if answer.status == "key_used":
         if not explicit_key:
             raise _already_resolved(locked)
@@ -493,7 +507,15 @@ def _resolve_fast(
 
 
 def _write_resolution(
-    *, hold: Hold, kind: str, state: str, amount: int, key: str, reason: str, actor, now
+    *,
+    hold: Hold,
+    kind: str,
+    state: str,
+    amount: int,
+    key: str,
+    reason: str,
+    actor: User | None,
+    now,
 ) -> None:
     """Journals a post or void of `hold` (locked by the caller) and moves balances."""
     user_id = hold.account_id
@@ -565,7 +587,7 @@ def _idempotent(
         return replay(existing)
 
 
-def _require_same(key: str, existing: Transfer, **expected) -> None:
+def _require_same(key: str, existing: Transfer | SimpleNamespace, **expected) -> None:
     for field, value in expected.items():
         if getattr(existing, field) != value:
             raise errors.IdempotencyConflict(

@@ -21,8 +21,9 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from statistics import NormalDist
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.core.cache import cache
@@ -34,6 +35,9 @@ from mangagen.jobs.models import LIVE_STATES
 from mangagen.renderers.warmth import GpuPool, Priority
 
 from .models import Outcome, Speculation
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 DWELL_PRIOR_WEIGHT = 20
 DWELL_PRIOR_SIGMA = 0.8
@@ -126,7 +130,7 @@ class PersonBudget:
     allowed: bool
 
 
-def person_budget(user, *, now=None) -> PersonBudget:
+def person_budget(user: User, *, now: datetime | None = None) -> PersonBudget:
     now = now or timezone.now()
     abandoned = Speculation.objects.filter(
         user=user,
@@ -159,7 +163,7 @@ def unproven_cap() -> int:
     return max(1, settings.SPECULATION_MAX_INFLIGHT * settings.SPECULATION_UNPROVEN_SHARE // 100)
 
 
-def proven(user) -> bool:
+def proven(user: User) -> bool:
     """Has this person ever clicked Generate on a speculation of theirs?"""
     return Speculation.objects.filter(user=user, outcome=Outcome.HIT).exists()
 

@@ -41,7 +41,7 @@ class SpeculateView(APIView):
         speculation = services.speculate(
             user=request.user, storyboard=owned_storyboard(request, pk), token=token_of(request)
         )
-        if speculation.job_id is None:
+        if speculation.job is None:
             return Response({"job": None, "hint": False, "reason": speculation.reason})
         return Response(
             {

@@ -13,6 +13,7 @@ the request. Only then is an unconfirmed job created and panel one enqueued.
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -28,8 +29,11 @@ from mangagen.storyboards.models import Storyboard
 from . import admission
 from .models import DeclineReason, Outcome, Speculation
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
-def speculate(*, user, storyboard: Storyboard, token: str = "") -> Speculation:
+
+def speculate(*, user: User, storyboard: Storyboard, token: str = "") -> Speculation:
     """Returns a live speculation (its job holds panel one's credit) or a declined one.
 
     `token` is made by the Review page and sent again by its beacon when the
@@ -56,6 +60,7 @@ def speculate(*, user, storyboard: Storyboard, token: str = "") -> Speculation:
             if (
                 live.storyboard_id == storyboard.pk
                 and live.version == storyboard.version
+                and live.job is not None
                 and live.job.live
                 and not live.job.confirmed
             ):
@@ -91,7 +96,7 @@ def speculate(*, user, storyboard: Storyboard, token: str = "") -> Speculation:
         )
 
 
-def _gate(user) -> DeclineReason | float | None:
+def _gate(user: User) -> DeclineReason | float | None:
     """The gates between the person's own state and the hold: a reason to decline, or
     the predicted finish (seconds) of a render worth starting (None if unknown)."""
     unconfirmed = Job.objects.filter(confirmed=False, state__in=LIVE_STATES).count()
@@ -116,7 +121,7 @@ def _gate(user) -> DeclineReason | float | None:
     return forecast.finish_seconds
 
 
-def leave(*, user, storyboard: Storyboard, token: str) -> Speculation:
+def leave(*, user: User, storyboard: Storyboard, token: str) -> Speculation:
     """The Review page's beacon: the person left. Ends the speculation the token names
     (its hold released, unless Generate confirmed it meanwhile, as its locked job says);
     if its request is still being answered, it will find this and start nothing."""
@@ -137,7 +142,7 @@ def leave(*, user, storyboard: Storyboard, token: str) -> Speculation:
             )
         if speculation.generate_at is None and speculation.left_at is None:
             Speculation.objects.filter(pk=speculation.pk).update(left_at=now)
-        if speculation.job_id is not None:
+        if speculation.job is not None:
             jobs.cancel_job(job=speculation.job, reason="Left Review.", only_if_unconfirmed=True)
         speculation.refresh_from_db()
         return speculation
@@ -159,6 +164,7 @@ def _invalidate(live: Speculation) -> None:
     The job row is locked first (as confirm_job does, whose receiver marks the
     speculation a hit), then the speculation row: one order, no deadlock.
     """
+    assert live.job is not None  # a live speculation has its job
     job = jobs.cancel_job(
         job=live.job, reason="Replaced by a newer speculation.", only_if_unconfirmed=True
     )
@@ -169,7 +175,7 @@ def _invalidate(live: Speculation) -> None:
     ).update(outcome=Outcome.INVALIDATED, ended_at=timezone.now())
 
 
-def _declined(user, storyboard: Storyboard, reason: DeclineReason, token: str) -> Speculation:
+def _declined(user: User, storyboard: Storyboard, reason: DeclineReason, token: str) -> Speculation:
     return Speculation.objects.create(
         user=user,
         storyboard=storyboard,

@@ -43,4 +43,4 @@ class JobSerializer(serializers.ModelSerializer):
         ]
 
     def get_panels(self, obj) -> list[dict]:
-        return JobPanelSerializer(obj.panels.all(), many=True, context={"job": obj}).data
+        return list(JobPanelSerializer(obj.panels.all(), many=True, context={"job": obj}).data)
