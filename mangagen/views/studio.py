@@ -27,6 +27,9 @@ from mangagen.storyboards.models import (
     Style,
 )
 
+# The job states the pages' scripts treat as work under way, from the enum (json_script).
+LIVE_JOB_STATES = [str(state) for state in LIVE_STATES]
+
 STEPS = [
     ("story", "Story"),
     ("characters", "Characters"),
@@ -90,6 +93,7 @@ def _step(request, storyboard, step: str):
             ],
             "styles": Style.choices,
             "shots": Shot.choices,
+            "live_job_states": LIVE_JOB_STATES,
             "limits": {k: v for k, v in vars(limits).items() if k.startswith("MAX_")},
         },
     )
@@ -110,7 +114,14 @@ def job_page(request, pk: int, job_pk: int):
     return render(
         request,
         "studio/job.html",
-        {"job": job, "storyboard": job.storyboard, "job_data": job_body(job)},
+        {
+            "job": job,
+            "storyboard": job.storyboard,
+            "job_data": job_body(job),
+            "live_job_states": LIVE_JOB_STATES,
+            # window.mangagenJob, the browser tests' handle on the socket, ships only with DEBUG.
+            "test_hook": settings.DEBUG,
+        },
     )
 
 

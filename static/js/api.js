@@ -31,6 +31,44 @@ export async function api(method, url, body) {
   return data;
 }
 
+// The header's balance: every page that learns a new one shows it here.
+export function showNavCredits(available) {
+  const nav = document.getElementById("nav-credits");
+  if (nav) nav.textContent = available;
+}
+
+// Reads the person's balance and shows it in the header. Resolves to /api/me/'s answer,
+// or null when it could not be read (the balance shown stays as it was).
+export async function refreshNavCredits() {
+  const me = await api("GET", "/api/me/").catch(() => null);
+  if (me) showNavCredits(me.credits.available);
+  return me;
+}
+
+// A 402 (out of credits) shown in `box` with a link to the server's purchase_url; returns
+// false, touching nothing, for any other error. A box that already holds its own words and a
+// link marked data-purchase-link (Review's prompt) gets the link's address and is shown;
+// otherwise the box is filled with `before`, a link reading `link`, and `after`.
+export function showOutOfCredits(err, box, { before = "", link = "Get more credits", after = "" } = {}) {
+  if (!(err instanceof ApiError) || err.status !== 402) return false;
+  const url = err.body.purchase_url;
+  const own = box.querySelector("[data-purchase-link]");
+  if (own) {
+    own.href = url;
+  } else {
+    const anchor = Object.assign(document.createElement("a"), { href: url, textContent: link });
+    box.replaceChildren(...[before, anchor, after].filter((part) => part !== ""));
+  }
+  box.hidden = false;
+  return true;
+}
+
+// Data the server hands a script with Django's json_script (`<script type="application/json" id=…>`).
+export function serverData(id, fallback = null) {
+  const node = document.getElementById(id);
+  return node ? JSON.parse(node.textContent) : fallback;
+}
+
 // Buttons that need a script start disabled (data-needs-script) and are enabled once it
 // has wired them, so a click made while the page is still loading is never lost.
 export function scriptReady(root = document) {

@@ -1,5 +1,5 @@
 // The Credits page: Buy sends the person to Stripe Checkout.
-import { api } from "./api.js";
+import { api, showNavCredits } from "./api.js";
 
 const error = document.getElementById("checkout-error");
 for (const button of document.querySelectorAll("button.buy")) {
@@ -28,8 +28,7 @@ if (document.getElementById("checkout-success")) {
     const me = await api("GET", "/api/me/").catch(() => null);
     if (me && me.credits.available !== start) {
       shown.textContent = me.credits.available;
-      const nav = document.getElementById("nav-credits");
-      if (nav) nav.textContent = me.credits.available;
+      showNavCredits(me.credits.available);
       clearInterval(poll);
     }
     if (tries > 30) clearInterval(poll);

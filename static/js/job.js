@@ -1,6 +1,6 @@
 // The job page: panels as they arrive, decisions, live credits; reconnects by itself.
 // Every claim on screen is re-derived from the job the server returns.
-import { ApiError, api, csrfToken } from "./api.js";
+import { api, csrfToken, serverData, showNavCredits, showOutOfCredits } from "./api.js";
 
 const root = document.getElementById("job");
 const jobId = root.dataset.job;
@@ -11,6 +11,8 @@ const statusLine = document.getElementById("status-line");
 const statusText = document.getElementById("status-text");
 const errorBox = document.getElementById("job-error");
 const connection = document.getElementById("connection");
+// The job states in which work is still under way, from the server's enum (LIVE_STATES).
+const LIVE = serverData("live-job-states");
 let job = null;
 let lastSeq = 0;
 let socket = null;
@@ -30,8 +32,7 @@ const STATE_WORDS = {
 
 function setCredits(available) {
   document.getElementById("job-credits").textContent = available;
-  const nav = document.getElementById("nav-credits");
-  if (nav) nav.textContent = available;
+  showNavCredits(available);
 }
 
 function tile(panel) {
@@ -105,12 +106,12 @@ function render() {
     failed: "This job failed. Held credits were released.",
   };
   progress.textContent = `${words[job.state] || job.state} · ${approved} of ${total} approved`;
-  const live = ["queued", "rendering", "awaiting_decision"].includes(job.state);
+  const live = LIVE.includes(job.state);
   document.getElementById("cancel-job").hidden = !live;
   if (!["queued", "rendering"].includes(job.state)) busy = null;
   document.getElementById("done").hidden = job.state !== "completed";
   if (job.state === "completed") {
-    document.getElementById("read-link").href = `/comics/${root.dataset.storyboard}/jobs/${jobId}/read/`;
+    document.getElementById("read-link").href = root.dataset.readUrl;
   }
   tick();
 }
@@ -147,15 +148,8 @@ function refreshSoon() {
 
 function showError(err) {
   errorBox.hidden = false;
-  if (err instanceof ApiError && err.status === 402) {
-    errorBox.replaceChildren(
-      document.createTextNode("You are out of credits. "),
-      Object.assign(document.createElement("a"), { href: err.body.purchase_url, textContent: "Get more credits" }),
-      document.createTextNode(" and try again."),
-    );
-  } else {
-    errorBox.textContent = err.message;
-  }
+  const words = { before: "You are out of credits. ", link: "Get more credits", after: " and try again." };
+  if (!showOutOfCredits(err, errorBox, words)) errorBox.textContent = err.message;
 }
 
 async function decide(kind, index, button) {
@@ -223,7 +217,7 @@ function connect() {
       document.addEventListener("visibilitychange", back);
       return;
     }
-    if (job && !["queued", "rendering", "awaiting_decision"].includes(job.state) && event.wasClean) return;
+    if (job && !LIVE.includes(job.state) && event.wasClean) return;
     connection.textContent = "Reconnecting…";
     setTimeout(connect, retryDelay);
     retryDelay = Math.min(retryDelay * 2, 8000);
@@ -243,8 +237,10 @@ document.getElementById("cancel-job").addEventListener("click", async () => {
 });
 
 // The job came with the page (server-rendered, panels already painted); the socket adds what follows.
-const embedded = document.getElementById("job-data");
-job = embedded ? JSON.parse(embedded.textContent) : await api("GET", `/api/jobs/${jobId}/`);
+job = serverData("job-data") || (await api("GET", `/api/jobs/${jobId}/`));
 render();
 connect(); // from seq 0: the log tells what is under way (a warming GPU) and since when
-window.mangagenJob = { get lastSeq() { return lastSeq; }, get socket() { return socket; }, csrfToken };
+// A handle for the browser tests (they drop the socket); the page carries data-test-hook only with DEBUG.
+if ("testHook" in root.dataset) {
+  window.mangagenJob = { get lastSeq() { return lastSeq; }, get socket() { return socket; }, csrfToken };
+}

@@ -1,4 +1,4 @@
-import { ApiError, api, autosaver, csrfToken, scriptReady, wizard } from "./api.js";
+import { ApiError, api, autosaver, csrfToken, refreshNavCredits, scriptReady, showOutOfCredits, wizard } from "./api.js";
 
 const { id } = wizard();
 const list = document.getElementById("characters");
@@ -108,16 +108,8 @@ async function sheetAction(row, work) {
   try {
     await work();
   } catch (err) {
-    if (err.status === 402) {
-      error.innerHTML = "";
-      error.append(`${err.message} `);
-      const link = document.createElement("a");
-      link.href = err.body.purchase_url;
-      link.textContent = "Buy credits";
-      error.append(link);
-    } else {
-      error.textContent = err.message;
-    }
+    const words = { before: `${err.message} `, link: "Buy credits" };
+    if (!showOutOfCredits(err, error, words)) error.textContent = err.message;
   }
   await refreshSheets();
 }
@@ -156,16 +148,9 @@ async function refreshSheets() {
   const fresh = await api("GET", `/api/storyboards/${id}/`).catch(() => null);
   if (!fresh) return;
   const rendering = applySheets(fresh);
-  showCredits();
+  refreshNavCredits(); // the header's balance: a sheet's hold, capture or release changes it
   clearTimeout(polling);
   polling = rendering ? setTimeout(refreshSheets, 1000) : null;
-}
-
-// The header's balance: a sheet's hold, capture or release changes it.
-async function showCredits() {
-  const me = await api("GET", "/api/me/").catch(() => null);
-  const nav = document.getElementById("nav-credits");
-  if (me && nav) nav.textContent = me.credits.available;
 }
 
 // Shows each character's sheet from a storyboard; says whether one is still rendering.

@@ -1,4 +1,4 @@
-import { ApiError, api, csrfToken, wizard } from "./api.js";
+import { api, csrfToken, refreshNavCredits, serverData, showOutOfCredits, wizard } from "./api.js";
 
 const { id } = wizard();
 const grid = document.getElementById("review-panels");
@@ -30,9 +30,9 @@ function panelView(panel, shots) {
   return card;
 }
 
-const shots = Object.fromEntries(
-  [...document.querySelectorAll("#shot-names option")].map((o) => [o.value, o.textContent]),
-);
+const shots = Object.fromEntries(serverData("shot-names", []));
+// The job states in which work is still under way, from the server's enum (LIVE_STATES).
+const LIVE = serverData("live-job-states", []);
 const storyboard = await api("GET", `/api/storyboards/${id}/`);
 grid.replaceChildren(...storyboard.panels.map((p) => panelView(p, shots)));
 document.getElementById("review-summary").textContent =
@@ -87,14 +87,8 @@ function hideHint() {
   showBalance();
 }
 
-async function showBalance() {
-  try {
-    const me = await api("GET", "/api/me/");
-    const nav = document.getElementById("nav-credits");
-    if (nav) nav.textContent = me.credits.available;
-  } catch (err) {
-    // the balance shown stays as it was
-  }
+function showBalance() {
+  refreshNavCredits(); // unreadable: the balance shown stays as it was
 }
 
 async function speculate() {
@@ -118,7 +112,7 @@ async function speculate() {
 async function recheck() {
   try {
     const job = await api("GET", `/api/jobs/${speculativeJob}/`);
-    if (!["queued", "rendering", "awaiting_decision"].includes(job.state)) hideHint();
+    if (!LIVE.includes(job.state)) hideHint();
   } catch (err) {
     hideHint();
   }
@@ -164,10 +158,7 @@ generate.addEventListener("click", async () => {
     generating = false;
     generate.disabled = false;
     generate.textContent = "Generate";
-    if (err instanceof ApiError && err.status === 402) {
-      prompt.querySelector("a").href = err.body.purchase_url;
-      prompt.hidden = false;
-    } else {
+    if (!showOutOfCredits(err, prompt)) {
       const box = document.getElementById("form-error");
       box.textContent = err.message;
       box.hidden = false;
