@@ -35,8 +35,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.stack import ROOT, Stack, fresh_database_url, redis_url
 from bench.ttfp import Person, setup_people
+from tests.support.stack import ROOT, Stack, fresh_database_url, redis_url
 
 
 @dataclass

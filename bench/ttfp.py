@@ -30,7 +30,7 @@ import websocket
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.stack import ROOT, Stack, fresh_database_url, redis_url
+from tests.support.stack import ROOT, Stack, fresh_database_url, redis_url
 
 PASSWORD = "bench-pass-1234"
 PANELS = [

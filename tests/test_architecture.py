@@ -28,7 +28,12 @@ def imported_packages(package: str) -> dict[pathlib.Path, set[str]]:
 
 @pytest.mark.parametrize(
     "package, forbidden",
-    [("ledger", {"mangagen", "speculation"}), ("mangagen", {"speculation"})],
+    [
+        ("ledger", {"mangagen", "speculation"}),
+        ("mangagen", {"speculation"}),
+        # The benchmarks use the tests' support (tests/support/stack.py), never the reverse.
+        ("tests", {"bench"}),
+    ],
 )
 def test_dependency_direction(package, forbidden):
     offenders = {

@@ -15,7 +15,7 @@ import pytest
 import requests
 import websocket
 
-from bench.stack import ROOT, Stack, free_port, fresh_database_url
+from tests.support.stack import ROOT, Stack, free_port, fresh_database_url
 
 PASSWORD = "restart-pass-1234"
 

@@ -28,7 +28,7 @@ CHROMIUM_ARGS = [
 
 @pytest.fixture(scope="session")
 def stack():
-    from bench.stack import Stack, fresh_database_url, redis_url
+    from tests.support.stack import Stack, fresh_database_url, redis_url
 
     if not os.environ.get("REDIS_URL"):
         pytest.skip("browser tests need REDIS_URL (make test starts an embedded Redis)")

@@ -1,7 +1,7 @@
 """Start and stop the whole stack (`manage.py runstack`) on its own database.
 
-Used by the browser tests and the benchmarks: daphne, both Celery workers
-and beat, exactly as `make run` starts them.
+Used by the browser tests, tests/test_redis_restart.py and the benchmarks
+(bench/): daphne, both Celery workers and beat, exactly as `make run` starts them.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def free_port() -> int:

@@ -1,0 +1,1 @@
+"""What the tests and the benchmarks share: the whole-stack launcher (stack.py)."""
