@@ -165,7 +165,9 @@ def test_authorize_accepts_seconds_or_timedelta(funded):
         account=funded, amount=1, key="b", reference="x", expires_in=timedelta(minutes=5)
     )
     assert a.expires_at < b.expires_at
-    assert a.expires_at - a.created_at == pytest.approx(timedelta(seconds=30), abs=timedelta(1))
+    assert a.expires_at - a.created_at == pytest.approx(
+        timedelta(seconds=30), abs=timedelta(seconds=1)
+    )
 
 
 def test_operations_need_a_key(funded):

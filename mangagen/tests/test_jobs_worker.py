@@ -23,6 +23,7 @@ from PIL import Image
 from ledger import services as ledger
 from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.jobs import liveness, services
+from mangagen.jobs.events import EventType
 from mangagen.jobs.models import Job
 from mangagen.storyboards import services as storyboards
 from mangagen.tests.standin import Canned
@@ -142,7 +143,10 @@ def test_cancel_mid_render_charges_nothing(start_worker, user, board, account):
     wait_for(lambda: panel_state(job, 1) == "rendering", what="the render to start")
     services.cancel_job(job=job)
     assert balance(account) == (10, 0)
-    time.sleep(2.5)  # the render finishes and is discarded
+    wait_for(
+        lambda: job.events.filter(type=EventType.PANEL_DISCARDED).exists(),
+        what="the render to finish and be discarded",
+    )
     panel = job.panels.get(index=1)
     assert panel.state == "rendering" and not panel.image
     assert balance(account) == (10, 0)

@@ -295,6 +295,13 @@ def test_outcomes_feed_the_metrics(
     broke = make_user()
     services.speculate(user=broke, storyboard=make_board(broke))
 
+    # The hit's panel one took 4 s on the GPU, all before Generate, and was on screen
+    # 0.5 s after it: figures the report must carry through exactly.
+    hit_job = Job.objects.get(pk=hit)
+    hit_job.panels.filter(index=1).update(
+        render_seconds=4.0, delivered_at=hit_job.confirmed_at + timedelta(seconds=0.5)
+    )
+
     day = metrics.report()[0]
     assert day.outcomes == {"hit": 1, "abandoned": 1, "declined": 1}
     assert day.declined == {"insufficient_credits": 1}
@@ -302,20 +309,34 @@ def test_outcomes_feed_the_metrics(
     assert day.renders_wasted == 1
     assert (day.credits_held, day.credits_captured, day.credits_released) == (2, 1, 1)
     assert day.gpu_cost_wasted == pytest.approx(0.004)
-    assert day.latency_hidden_seconds >= 0
-    assert day.ttfp_attached["n"] == 1 and day.ttfp_attached["p50"] >= 0
+    assert day.latency_hidden_seconds == pytest.approx(4.0)
+    assert day.ttfp_attached["n"] == 1 and day.ttfp_attached["p50"] == pytest.approx(0.5)
     assert day.always_warm_cost == pytest.approx(21.0)
     assert Job.objects.get(pk=hit).confirmed
 
 
-def test_the_admin_speculation_page_shows_the_figures(client, make_user, user, board, speculate):
-    fund(user, 1)
+def test_the_admin_speculation_page_shows_the_figures(
+    client, make_user, user, board, speculate, sent, django_capture_on_commit_callbacks
+):
+    fund(user, 2)
     speculate(board)
+    render_all(sent, django_capture_on_commit_callbacks)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(f"/api/storyboards/{board.pk}/generate/")  # a hit
+    broke = make_user()
+    services.speculate(user=broke, storyboard=make_board(broke))  # declined: no credits
     client.force_login(make_user("ops", is_staff=True, is_superuser=True))
     page = client.get("/admin/speculation/speculation/").content.decode()
-    assert "What speculation bought and cost" in page
-    assert "Last day" in page and "Last month" in page
-    assert "always-warm GPU" in page
+    periods = metrics.report()
+    assert [p.label for p in periods] == ["Last day", "Last week", "Last month"]
+    for label in ("Last day", "Last week", "Last month"):
+        assert f"<th>{label}</th>" in page
+    # Every period sees the one hit, its held and captured credit, the one decline.
+    assert page.count('<td class="hit-rate">100%</td>') == 3
+    assert page.count("<td>1 / 0 / 0 / 0</td>") == 3
+    assert page.count("<td>1 / 0 / 1</td>") == 3
+    assert page.count("<td>insufficient_credits: 1</td>") == 3
+    assert f"<td>${periods[0].always_warm_cost:.2f}</td>" in page
 
 
 def test_confirming_moves_a_waiting_render_to_the_render_queue(
