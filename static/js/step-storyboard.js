@@ -79,11 +79,19 @@ function renumber() {
     card.querySelector(".p-title").textContent = `Panel ${i + 1}`;
     card.querySelector(".up").disabled = i === 0;
     card.querySelector(".down").disabled = i === list.children.length - 1;
+    // Icon-only buttons and unlabelled line fields are named for screen readers, by panel and line.
+    card.querySelector(".up").setAttribute("aria-label", `Move panel ${i + 1} up`);
+    card.querySelector(".down").setAttribute("aria-label", `Move panel ${i + 1} down`);
+    card.querySelector("header .remove").setAttribute("aria-label", `Remove panel ${i + 1}`);
     for (const field of ["description", "characters", "dialogue", "caption"]) {
       card.querySelector(`.p-${field}-error`).dataset.errorFor = `panels.${i}.${field}`;
     }
     [...card.querySelectorAll(".line-row")].forEach((row, j) => {
       row.querySelector(".l-error").dataset.errorFor = `panels.${i}.dialogue.${j}.text`;
+      const line = `panel ${i + 1}, line ${j + 1}`;
+      row.querySelector(".l-speaker").setAttribute("aria-label", `Speaker, ${line}`);
+      row.querySelector(".l-text").setAttribute("aria-label", `What they say, ${line}`);
+      row.querySelector(".remove").setAttribute("aria-label", `Remove ${line}`);
     });
   });
 }
