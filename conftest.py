@@ -114,11 +114,11 @@ def instant_renders(settings, tmp_path):
 def enqueued(monkeypatch):
     """Records every render the studio enqueues as ((job, index, attempt), queue),
     instead of sending it to Redis; deadline tasks are dropped."""
-    from mangagen.jobs import tasks
+    from mangagen.jobs import dispatch
 
     calls = []
     monkeypatch.setattr(
-        tasks.render_panel, "apply_async", lambda args, queue: calls.append((tuple(args), queue))
+        dispatch, "send_render", lambda args, queue: calls.append((tuple(args), queue))
     )
-    monkeypatch.setattr(tasks.expire_job, "apply_async", lambda args, eta: None)
+    monkeypatch.setattr(dispatch, "send_expire", lambda args, eta: None)
     return calls

@@ -10,8 +10,8 @@ from django.test import Client
 from rest_framework.throttling import ScopedRateThrottle
 
 from ledger import services as ledger
+from mangagen.jobs import dispatch
 from mangagen.jobs import services as jobs
-from mangagen.jobs import tasks
 from mangagen.storyboards import services as storyboards
 
 pytestmark = pytest.mark.django_db
@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def owned(user, monkeypatch, settings):
     """A storyboard and a job of `user`, with an enqueue that goes nowhere."""
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
-    monkeypatch.setattr(tasks.render_panel, "apply_async", lambda args, queue: None)
-    monkeypatch.setattr(tasks.expire_job, "apply_async", lambda args, eta: None)
+    monkeypatch.setattr(dispatch, "send_render", lambda args, queue: None)
+    monkeypatch.setattr(dispatch, "send_expire", lambda args, eta: None)
     ledger.grant(account=ledger.account_for(user), amount=5, key="seed", reason="x")
     board = storyboards.create_storyboard(owner=user, title="Mine", story="Aiko ran.")
     board = storyboards.update_storyboard(storyboard=board, panels=[{"description": "x"}])

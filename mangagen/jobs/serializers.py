@@ -3,7 +3,7 @@
 from rest_framework import serializers
 
 from .models import Job, JobPanel
-from .services import image_url
+from .selectors import image_url
 
 
 class JobPanelSerializer(serializers.ModelSerializer):

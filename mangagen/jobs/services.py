@@ -8,7 +8,12 @@ included, and nothing else.
 Lock order: the job row, then its panel rows, then (when a transaction
 resolves more than one) the panels' pending holds by pk, then the ledger's
 own locks (hold → key → accounts by pk). Every conditional end re-checks its
-condition on the locked job row (`_end(only_if=…)`).
+condition on the locked job row (`_end(only_if=…)`). A job's state changes
+through `_change` (save, then `job.state`).
+
+Reads live in selectors.py, the renderer's spec in specs.py, and enqueueing
+in dispatch.py (tasks by name, on commit): tasks.py imports this module,
+never the other way round.
 """
 
 from __future__ import annotations
@@ -22,7 +27,6 @@ from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, close_old_connections, connection, transaction
 from django.db.models import Q
-from django.urls import reverse
 from django.utils import timezone
 
 from ledger import errors as ledger_errors
@@ -30,16 +34,18 @@ from ledger import services as ledger
 from ledger.models import Hold
 from mangagen import quotas
 from mangagen.queues import Queue
-from mangagen.renderers import PanelSpec, RenderError, get_renderer
+from mangagen.renderers import RenderError, get_renderer
 from mangagen.renderers.warmth import GpuPool, Priority, Withdrawn
 from mangagen.storyboards.models import Storyboard
 from mangagen.storyboards.selectors import current_takes
 from mangagen.storyboards.services import keep_render
 
-from . import liveness
+from . import dispatch, liveness
 from .events import EventType, emit
 from .models import LIVE_STATES, GenerateOutcome, Job, JobPanel, JobState, PanelState
+from .selectors import credits_of, image_url, reader_url, state_data
 from .signals import generate_requested, job_confirmed, job_ended
+from .specs import panel_spec, spec_of
 
 logger = logging.getLogger(__name__)
 
@@ -60,22 +66,6 @@ class NothingToRender(StoryboardIncomplete):
     """Every panel already has kept art: there is nothing to start speculatively."""
 
     code = "nothing_to_render"
-
-
-# --- reads used by the services and the API -------------------------------------------------
-
-
-def image_url(panel: JobPanel, job: Job) -> str | None:
-    """Only a confirmed job's delivered panels have an image URL: no free images."""
-    if not (job.confirmed and panel.shown and panel.image):
-        return None
-    return reverse("render-image", args=[panel.image.name.removeprefix("renders/")])
-
-
-def credits_of(user) -> dict:
-    account = ledger.account_for(user)
-    account.refresh_from_db()
-    return {"available": account.available, "held": account.held}
 
 
 # --- starting, confirming, generating ---------------------------------------------------------
@@ -155,9 +145,7 @@ def start_job(
         if missing is None:  # every panel is kept: nothing to render, nothing to pay
             _complete(job)
             return job
-        job.current_index = missing.index
-        job.save(update_fields=["current_index"])
-        emit(job=job, type=EventType.JOB_STATE, data=_state_data(job))
+        _change(job, current_index=missing.index)
         _queue_render(job=job, panel=missing)
         _schedule_deadline(job)
     return job
@@ -171,7 +159,7 @@ def _job_panel(job: Job, panel, takes: dict) -> JobPanel:
         index=panel.index,
         content_hash=panel.content_hash,
         art_hash=panel.art_hash,
-        spec=_spec_of(panel),
+        spec=spec_of(panel),
         state=PanelState.APPROVED if kept else PanelState.PENDING,
         image=kept.image.name if kept else "",
         faces=kept.faces if kept else {},
@@ -201,20 +189,16 @@ def confirm_job(*, job: Job) -> Job:
         if storyboard.version != job.version:
             _rebase(job=job, storyboard=storyboard)
         now = timezone.now()
-        job.confirmed = True
-        job.confirmed_at = now
-        job.expires_at = now + timedelta(seconds=settings.JOB_TTL_SECONDS)
-        job.save(
-            update_fields=[
-                "confirmed",
-                "confirmed_at",
-                "expires_at",
-                "version",
-                "cast",
-                "current_index",
-            ]
+        _change(
+            job,
+            confirmed=True,
+            confirmed_at=now,
+            expires_at=now + timedelta(seconds=settings.JOB_TTL_SECONDS),
+            # as _rebase left them
+            version=job.version,
+            cast=job.cast,
+            current_index=job.current_index,
         )
-        emit(job=job, type=EventType.JOB_STATE, data=_state_data(job))
         job_confirmed.send(sender=Job, job=job)
         current = job.panels.select_for_update().get(index=job.current_index)
         if current.state == PanelState.READY:
@@ -235,7 +219,7 @@ def _rebase(*, job: Job, storyboard: Storyboard) -> None:
     for panel in job.panels.select_for_update():
         new = fresh.get(panel.index)
         if new is not None and new.art_hash == panel.art_hash:
-            panel.content_hash, panel.spec = new.content_hash, _spec_of(new)
+            panel.content_hash, panel.spec = new.content_hash, spec_of(new)
             panel.save(update_fields=["content_hash", "spec"])
             continue
         _release_open_hold(panel, reason="The storyboard changed before this render was shown.")
@@ -295,16 +279,14 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> str:
         panel.render_started_at = timezone.now()
         panel.save(update_fields=["state", "render_started_at"])
         if index == job.current_index and job.state != JobState.RENDERING:
-            job.state = JobState.RENDERING
-            job.save(update_fields=["state"])
-            emit(job=job, type=EventType.JOB_STATE, data=_state_data(job))
+            _change(job, state=JobState.RENDERING)
         wait = getattr(renderer, "expected_wait", lambda: None)()
         emit(
             job=job,
             type=EventType.PANEL_RENDERING,
             data={"index": index, "attempt": attempt, "warming": bool(wait), "warm_in": wait},
         )
-        spec = _panel_spec(job, panel)
+        spec = panel_spec(job, panel)
     if not connection.in_atomic_block:
         close_old_connections()  # the wait for a container can be long: hold no connection
     with liveness.Heartbeat(name):
@@ -352,9 +334,7 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> str:
             _deliver(job=job, panel=panel)
             return "delivered"
         if index == job.current_index and job.state != JobState.AWAITING_DECISION:
-            job.state = JobState.AWAITING_DECISION
-            job.save(update_fields=["state"])
-            emit(job=job, type=EventType.JOB_STATE, data=_state_data(job))
+            _change(job, state=JobState.AWAITING_DECISION)
         return "ready"
 
 
@@ -405,9 +385,7 @@ def fail_render(*, job_id: int, index: int, attempt: int, error: str) -> None:
         )
         emit(job=job, type=EventType.CREDITS, data=credits_of(job.owner))
         if index == job.current_index:
-            job.state = JobState.AWAITING_DECISION
-            job.save(update_fields=["state"])
-            emit(job=job, type=EventType.JOB_STATE, data=_state_data(job))
+            _change(job, state=JobState.AWAITING_DECISION)
 
 
 # --- the person's decisions -----------------------------------------------------------------------
@@ -445,9 +423,7 @@ def approve_panel(*, job: Job, index: int) -> Job:
             _queue_render(job=job, panel=following)
         else:  # already rendering (look-ahead): it is delivered when it lands
             _promote(job=job, panel=following)
-            job.state = JobState.RENDERING
-            job.save(update_fields=["state"])
-            emit(job=job, type=EventType.JOB_STATE, data=_state_data(job))
+            _change(job, state=JobState.RENDERING)
     return job
 
 
@@ -512,8 +488,6 @@ def requeue_stuck_renders(*, now: datetime | None = None) -> int:
     person is charged once. Without this a lost worker's render would wait for
     the broker's visibility timeout.
     """
-    from .tasks import render_panel
-
     now = now or timezone.now()
     cutoff = now - timedelta(seconds=settings.RENDER_STUCK_SECONDS)
     stuck = JobPanel.objects.filter(
@@ -546,9 +520,8 @@ def requeue_stuck_renders(*, now: datetime | None = None) -> int:
                 data={"index": panel.index, "attempt": panel.attempts},
             )
             queue = Queue.SPECULATIVE if (panel.lookahead or not job.confirmed) else Queue.RENDER
-            args = (job.pk, panel.index, panel.attempts)
-            transaction.on_commit(
-                lambda a=args, q=queue: render_panel.apply_async(a, queue=q), robust=True
+            dispatch.render_on_commit(
+                job_id=job.pk, index=panel.index, attempt=panel.attempts, queue=queue
             )
             count += 1
     return count
@@ -562,8 +535,6 @@ def requeue_lost_renders(*, now: datetime | None = None) -> int:
     One started more than three beats ago with no live heartbeat lost its
     worker: it is requeued under the same attempt and hold (charged once).
     """
-    from .tasks import render_panel
-
     now = now or timezone.now()
     grace = timedelta(seconds=settings.RENDER_HEARTBEAT_SECONDS * 3)
     candidates = list(
@@ -601,10 +572,7 @@ def requeue_lost_renders(*, now: datetime | None = None) -> int:
             queue = (
                 Queue.RENDER if _priority(job, panel) == Priority.CONFIRMED else Queue.SPECULATIVE
             )
-            args = (job.pk, index, attempts)
-            transaction.on_commit(
-                lambda a=args, q=queue: render_panel.apply_async(a, queue=q), robust=True
-            )
+            dispatch.render_on_commit(job_id=job.pk, index=index, attempt=attempts, queue=queue)
             count += 1
     return count
 
@@ -646,17 +614,22 @@ def _end(
             if panel.state in (PanelState.PENDING, PanelState.RENDERING) and panel.attempts:
                 _withdraw(job=job, panel=panel)
             _release_open_hold(panel, reason=f"job {state}: {reason}"[:200])
-        job.state = state
-        job.finished_at = now or timezone.now()
-        job.end_reason = reason
-        job.save(update_fields=["state", "finished_at", "end_reason"])
-        emit(job=job, type=EventType.JOB_STATE, data=_state_data(job))
+        _change(job, state=state, finished_at=now or timezone.now(), end_reason=reason)
         emit(job=job, type=EventType.CREDITS, data=credits_of(job.owner))
         job_ended.send(sender=Job, job=job, state=state, reason=reason)
     return job, True
 
 
 # --- internals -----------------------------------------------------------------------------------
+
+
+def _change(job: Job, **changes) -> None:
+    """The one way a job changes state: set the fields, save them, and tell its clients
+    (`job.state`, in the same transaction). The caller holds the job's row lock."""
+    for name, value in changes.items():
+        setattr(job, name, value)
+    job.save(update_fields=list(changes))
+    emit(job=job, type=EventType.JOB_STATE, data=state_data(job))
 
 
 def _lock_attempt(job_id: int, index: int, attempt: int) -> tuple[Job | None, JobPanel | None]:
@@ -712,8 +685,6 @@ def _queue_render(
     *, job: Job, panel: JobPanel, queue: Queue | None = None, lookahead: bool = False
 ) -> None:
     """Places the render's hold (the key names job, panel and attempt) and enqueues it on commit."""
-    from .tasks import render_panel
-
     panel.attempts += 1
     hold = ledger.authorize(
         account=ledger.account_for(job.owner),
@@ -729,18 +700,13 @@ def _queue_render(
     panel.lookahead = lookahead
     panel.save(update_fields=["attempts", "hold", "state", "error", "queued_at", "lookahead"])
     if panel.index == job.current_index and job.state != JobState.QUEUED:
-        job.state = JobState.QUEUED
-        job.save(update_fields=["state"])
-        emit(job=job, type=EventType.JOB_STATE, data=_state_data(job))
+        _change(job, state=JobState.QUEUED)
     emit(
         job=job, type=EventType.PANEL_QUEUED, data={"index": panel.index, "attempt": panel.attempts}
     )
     emit(job=job, type=EventType.CREDITS, data=credits_of(job.owner))
     queue = queue or (Queue.RENDER if job.confirmed else Queue.SPECULATIVE)
-    args = (job.pk, panel.index, panel.attempts)
-    # robust: a broker that is down loses the message, not the request; the
-    # sweep sends a render that never started again (requeue_stuck_renders).
-    transaction.on_commit(lambda: render_panel.apply_async(args, queue=queue), robust=True)
+    dispatch.render_on_commit(job_id=job.pk, index=panel.index, attempt=panel.attempts, queue=queue)
 
 
 def _promote(*, job: Job, panel: JobPanel) -> None:
@@ -752,17 +718,14 @@ def _promote(*, job: Job, panel: JobPanel) -> None:
     finds it alive ("duplicate") or moved on. Confirmed work never waits
     behind speculation, and is charged once.
     """
-    from .tasks import render_panel
-
     name = liveness.ticket(job.pk, panel.index, panel.attempts)
-    args = (job.pk, panel.index, panel.attempts)
     if panel.lookahead:
         panel.lookahead = False  # from now on it is what the person waits for
         panel.save(update_fields=["lookahead"])
     transaction.on_commit(lambda: GpuPool().promote(name), robust=True)
     if panel.state == PanelState.PENDING:
-        transaction.on_commit(
-            lambda: render_panel.apply_async(args, queue=Queue.RENDER), robust=True
+        dispatch.render_on_commit(
+            job_id=job.pk, index=panel.index, attempt=panel.attempts, queue=Queue.RENDER
         )
 
 
@@ -805,9 +768,7 @@ def _deliver(*, job: Job, panel: JobPanel) -> None:
             },
         )
         emit(job=job, type=EventType.CREDITS, data=credits_of(job.owner))
-    job.state = JobState.AWAITING_DECISION
-    job.save(update_fields=["state"])
-    emit(job=job, type=EventType.JOB_STATE, data=_state_data(job))
+    _change(job, state=JobState.AWAITING_DECISION)
     if panel.state == PanelState.DELIVERED:
         _queue_lookahead(job=job)
 
@@ -827,10 +788,7 @@ def _keep(*, job: Job, panel: JobPanel) -> None:
 
 
 def _complete(job: Job) -> None:
-    job.state = JobState.COMPLETED
-    job.finished_at = timezone.now()
-    job.save(update_fields=["state", "finished_at"])
-    emit(job=job, type=EventType.JOB_STATE, data=_state_data(job))
+    _change(job, state=JobState.COMPLETED, finished_at=timezone.now())
     emit(job=job, type=EventType.JOB_DONE, data={"reader_url": reader_url(job)})
     job_ended.send(sender=Job, job=job, state=job.state, reason="completed")
 
@@ -875,63 +833,10 @@ def _schedule_deadline(job: Job) -> None:
     Far deadlines (the 2 h TTL) are left to the sweep alone: Redis redelivers
     any task unacknowledged past the visibility timeout, ETA tasks included.
     """
-    from .tasks import expire_job
-
     deadline = job.expires_at if job.confirmed else job.confirm_by
     horizon = settings.CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] / 2
     if deadline is not None and (deadline - timezone.now()).total_seconds() < horizon:
-        transaction.on_commit(lambda: expire_job.apply_async((job.pk,), eta=deadline), robust=True)
-
-
-def _state_data(job: Job) -> dict:
-    return {
-        "state": job.state,
-        "confirmed": job.confirmed,
-        "current_index": job.current_index,
-        "total": job.panels.count(),
-    }
-
-
-def _spec_of(panel) -> dict:
-    return {
-        "description": panel.description,
-        "shot": panel.shot,
-        "characters": list(panel.characters),
-        "dialogue": list(panel.dialogue),
-        "caption": panel.caption,
-        "sheets": dict(panel.sheets),  # the reference sheets its art hash covers
-    }
-
-
-def _panel_spec(job: Job, panel: JobPanel) -> PanelSpec:
-    """What the renderer is given: the art's inputs only, never the text (lettering is a layer)."""
-    from mangagen.characters.selectors import references
-    from mangagen.renderers import CharacterSpec
-
-    spec = panel.spec
-    sheets = spec.get("sheets") or {}
-    images = references(storyboard_id=job.storyboard_id, sheets=sheets)
-    return PanelSpec(
-        style=job.style,
-        description=spec["description"],
-        shot=spec["shot"],
-        characters=tuple(
-            CharacterSpec(
-                n,
-                job.cast.get(n, ""),
-                sheet=sheets.get(n, "") if n in images else "",
-                reference=images.get(n, b""),
-            )
-            for n in spec["characters"]
-        ),
-        index=panel.index,
-        content_hash=panel.content_hash,
-        art_hash=panel.art_hash,
-    )
-
-
-def reader_url(job: Job) -> str:
-    return reverse("comic-reader", args=[job.storyboard_id, job.pk])
+        dispatch.expire_on_commit(job_id=job.pk, eta=deadline)
 
 
 __all__ = [

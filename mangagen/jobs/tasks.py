@@ -8,13 +8,14 @@ from mangagen.queues import Queue
 from mangagen.renderers import RenderError
 
 from . import services
+from .dispatch import EXPIRE_JOB, RENDER_PANEL
 
 logger = logging.getLogger(__name__)
 
 MAX_RENDER_RETRIES = 3
 
 
-@shared_task(bind=True, name="mangagen.jobs.tasks.render_panel", max_retries=MAX_RENDER_RETRIES)
+@shared_task(bind=True, name=RENDER_PANEL, max_retries=MAX_RENDER_RETRIES)
 def render_panel(self, job_id: int, index: int, attempt: int) -> str:
     """One render of one panel. Redelivery after a lost worker renders again, charges once."""
     try:
@@ -37,7 +38,7 @@ def render_panel(self, job_id: int, index: int, attempt: int) -> str:
         return "failed"
 
 
-@shared_task(name="mangagen.jobs.tasks.expire_job")
+@shared_task(name=EXPIRE_JOB)
 def expire_job(job_id: int) -> bool:
     """Runs at a job's deadline (confirm_by or the TTL)."""
     return services.expire_job_if_due(job_id=job_id)

@@ -10,7 +10,7 @@ from django.utils import timezone
 from ledger import services as ledger
 from ledger.models import Hold
 from ledger.tests.invariants import assert_ledger_invariants
-from mangagen.jobs import services, tasks
+from mangagen.jobs import dispatch, services, tasks
 from mangagen.jobs.models import Job
 from mangagen.storyboards import services as storyboards
 
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture(autouse=True)
 def fast(instant_renders, monkeypatch):
-    monkeypatch.setattr(tasks.expire_job, "apply_async", lambda args, eta: None)
+    monkeypatch.setattr(dispatch, "send_expire", lambda args, eta: None)
 
 
 @pytest.fixture

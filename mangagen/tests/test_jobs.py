@@ -16,7 +16,7 @@ from ledger import services as ledger
 from ledger.errors import InsufficientCredits
 from ledger.models import Hold
 from ledger.tests.invariants import assert_ledger_invariants
-from mangagen.jobs import services, tasks
+from mangagen.jobs import selectors, services, tasks
 from mangagen.jobs.events import EventType
 from mangagen.jobs.models import Job, JobState
 from mangagen.renderers import RenderError
@@ -110,7 +110,7 @@ def test_delivery_captures_the_hold_and_shows_the_image(account, generate, rende
     assert job.state == JobState.AWAITING_DECISION
     assert panel.state == "delivered" and panel.hold.state == Hold.State.CAPTURED
     assert balance(account) == (9, 0)
-    url = services.image_url(panel, job)
+    url = selectors.image_url(panel, job)
     client.force_login(user)
     response = client.get(url)
     assert response.status_code == 200 and response["Content-Type"] == "image/png"
@@ -131,7 +131,7 @@ def test_delivery_captures_the_hold_and_shows_the_image(account, generate, rende
 def test_images_are_only_for_their_owner(account, generate, render, client, make_user):
     job, _ = generate()
     render()
-    url = services.image_url(job.panels.get(index=1), job)
+    url = selectors.image_url(job.panels.get(index=1), job)
     client.force_login(make_user())
     assert client.get(url).status_code == 404
     client.logout()
@@ -351,7 +351,7 @@ def test_an_unconfirmed_render_is_never_shown_or_charged(
     assert render() == "ready"
     panel = unconfirmed.panels.get(index=1)
     assert panel.state == "ready" and panel.image
-    assert services.image_url(panel, unconfirmed) is None
+    assert selectors.image_url(panel, unconfirmed) is None
     client.force_login(user)
     assert client.get(f"/media/{panel.image.name}").status_code == 404
     body = client.get(f"/api/jobs/{unconfirmed.pk}/").json()
@@ -461,7 +461,7 @@ def test_the_next_panel_renders_ahead_and_is_delivered_when_reached(
     assert render() == "ready"
     ahead_panel = job.panels.get(index=2)
     assert ahead_panel.lookahead and ahead_panel.state == "ready"
-    assert services.image_url(ahead_panel, job) is None  # not shown before it is reached
+    assert selectors.image_url(ahead_panel, job) is None  # not shown before it is reached
     with django_capture_on_commit_callbacks(execute=True):
         services.approve_panel(job=job, index=1)
     assert job.panels.get(index=2).state == "delivered"

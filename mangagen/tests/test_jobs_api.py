@@ -4,7 +4,7 @@ import pytest
 from django.test import Client
 
 from ledger import services as ledger
-from mangagen.jobs import services, tasks
+from mangagen.jobs import dispatch, services
 from mangagen.storyboards import services as storyboards
 
 pytestmark = pytest.mark.django_db
@@ -12,7 +12,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture(autouse=True)
 def fast(instant_renders, monkeypatch):
-    monkeypatch.setattr(tasks.expire_job, "apply_async", lambda args, eta: None)
+    monkeypatch.setattr(dispatch, "send_expire", lambda args, eta: None)
 
 
 @pytest.fixture
@@ -22,7 +22,7 @@ def renders(monkeypatch):
     def run_now(args, queue):
         services.perform_render(job_id=args[0], index=args[1], attempt=args[2])
 
-    monkeypatch.setattr(tasks.render_panel, "apply_async", run_now)
+    monkeypatch.setattr(dispatch, "send_render", run_now)
 
 
 @pytest.fixture
@@ -100,7 +100,7 @@ def test_a_decision_out_of_turn_is_409(
 
 
 def test_cancel_by_beacon_with_a_form_token(user, board, funded, monkeypatch):
-    monkeypatch.setattr(tasks.render_panel, "apply_async", lambda args, queue: None)
+    monkeypatch.setattr(dispatch, "send_render", lambda args, queue: None)
     job, _ = services.generate(user=user, storyboard=board)
     beacon = Client(enforce_csrf_checks=True)
     beacon.force_login(user)
@@ -130,7 +130,7 @@ def test_cancel_by_beacon_with_a_form_token(user, board, funded, monkeypatch):
 def test_another_persons_job_is_404(
     client, user, board, funded, make_user, monkeypatch, method, url
 ):
-    monkeypatch.setattr(tasks.render_panel, "apply_async", lambda args, queue: None)
+    monkeypatch.setattr(dispatch, "send_render", lambda args, queue: None)
     job, _ = services.generate(user=user, storyboard=board)
     client.force_login(make_user())
     response = getattr(client, method)(url.format(job=job.pk, board=board.pk))
@@ -142,7 +142,7 @@ def test_another_persons_job_is_404(
 def test_deleting_a_storyboard_cancels_its_live_job_and_releases(
     client, user, board, funded, monkeypatch
 ):
-    monkeypatch.setattr(tasks.render_panel, "apply_async", lambda args, queue: None)
+    monkeypatch.setattr(dispatch, "send_render", lambda args, queue: None)
     services.generate(user=user, storyboard=board)
     assert ledger.account_for(user).held == 1
     assert client.delete(f"/api/storyboards/{board.pk}/").status_code == 204

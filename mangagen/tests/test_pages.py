@@ -16,7 +16,7 @@ from PIL import Image
 
 from ledger import services as ledger
 from ledger.tests.invariants import assert_ledger_invariants
-from mangagen.jobs import services
+from mangagen.jobs import selectors, services
 from mangagen.jobs.models import JobState
 from mangagen.pages.layout import LayoutPanel, paginate
 from mangagen.storyboards import services as storyboards
@@ -164,7 +164,7 @@ def test_delivered_panels_are_kept_and_a_dialogue_edit_costs_nothing(
     assert KeptArt.objects.filter(storyboard=board).count() == 3
     client.force_login(user)
     before = page_png(client, board.pk)
-    panel_url = services.image_url(job.panels.get(index=2), job)
+    panel_url = selectors.image_url(job.panels.get(index=2), job)
     panel_before = client.get(panel_url)
 
     edit(board, {2: {"dialogue": [{"speaker": "Aiko", "text": "WHO GOES THERE?"}]}})

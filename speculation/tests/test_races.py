@@ -4,8 +4,8 @@ import pytest
 
 from ledger import services as ledger
 from ledger.tests.invariants import assert_ledger_invariants
+from mangagen.jobs import dispatch
 from mangagen.jobs import services as jobs
-from mangagen.jobs import tasks
 from mangagen.jobs.models import LIVE_STATES, Job
 from mangagen.storyboards import services as storyboards
 from mangagen.tests.concurrency import meanwhile
@@ -16,8 +16,8 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 
 def test_two_tabs_racing_for_the_last_credit_leave_one_hint(user, monkeypatch, race):
-    monkeypatch.setattr(tasks.render_panel, "apply_async", lambda args, queue: None)
-    monkeypatch.setattr(tasks.expire_job, "apply_async", lambda args, eta: None)
+    monkeypatch.setattr(dispatch, "send_render", lambda args, queue: None)
+    monkeypatch.setattr(dispatch, "send_expire", lambda args, eta: None)
     ledger.grant(account=ledger.account_for(user), amount=1, key="last", reason="x")
     boards = []
     for title in ("Tab one", "Tab two"):
@@ -37,8 +37,8 @@ def test_two_tabs_racing_for_the_last_credit_leave_one_hint(user, monkeypatch, r
 
 
 def test_two_tabs_on_one_storyboard_share_one_job(user, monkeypatch, race):
-    monkeypatch.setattr(tasks.render_panel, "apply_async", lambda args, queue: None)
-    monkeypatch.setattr(tasks.expire_job, "apply_async", lambda args, eta: None)
+    monkeypatch.setattr(dispatch, "send_render", lambda args, queue: None)
+    monkeypatch.setattr(dispatch, "send_expire", lambda args, eta: None)
     ledger.grant(account=ledger.account_for(user), amount=3, key="some", reason="x")
     board = storyboards.create_storyboard(owner=user, title="Same")
     board = storyboards.update_storyboard(storyboard=board, panels=[{"description": "x"}])
@@ -54,8 +54,8 @@ def board(user, title):
 
 def test_a_newer_speculation_never_cancels_an_older_one_its_tab_just_confirmed(user, monkeypatch):
     """Tab one clicks Generate between tab two's read of the older speculation and its lock."""
-    monkeypatch.setattr(tasks.render_panel, "apply_async", lambda args, queue: None)
-    monkeypatch.setattr(tasks.expire_job, "apply_async", lambda args, eta: None)
+    monkeypatch.setattr(dispatch, "send_render", lambda args, queue: None)
+    monkeypatch.setattr(dispatch, "send_expire", lambda args, eta: None)
     ledger.grant(account=ledger.account_for(user), amount=3, key="some", reason="x")
     first, second = board(user, "Tab one"), board(user, "Tab two")
     older = services.speculate(user=user, storyboard=first)

@@ -1,0 +1,42 @@
+"""Sends the jobs' Celery tasks, by name, once the transaction commits.
+
+The state machine (services.py) never imports the worker's code (tasks.py
+imports the services): it names the task and the queue, and Celery's router
+does the rest. `robust=True`: a broker that is down loses the message, not
+the request; the sweeps send a render that never started again
+(services.requeue_stuck_renders) and expire a job whose deadline task was
+lost (services.expire_due_jobs).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db import transaction
+
+from mangagen.celery import app as celery_app
+from mangagen.queues import Queue
+
+RENDER_PANEL = "mangagen.jobs.tasks.render_panel"
+EXPIRE_JOB = "mangagen.jobs.tasks.expire_job"
+
+
+def send_render(args: tuple[int, int, int], queue: Queue) -> None:
+    """Sends one render (job, index, attempt) to `queue` now."""
+    celery_app.send_task(RENDER_PANEL, args=args, queue=queue)
+
+
+def send_expire(args: tuple[int], eta: datetime) -> None:
+    """Sends the deadline task of a job, to run at `eta`."""
+    celery_app.send_task(EXPIRE_JOB, args=args, eta=eta)
+
+
+def render_on_commit(*, job_id: int, index: int, attempt: int, queue: Queue) -> None:
+    """Enqueues the render of this attempt on `queue` when the transaction commits."""
+    args = (job_id, index, attempt)
+    transaction.on_commit(lambda: send_render(args, queue=queue), robust=True)
+
+
+def expire_on_commit(*, job_id: int, eta: datetime) -> None:
+    """Schedules the job's deadline task at `eta` when the transaction commits."""
+    transaction.on_commit(lambda: send_expire((job_id,), eta=eta), robust=True)

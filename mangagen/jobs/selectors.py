@@ -1,0 +1,37 @@
+"""Reads of jobs for the services, the API and the pages: no writes here."""
+
+from __future__ import annotations
+
+from django.urls import reverse
+
+from ledger import services as ledger
+
+from .models import Job, JobPanel
+
+
+def image_url(panel: JobPanel, job: Job) -> str | None:
+    """Only a confirmed job's delivered panels have an image URL: no free images."""
+    if not (job.confirmed and panel.shown and panel.image):
+        return None
+    return reverse("render-image", args=[panel.image.name.removeprefix("renders/")])
+
+
+def credits_of(user) -> dict:
+    """The person's balance as the `credits` event and the header show it."""
+    account = ledger.account_for(user)
+    account.refresh_from_db()
+    return {"available": account.available, "held": account.held}
+
+
+def reader_url(job: Job) -> str:
+    return reverse("comic-reader", args=[job.storyboard_id, job.pk])
+
+
+def state_data(job: Job) -> dict:
+    """The `job.state` event's payload (docs/api.md)."""
+    return {
+        "state": job.state,
+        "confirmed": job.confirmed,
+        "current_index": job.current_index,
+        "total": job.panels.count(),
+    }
