@@ -32,6 +32,22 @@ def user(make_user):
     return make_user("aiko")
 
 
+@pytest.fixture
+def account(user):
+    """The user's credits account with 10 credits (tests/factories.py for other amounts)."""
+    from tests.factories import funded_account
+
+    return funded_account(user)
+
+
+@pytest.fixture
+def board(user):
+    """The user's storyboard of two plain panels (tests/factories.py for other shapes)."""
+    from tests.factories import storyboard
+
+    return storyboard(user)
+
+
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -23,6 +23,7 @@ from mangagen.renderers import CharacterSpec, PanelSpec, RenderError
 from mangagen.renderers.procedural import Look, ProceduralRenderer
 from mangagen.storyboards import selectors
 from mangagen.storyboards import services as storyboards
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 
@@ -50,16 +51,13 @@ def sheet_queue(monkeypatch):
 
 @pytest.fixture
 def account(user):
-    account = ledger.account_for(user)
-    ledger.grant(account=account, amount=5, key="seed", reason="test")
-    return account
+    return factories.funded_account(user, 5)
 
 
 @pytest.fixture
 def board(user):
-    board = storyboards.create_storyboard(owner=user, title="Rooftops")
-    return storyboards.update_storyboard(
-        storyboard=board,
+    return factories.storyboard(
+        user,
         characters=[
             {"name": "Aiko", "description": "long black hair, red scarf"},
             {"name": "Kenji", "description": "spiky hair, glasses"},

@@ -21,6 +21,7 @@ from mangagen.jobs.events import EventType
 from mangagen.jobs.models import Job, JobState
 from mangagen.renderers import RenderError
 from mangagen.storyboards import services as storyboards
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 
@@ -47,17 +48,9 @@ def queued(enqueued):
 
 
 @pytest.fixture
-def account(user):
-    account = ledger.account_for(user)
-    ledger.grant(account=account, amount=10, key="seed", reason="test")
-    return account
-
-
-@pytest.fixture
 def board(user):
-    board = storyboards.create_storyboard(owner=user, title="Rooftops")
-    return storyboards.update_storyboard(
-        storyboard=board,
+    return factories.storyboard(
+        user,
         characters=[{"name": "Aiko", "description": "red scarf"}, {"name": "Kenji"}],
         panels=PANELS,
     )

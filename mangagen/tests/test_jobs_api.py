@@ -5,7 +5,7 @@ from django.test import Client
 
 from ledger import services as ledger
 from mangagen.jobs import dispatch, services
-from mangagen.storyboards import services as storyboards
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 
@@ -28,15 +28,12 @@ def renders(monkeypatch):
 @pytest.fixture
 def board(user, client):
     client.force_login(user)
-    board = storyboards.create_storyboard(owner=user, title="Two panels")
-    return storyboards.update_storyboard(
-        storyboard=board, panels=[{"description": "One."}, {"description": "Two."}]
-    )
+    return factories.storyboard(user)
 
 
 @pytest.fixture
 def funded(user):
-    ledger.grant(account=ledger.account_for(user), amount=5, key="seed", reason="x")
+    factories.funded_account(user, 5)
 
 
 def post(client, url):

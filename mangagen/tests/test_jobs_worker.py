@@ -25,7 +25,6 @@ from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.jobs import liveness, services
 from mangagen.jobs.events import EventType
 from mangagen.jobs.models import Job
-from mangagen.storyboards import services as storyboards
 from mangagen.tests.standin import Canned
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -85,21 +84,6 @@ def start_worker(tmp_path, settings):
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
         log.close()
-
-
-@pytest.fixture
-def account(user):
-    account = ledger.account_for(user)
-    ledger.grant(account=account, amount=10, key="seed", reason="test")
-    return account
-
-
-@pytest.fixture
-def board(user):
-    board = storyboards.create_storyboard(owner=user, title="On a worker")
-    return storyboards.update_storyboard(
-        storyboard=board, panels=[{"description": "One."}, {"description": "Two."}]
-    )
 
 
 def wait_for(predicate, timeout=30, what="the condition"):

@@ -14,13 +14,13 @@ import pytest
 from django.utils import timezone
 from PIL import Image
 
-from ledger import services as ledger
 from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.jobs import selectors, services
 from mangagen.jobs.models import JobState
 from mangagen.pages.layout import LayoutPanel, paginate
 from mangagen.storyboards import services as storyboards
 from mangagen.storyboards.models import KeptArt
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 
@@ -47,17 +47,9 @@ def fast(instant_renders):
 
 
 @pytest.fixture
-def account(user):
-    account = ledger.account_for(user)
-    ledger.grant(account=account, amount=10, key="seed", reason="test")
-    return account
-
-
-@pytest.fixture
 def board(user):
-    board = storyboards.create_storyboard(owner=user, title="Rooftops")
-    return storyboards.update_storyboard(
-        storyboard=board,
+    return factories.storyboard(
+        user,
         characters=[{"name": "Aiko", "description": "red scarf"}, {"name": "Kenji"}],
         panels=PANELS,
     )

@@ -10,7 +10,7 @@ from django.test.client import BOUNDARY, MULTIPART_CONTENT, encode_multipart
 from PIL import Image
 
 from mangagen.characters.models import CharacterSheet
-from mangagen.storyboards import services as storyboards
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 
@@ -22,9 +22,8 @@ def fast(instant_renders):
 
 @pytest.fixture
 def board(user):
-    board = storyboards.create_storyboard(owner=user, title="Rooftops")
-    return storyboards.update_storyboard(
-        storyboard=board, characters=[{"name": "Aiko", "description": "red scarf"}]
+    return factories.storyboard(
+        user, characters=[{"name": "Aiko", "description": "red scarf"}], panels=[]
     )
 
 

@@ -12,6 +12,7 @@ from mangagen.jobs.models import Job, JobState
 from mangagen.storyboards import services as storyboards
 from speculation import metrics, services
 from speculation.models import Outcome, Speculation
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 
@@ -27,11 +28,8 @@ def sent(enqueued):
 
 
 def make_board(user, title="Rooftops", panels=None):
-    board = storyboards.create_storyboard(owner=user, title=title)
-    return storyboards.update_storyboard(
-        storyboard=board,
-        panels=panels or [{"description": "One."}, {"description": "Two."}, {"description": "3"}],
-    )
+    three = [{"description": "One."}, {"description": "Two."}, {"description": "3"}]
+    return factories.storyboard(user, title=title, panels=panels or three)
 
 
 @pytest.fixture

@@ -1,0 +1,39 @@
+"""Plain functions that build what a test needs, through the services (never raw rows).
+
+The shared fixtures in conftest.py (`account`, `board`) call these with the defaults;
+a test module that needs another shape calls them with its own arguments.
+"""
+
+from __future__ import annotations
+
+from ledger import services as ledger
+from ledger.models import Account
+from mangagen.storyboards import services as storyboards
+from mangagen.storyboards.models import Storyboard
+
+TWO_PANELS = [{"description": "One."}, {"description": "Two."}]
+
+
+def funded_account(user, credits: int = 10, *, key: str = "seed") -> Account:
+    """The person's credits account with `credits` granted once (none when 0)."""
+    account = ledger.account_for(user)
+    if credits:
+        ledger.grant(account=account, amount=credits, key=key, reason="test")
+        account.refresh_from_db()
+    return account
+
+
+def storyboard(
+    owner,
+    *,
+    title: str = "Rooftops",
+    characters: list[dict] | None = None,
+    panels: list[dict] | None = None,
+) -> Storyboard:
+    """A storyboard with `panels` (two plain ones by default) and `characters`."""
+    board = storyboards.create_storyboard(owner=owner, title=title)
+    return storyboards.update_storyboard(
+        storyboard=board,
+        characters=characters,
+        panels=TWO_PANELS if panels is None else panels,
+    )
