@@ -10,7 +10,6 @@ from django.test import Client
 from rest_framework.throttling import ScopedRateThrottle
 
 from ledger import services as ledger
-from mangagen.jobs import dispatch
 from mangagen.jobs import services as jobs
 from mangagen.storyboards import services as storyboards
 
@@ -19,11 +18,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
-def owned(user, monkeypatch, settings):
+def owned(user, enqueued, settings):
     """A storyboard and a job of `user`, with an enqueue that goes nowhere."""
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
-    monkeypatch.setattr(dispatch, "send_render", lambda args, queue: None)
-    monkeypatch.setattr(dispatch, "send_expire", lambda args, eta: None)
     ledger.grant(account=ledger.account_for(user), amount=5, key="seed", reason="x")
     board = storyboards.create_storyboard(owner=user, title="Mine", story="Aiko ran.")
     board = storyboards.update_storyboard(storyboard=board, panels=[{"description": "x"}])

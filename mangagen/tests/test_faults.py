@@ -22,11 +22,6 @@ def fast(instant_renders, monkeypatch):
     monkeypatch.setattr(dispatch, "send_expire", lambda args, eta: None)
 
 
-@pytest.fixture
-def sent(enqueued):
-    return enqueued
-
-
 def board_of(user, title="t"):
     board = storyboards.create_storyboard(owner=user, title=title)
     return storyboards.update_storyboard(
@@ -35,7 +30,7 @@ def board_of(user, title="t"):
 
 
 def test_a_refused_capture_leaves_a_visible_hold_that_the_sweeps_resolve(
-    user, sent, monkeypatch, django_capture_on_commit_callbacks
+    user, enqueued, monkeypatch, django_capture_on_commit_callbacks
 ):
     ledger.grant(account=ledger.account_for(user), amount=3, key="seed", reason="x")
     with django_capture_on_commit_callbacks(execute=True):
@@ -48,7 +43,7 @@ def test_a_refused_capture_leaves_a_visible_hold_that_the_sweeps_resolve(
     # The database is down for the capture and for the failure path after it.
     monkeypatch.setattr(ledger, "capture", database_down)
     monkeypatch.setattr(services, "fail_render", database_down)
-    (job_id, index, attempt), _ = sent.pop(0)
+    (job_id, index, attempt), _ = enqueued.pop(0)
     with pytest.raises(OperationalError):
         tasks.render_panel.apply(args=(job_id, index, attempt)).get()
     panel = job.panels.get(index=1)
@@ -60,7 +55,7 @@ def test_a_refused_capture_leaves_a_visible_hold_that_the_sweeps_resolve(
     # The sweep notices the lost render and sends it again; it is delivered once.
     with django_capture_on_commit_callbacks(execute=True):
         assert services.requeue_stuck_renders(now=later) == 1
-    (job_id, index, attempt), _ = sent.pop(0)
+    (job_id, index, attempt), _ = enqueued.pop(0)
     with django_capture_on_commit_callbacks(execute=True):
         assert services.perform_render(job_id=job_id, index=index, attempt=attempt) == "delivered"
     account = ledger.account_for(user)
@@ -70,7 +65,7 @@ def test_a_refused_capture_leaves_a_visible_hold_that_the_sweeps_resolve(
     assert_ledger_invariants()
 
 
-def test_a_hold_left_by_a_crash_is_released_by_the_sweep(user, sent):
+def test_a_hold_left_by_a_crash_is_released_by_the_sweep(user, enqueued):
     ledger.grant(account=ledger.account_for(user), amount=3, key="seed", reason="x")
     job, _ = services.generate(user=user, storyboard=board_of(user))
     hold = job.panels.get(index=1).hold
@@ -80,7 +75,7 @@ def test_a_hold_left_by_a_crash_is_released_by_the_sweep(user, sent):
     assert (account.available, account.held) == (3, 0)
 
 
-def test_beat_down_for_a_while_is_caught_up_by_one_sweep(user, make_user, sent, settings):
+def test_beat_down_for_a_while_is_caught_up_by_one_sweep(user, make_user, enqueued, settings):
     settings.SPECULATION_CONFIRM_SECONDS = 60
     people = [user, make_user(), make_user()]
     for n, person in enumerate(people):
@@ -112,7 +107,7 @@ def test_beat_down_for_a_while_is_caught_up_by_one_sweep(user, make_user, sent, 
 
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
-def test_double_clicks_and_two_tabs_make_one_job(user, sent):
+def test_double_clicks_and_two_tabs_make_one_job(user, enqueued):
     ledger.grant(account=ledger.account_for(user), amount=5, key="seed", reason="x")
     board = board_of(user)
     barrier = threading.Barrier(8)

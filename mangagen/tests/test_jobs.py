@@ -43,11 +43,6 @@ def fast(instant_renders):
 
 
 @pytest.fixture
-def queued(enqueued):
-    return enqueued
-
-
-@pytest.fixture
 def board(user):
     return factories.storyboard(
         user,
@@ -65,20 +60,20 @@ def event_types(job):
     return [e.type for e in job.events.order_by("seq")]
 
 
-def run_render(queued, django_capture_on_commit_callbacks):
+def run_render(enqueued, django_capture_on_commit_callbacks):
     """Runs the oldest enqueued render, as a worker would."""
-    (job_id, index, attempt), _ = queued.pop(0)
+    (job_id, index, attempt), _ = enqueued.pop(0)
     with django_capture_on_commit_callbacks(execute=True):
         return services.perform_render(job_id=job_id, index=index, attempt=attempt)
 
 
 @pytest.fixture
-def render(queued, django_capture_on_commit_callbacks):
-    return lambda: run_render(queued, django_capture_on_commit_callbacks)
+def render(enqueued, django_capture_on_commit_callbacks):
+    return lambda: run_render(enqueued, django_capture_on_commit_callbacks)
 
 
 @pytest.fixture
-def generate(user, board, queued, django_capture_on_commit_callbacks):
+def generate(user, board, enqueued, django_capture_on_commit_callbacks):
     def go():
         with django_capture_on_commit_callbacks(execute=True):
             return services.generate(user=user, storyboard=board)
@@ -86,11 +81,11 @@ def generate(user, board, queued, django_capture_on_commit_callbacks):
     return go
 
 
-def test_generate_places_one_hold_and_queues_panel_one(account, generate, queued):
+def test_generate_places_one_hold_and_queues_panel_one(account, generate, enqueued):
     job, how = generate()
     assert how == "created" and job.confirmed and job.state == JobState.QUEUED
     assert balance(account) == (9, 1)
-    assert queued == [((job.pk, 1, 1), "render")]
+    assert enqueued == [((job.pk, 1, 1), "render")]
     assert event_types(job) == ["job.state", "panel.queued", "credits"]
     assert job.expires_at > timezone.now() + timedelta(hours=1)
 
@@ -147,14 +142,14 @@ def test_approve_all_then_completed(
 
 
 def test_redo_renders_again_under_a_new_hold(
-    account, generate, render, queued, django_capture_on_commit_callbacks
+    account, generate, render, enqueued, django_capture_on_commit_callbacks
 ):
     job, _ = generate()
     render()
     first = job.panels.get(index=1).image.name
     with django_capture_on_commit_callbacks(execute=True):
         services.redo_panel(job=job, index=1)
-    assert queued == [((job.pk, 1, 2), "render")]
+    assert enqueued == [((job.pk, 1, 2), "render")]
     assert balance(account) == (8, 1)
     render()
     panel = job.panels.get(index=1)
@@ -165,13 +160,13 @@ def test_redo_renders_again_under_a_new_hold(
 
 
 def test_cancel_releases_the_hold_and_the_render_is_dropped(
-    account, generate, queued, django_capture_on_commit_callbacks
+    account, generate, enqueued, django_capture_on_commit_callbacks
 ):
     job, _ = generate()
     with django_capture_on_commit_callbacks(execute=True):
         services.cancel_job(job=job)
     assert balance(account) == (10, 0)
-    assert run_render(queued, django_capture_on_commit_callbacks) == "stale"
+    assert run_render(enqueued, django_capture_on_commit_callbacks) == "stale"
     job.refresh_from_db()
     assert job.state == JobState.CANCELLED
     assert services.cancel_job(job=job).state == JobState.CANCELLED  # idempotent
@@ -179,7 +174,7 @@ def test_cancel_releases_the_hold_and_the_render_is_dropped(
 
 
 def test_cancel_while_the_renderer_draws(
-    account, generate, queued, monkeypatch, django_capture_on_commit_callbacks
+    account, generate, enqueued, monkeypatch, django_capture_on_commit_callbacks
 ):
     job, _ = generate()
     from mangagen.renderers.procedural import ProceduralRenderer
@@ -192,16 +187,16 @@ def test_cancel_while_the_renderer_draws(
         return result
 
     monkeypatch.setattr(ProceduralRenderer, "render", render_then_cancel)
-    assert run_render(queued, django_capture_on_commit_callbacks) == "discarded"
+    assert run_render(enqueued, django_capture_on_commit_callbacks) == "discarded"
     assert balance(account) == (10, 0)
     assert not job.panels.get(index=1).image
 
 
 def test_a_failed_render_releases_its_hold_and_can_be_retried(
-    account, generate, render, queued, django_capture_on_commit_callbacks
+    account, generate, render, enqueued, django_capture_on_commit_callbacks
 ):
     job, _ = generate()
-    (job_id, index, attempt), _ = queued.pop(0)
+    (job_id, index, attempt), _ = enqueued.pop(0)
     with django_capture_on_commit_callbacks(execute=True):
         services.fail_render(job_id=job_id, index=index, attempt=attempt, error="GPU on fire")
     job.refresh_from_db()
@@ -238,12 +233,12 @@ def test_the_task_retries_retryable_errors_up_to_its_limit(
     credits,
     account,
     generate,
-    queued,
+    enqueued,
     monkeypatch,
     django_capture_on_commit_callbacks,
 ):
     job, _ = generate()
-    (job_id, index, attempt), _ = queued.pop(0)
+    (job_id, index, attempt), _ = enqueued.pop(0)
     flaky_renders(monkeypatch, *[RenderError("busy", retryable=True)] * failures)
     with django_capture_on_commit_callbacks(execute=True):
         assert tasks.render_panel.apply(args=(job_id, index, attempt)).get() == outcome
@@ -254,10 +249,10 @@ def test_the_task_retries_retryable_errors_up_to_its_limit(
 
 
 def test_the_task_fails_an_error_that_cannot_be_retried(
-    account, generate, queued, monkeypatch, django_capture_on_commit_callbacks
+    account, generate, enqueued, monkeypatch, django_capture_on_commit_callbacks
 ):
     job, _ = generate()
-    (job_id, index, attempt), _ = queued.pop(0)
+    (job_id, index, attempt), _ = enqueued.pop(0)
     flaky_renders(monkeypatch, RenderError("provider refused", retryable=False))
     with django_capture_on_commit_callbacks(execute=True):
         assert tasks.render_panel.apply(args=(job_id, index, attempt)).get() == "failed"
@@ -266,11 +261,11 @@ def test_the_task_fails_an_error_that_cannot_be_retried(
     assert balance(account) == (10, 0)
 
 
-def test_generate_without_credits_makes_nothing(user, generate, queued):
+def test_generate_without_credits_makes_nothing(user, generate, enqueued):
     with pytest.raises(InsufficientCredits):
         generate()
     assert not Job.objects.exists()
-    assert queued == []
+    assert enqueued == []
 
 
 def test_approve_without_credits_for_the_next_panel_changes_nothing(
@@ -287,15 +282,15 @@ def test_approve_without_credits_for_the_next_panel_changes_nothing(
     assert job.panels.get(index=1).state == "delivered"
 
 
-def test_repeated_generate_returns_the_same_job(account, generate, queued):
+def test_repeated_generate_returns_the_same_job(account, generate, enqueued):
     job, _ = generate()
     again, how = generate()
     assert (again.pk, how) == (job.pk, "existing")
     assert balance(account) == (9, 1)
-    assert len(queued) == 1
+    assert len(enqueued) == 1
 
 
-def test_generate_after_an_edit_replaces_the_job(account, board, generate, queued):
+def test_generate_after_an_edit_replaces_the_job(account, board, generate, enqueued):
     job, _ = generate()
     storyboards.update_storyboard(
         storyboard=board, panels=[*PANELS[:2], {"description": "New end."}]
@@ -327,7 +322,7 @@ def test_incomplete_storyboard_cannot_start(user, account, board):
 
 
 @pytest.fixture
-def unconfirmed(user, board, account, queued, django_capture_on_commit_callbacks):
+def unconfirmed(user, board, account, enqueued, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         return services.start_job(
             user=user,
@@ -338,9 +333,9 @@ def unconfirmed(user, board, account, queued, django_capture_on_commit_callbacks
 
 
 def test_an_unconfirmed_render_is_never_shown_or_charged(
-    unconfirmed, render, queued, account, client, user
+    unconfirmed, render, enqueued, account, client, user
 ):
-    assert queued[0][1] == "speculative"
+    assert enqueued[0][1] == "speculative"
     assert render() == "ready"
     panel = unconfirmed.panels.get(index=1)
     assert panel.state == "ready" and panel.image
@@ -367,7 +362,7 @@ def test_confirming_delivers_the_ready_panel_at_once(
 
 
 def test_confirming_after_an_edit_keeps_matching_renders_only(
-    unconfirmed, render, board, user, account, queued, django_capture_on_commit_callbacks
+    unconfirmed, render, board, user, account, enqueued, django_capture_on_commit_callbacks
 ):
     render()
     edited = [{"description": "A different rooftop."}, *PANELS[1:]]
@@ -377,7 +372,7 @@ def test_confirming_after_an_edit_keeps_matching_renders_only(
     panel = job.panels.get(index=1)
     assert panel.state == "pending" and panel.hold.state == "pending"
     assert panel.spec["description"] == "A different rooftop."
-    assert queued[-1] == ((job.pk, 1, 2), "render")
+    assert enqueued[-1] == ((job.pk, 1, 2), "render")
     assert balance(account) == (9, 1)  # the stale render's hold released, a new one placed
     render()
     assert job.panels.get(index=1).state == "delivered"
@@ -445,11 +440,11 @@ def ahead(settings):
 
 
 def test_the_next_panel_renders_ahead_and_is_delivered_when_reached(
-    ahead, account, generate, render, queued, django_capture_on_commit_callbacks
+    ahead, account, generate, render, enqueued, django_capture_on_commit_callbacks
 ):
     job, _ = generate()
-    render()  # panel 1 delivered; panel 2 queued ahead
-    assert queued == [((job.pk, 2, 1), "speculative")]
+    render()  # panel 1 delivered; panel 2 enqueued ahead
+    assert enqueued == [((job.pk, 2, 1), "speculative")]
     assert balance(account) == (8, 1)
     assert render() == "ready"
     ahead_panel = job.panels.get(index=2)
@@ -459,7 +454,7 @@ def test_the_next_panel_renders_ahead_and_is_delivered_when_reached(
         services.approve_panel(job=job, index=1)
     assert job.panels.get(index=2).state == "delivered"
     assert job.panels.get(index=2).attempts == 1  # no new render
-    assert queued == [((job.pk, 3, 1), "speculative")]
+    assert enqueued == [((job.pk, 3, 1), "speculative")]
     assert balance(account) == (7, 1)
     assert_ledger_invariants()
 
@@ -476,9 +471,9 @@ def test_abandoned_look_ahead_releases_its_hold(
     assert_ledger_invariants()
 
 
-def test_no_look_ahead_without_credits_for_it(ahead, user, generate, render, queued):
+def test_no_look_ahead_without_credits_for_it(ahead, user, generate, render, enqueued):
     ledger.grant(account=ledger.account_for(user), amount=1, key="one", reason="x")
     job, _ = generate()
     assert render() == "delivered"
-    assert queued == []
+    assert enqueued == []
     assert job.panels.get(index=2).state == "pending"

@@ -11,8 +11,8 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
-def fast(instant_renders, monkeypatch):
-    monkeypatch.setattr(dispatch, "send_expire", lambda args, eta: None)
+def fast(instant_renders, enqueued):
+    """Renders and deadlines are recorded, not sent (the renders fixture runs them)."""
 
 
 @pytest.fixture
@@ -96,8 +96,7 @@ def test_a_decision_out_of_turn_is_409(
     assert post(client, f"/api/jobs/{job_id}/panels/9/approve/").status_code == 404
 
 
-def test_cancel_by_beacon_with_a_form_token(user, board, funded, monkeypatch):
-    monkeypatch.setattr(dispatch, "send_render", lambda args, queue: None)
+def test_cancel_by_beacon_with_a_form_token(user, board, funded):
     job, _ = services.generate(user=user, storyboard=board)
     beacon = Client(enforce_csrf_checks=True)
     beacon.force_login(user)
@@ -124,10 +123,7 @@ def test_cancel_by_beacon_with_a_form_token(user, board, funded, monkeypatch):
         ("get", "/comics/{board}/jobs/{job}/comic.pdf"),
     ],
 )
-def test_another_persons_job_is_404(
-    client, user, board, funded, make_user, monkeypatch, method, url
-):
-    monkeypatch.setattr(dispatch, "send_render", lambda args, queue: None)
+def test_another_persons_job_is_404(client, user, board, funded, make_user, method, url):
     job, _ = services.generate(user=user, storyboard=board)
     client.force_login(make_user())
     response = getattr(client, method)(url.format(job=job.pk, board=board.pk))
@@ -136,10 +132,7 @@ def test_another_persons_job_is_404(
     assert job.state == "queued"
 
 
-def test_deleting_a_storyboard_cancels_its_live_job_and_releases(
-    client, user, board, funded, monkeypatch
-):
-    monkeypatch.setattr(dispatch, "send_render", lambda args, queue: None)
+def test_deleting_a_storyboard_cancels_its_live_job_and_releases(client, user, board, funded):
     services.generate(user=user, storyboard=board)
     assert ledger.account_for(user).held == 1
     assert client.delete(f"/api/storyboards/{board.pk}/").status_code == 204

@@ -4,7 +4,6 @@ import pytest
 
 from ledger import services as ledger
 from ledger.tests.invariants import assert_ledger_invariants
-from mangagen.jobs import dispatch
 from mangagen.jobs import services as jobs
 from mangagen.jobs.models import LIVE_STATES, Job
 from mangagen.storyboards import services as storyboards
@@ -15,9 +14,7 @@ from speculation.models import Outcome, Speculation
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 
-def test_two_tabs_racing_for_the_last_credit_leave_one_hint(user, monkeypatch, race):
-    monkeypatch.setattr(dispatch, "send_render", lambda args, queue: None)
-    monkeypatch.setattr(dispatch, "send_expire", lambda args, eta: None)
+def test_two_tabs_racing_for_the_last_credit_leave_one_hint(user, race, enqueued):
     ledger.grant(account=ledger.account_for(user), amount=1, key="last", reason="x")
     boards = []
     for title in ("Tab one", "Tab two"):
@@ -36,9 +33,7 @@ def test_two_tabs_racing_for_the_last_credit_leave_one_hint(user, monkeypatch, r
     assert_ledger_invariants()
 
 
-def test_two_tabs_on_one_storyboard_share_one_job(user, monkeypatch, race):
-    monkeypatch.setattr(dispatch, "send_render", lambda args, queue: None)
-    monkeypatch.setattr(dispatch, "send_expire", lambda args, eta: None)
+def test_two_tabs_on_one_storyboard_share_one_job(user, race, enqueued):
     ledger.grant(account=ledger.account_for(user), amount=3, key="some", reason="x")
     board = storyboards.create_storyboard(owner=user, title="Same")
     board = storyboards.update_storyboard(storyboard=board, panels=[{"description": "x"}])
@@ -52,10 +47,8 @@ def board(user, title):
     return storyboards.update_storyboard(storyboard=made, panels=[{"description": "x"}])
 
 
-def test_a_newer_speculation_never_cancels_an_older_one_its_tab_just_confirmed(user, monkeypatch):
+def test_a_newer_speculation_never_cancels_an_older_one_its_tab_just_confirmed(user, enqueued):
     """Tab one clicks Generate between tab two's read of the older speculation and its lock."""
-    monkeypatch.setattr(dispatch, "send_render", lambda args, queue: None)
-    monkeypatch.setattr(dispatch, "send_expire", lambda args, eta: None)
     ledger.grant(account=ledger.account_for(user), amount=3, key="some", reason="x")
     first, second = board(user, "Tab one"), board(user, "Tab two")
     older = services.speculate(user=user, storyboard=first)

@@ -22,11 +22,6 @@ def fast(instant_renders):
     """Every test here renders instantly."""
 
 
-@pytest.fixture
-def sent(enqueued):
-    return enqueued
-
-
 def make_board(user, title="Rooftops", panels=None):
     three = [{"description": "One."}, {"description": "Two."}, {"description": "3"}]
     return factories.storyboard(user, title=title, panels=panels or three)
@@ -48,7 +43,7 @@ def balance(user):
 
 
 @pytest.fixture
-def speculate(client, user, sent, django_capture_on_commit_callbacks):
+def speculate(client, user, enqueued, django_capture_on_commit_callbacks):
     client.force_login(user)
 
     def go(board):
@@ -58,9 +53,9 @@ def speculate(client, user, sent, django_capture_on_commit_callbacks):
     return go
 
 
-def render_all(sent, django_capture_on_commit_callbacks):
-    while sent:
-        (job_id, index, attempt), _ = sent.pop(0)
+def render_all(enqueued, django_capture_on_commit_callbacks):
+    while enqueued:
+        (job_id, index, attempt), _ = enqueued.pop(0)
         with django_capture_on_commit_callbacks(execute=True):
             jobs.perform_render(job_id=job_id, index=index, attempt=attempt)
 
@@ -68,17 +63,19 @@ def render_all(sent, django_capture_on_commit_callbacks):
 # --- gates ----------------------------------------
 
 
-def test_zero_credits_get_no_hint_no_job_no_hold_no_task(user, board, speculate, sent):
+def test_zero_credits_get_no_hint_no_job_no_hold_no_task(user, board, speculate, enqueued):
     response = speculate(board)
     assert response.status_code == 200
     assert response.json() == {"job": None, "hint": False, "reason": "insufficient_credits"}
     assert not Job.objects.exists()
     assert balance(user) == (0, 0)
-    assert sent == []
+    assert enqueued == []
     assert Speculation.objects.get().outcome == Outcome.DECLINED
 
 
-def test_a_hold_is_placed_and_panel_one_goes_to_the_speculative_queue(user, board, speculate, sent):
+def test_a_hold_is_placed_and_panel_one_goes_to_the_speculative_queue(
+    user, board, speculate, enqueued
+):
     fund(user, 3)
     response = speculate(board)
     assert response.status_code == 202
@@ -88,16 +85,16 @@ def test_a_hold_is_placed_and_panel_one_goes_to_the_speculative_queue(user, boar
     assert job.confirmed is False
     assert job.confirm_by - timezone.now() > timedelta(minutes=9)
     assert balance(user) == (2, 1)
-    assert sent == [((job.pk, 1, 1), "speculative")]
+    assert enqueued == [((job.pk, 1, 1), "speculative")]
 
 
-def test_the_same_storyboard_speculated_twice_is_one_job(user, board, speculate, sent):
+def test_the_same_storyboard_speculated_twice_is_one_job(user, board, speculate, enqueued):
     fund(user, 3)
     first = speculate(board).json()
     second = speculate(board).json()
     assert first["job"] == second["job"]
     assert balance(user) == (2, 1)
-    assert len(sent) == 1
+    assert len(enqueued) == 1
 
 
 def test_a_newer_speculation_replaces_the_older(user, board, speculate, make_user):
@@ -129,11 +126,11 @@ def test_an_edited_storyboard_invalidates_its_speculation(user, board, speculate
         (lambda s: setattr(s, "SPECULATION_BACKLOG_MAX", -1), "busy"),
     ],
 )
-def test_gates_decline_silently(user, board, speculate, settings, sent, setup, reason):
+def test_gates_decline_silently(user, board, speculate, settings, enqueued, setup, reason):
     fund(user, 3)
     setup(settings)
     assert speculate(board).json() == {"job": None, "hint": False, "reason": reason}
-    assert balance(user) == (3, 0) and sent == [] and not Job.objects.exists()
+    assert balance(user) == (3, 0) and enqueued == [] and not Job.objects.exists()
 
 
 def test_an_incomplete_storyboard_is_declined(user, speculate):
@@ -171,16 +168,16 @@ def test_another_persons_storyboard_is_404(board, client, make_user):
 
 
 def test_generate_attaches_and_panel_one_is_delivered_with_no_new_render(
-    user, board, speculate, sent, client, django_capture_on_commit_callbacks
+    user, board, speculate, enqueued, client, django_capture_on_commit_callbacks
 ):
     fund(user, 3)
     job_id = speculate(board).json()["job"]
-    render_all(sent, django_capture_on_commit_callbacks)
+    render_all(enqueued, django_capture_on_commit_callbacks)
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(f"/api/storyboards/{board.pk}/generate/")
     assert response.status_code == 200
     assert response.json() == {"job": job_id, "attached": True}
-    assert sent == []  # no new render
+    assert enqueued == []  # no new render
     job = client.get(f"/api/jobs/{job_id}/").json()
     assert job["confirmed"] is True and job["panels"][0]["state"] == "delivered"
     assert job["panels"][0]["attempts"] == 1
@@ -195,11 +192,11 @@ def test_generate_attaches_and_panel_one_is_delivered_with_no_new_render(
 
 
 def test_generate_after_editing_panel_three_keeps_panel_one(
-    user, board, speculate, sent, client, django_capture_on_commit_callbacks
+    user, board, speculate, enqueued, client, django_capture_on_commit_callbacks
 ):
     fund(user, 3)
     job_id = speculate(board).json()["job"]
-    render_all(sent, django_capture_on_commit_callbacks)
+    render_all(enqueued, django_capture_on_commit_callbacks)
     panels = [{"description": "One."}, {"description": "Two."}, {"description": "Three, edited."}]
     board = storyboards.update_storyboard(storyboard=board, panels=panels)
     with django_capture_on_commit_callbacks(execute=True):
@@ -212,11 +209,11 @@ def test_generate_after_editing_panel_three_keeps_panel_one(
 
 
 def test_an_unconfirmed_job_reveals_nothing(
-    user, board, speculate, sent, client, django_capture_on_commit_callbacks
+    user, board, speculate, enqueued, client, django_capture_on_commit_callbacks
 ):
     fund(user, 3)
     job_id = speculate(board).json()["job"]
-    render_all(sent, django_capture_on_commit_callbacks)
+    render_all(enqueued, django_capture_on_commit_callbacks)
     job = Job.objects.get(pk=job_id)
     panel = job.panels.get(index=1)
     assert panel.state == "ready" and panel.image
@@ -263,7 +260,7 @@ def test_confirm_by_expiry_releases(user, board, speculate, settings):
 
 
 def test_confirmed_renders_never_queue_behind_speculative_ones(
-    user, board, speculate, sent, make_user, django_capture_on_commit_callbacks
+    user, board, speculate, enqueued, make_user, django_capture_on_commit_callbacks
 ):
     fund(user, 3)
     speculate(board)
@@ -271,7 +268,7 @@ def test_confirmed_renders_never_queue_behind_speculative_ones(
     fund(other, 3)
     with django_capture_on_commit_callbacks(execute=True):
         jobs.generate(user=other, storyboard=make_board(other))
-    queues = [queue for _, queue in sent]
+    queues = [queue for _, queue in enqueued]
     assert queues == ["speculative", "render"]
 
 
@@ -279,16 +276,16 @@ def test_confirmed_renders_never_queue_behind_speculative_ones(
 
 
 def test_outcomes_feed_the_metrics(
-    user, board, speculate, sent, client, make_user, django_capture_on_commit_callbacks
+    user, board, speculate, enqueued, client, make_user, django_capture_on_commit_callbacks
 ):
     fund(user, 5)
     hit = speculate(board).json()["job"]
-    render_all(sent, django_capture_on_commit_callbacks)
+    render_all(enqueued, django_capture_on_commit_callbacks)
     with django_capture_on_commit_callbacks(execute=True):
         client.post(f"/api/storyboards/{board.pk}/generate/")
     other = make_board(user, "Left")
     left = speculate(other).json()["job"]
-    render_all(sent, django_capture_on_commit_callbacks)
+    render_all(enqueued, django_capture_on_commit_callbacks)
     client.post(f"/api/jobs/{left}/cancel/?if_unconfirmed=1")
     broke = make_user()
     services.speculate(user=broke, storyboard=make_board(broke))
@@ -314,11 +311,11 @@ def test_outcomes_feed_the_metrics(
 
 
 def test_the_admin_speculation_page_shows_the_figures(
-    client, make_user, user, board, speculate, sent, django_capture_on_commit_callbacks
+    client, make_user, user, board, speculate, enqueued, django_capture_on_commit_callbacks
 ):
     fund(user, 2)
     speculate(board)
-    render_all(sent, django_capture_on_commit_callbacks)
+    render_all(enqueued, django_capture_on_commit_callbacks)
     with django_capture_on_commit_callbacks(execute=True):
         client.post(f"/api/storyboards/{board.pk}/generate/")  # a hit
     broke = make_user()
@@ -338,15 +335,15 @@ def test_the_admin_speculation_page_shows_the_figures(
 
 
 def test_confirming_moves_a_waiting_render_to_the_render_queue(
-    user, board, speculate, sent, client, django_capture_on_commit_callbacks
+    user, board, speculate, enqueued, client, django_capture_on_commit_callbacks
 ):
     fund(user, 3)
     job_id = speculate(board).json()["job"]
-    assert sent == [((job_id, 1, 1), "speculative")]  # still waiting behind other speculation
+    assert enqueued == [((job_id, 1, 1), "speculative")]  # still waiting behind other speculation
     with django_capture_on_commit_callbacks(execute=True):
         client.post(f"/api/storyboards/{board.pk}/generate/")
-    assert sent[-1] == ((job_id, 1, 1), "render")  # the same attempt, now with confirmed work
-    render_all(sent, django_capture_on_commit_callbacks)
+    assert enqueued[-1] == ((job_id, 1, 1), "render")  # the same attempt, now with confirmed work
+    render_all(enqueued, django_capture_on_commit_callbacks)
     job = Job.objects.get(pk=job_id)
     assert job.panels.get(index=1).state == "delivered"
     assert balance(user) == (2, 0)  # charged once, though two copies were sent
