@@ -15,16 +15,28 @@ from . import errors, selectors, services
 from .models import Account, Hold, Transfer
 
 
-class ReadOnlyAdminMixin:
-    """The ledger is written only through its services, never edited in forms."""
+class RecordAdminMixin:
+    """A record written only through services: never added or deleted by hand, every
+    field read-only (the change view stays, for admin actions).
+
+    Every app's admin uses these two mixins; they live here because the ledger is
+    the one app every other may import.
+    """
 
     def has_add_permission(self, request, obj=None):
         return False
 
-    def has_change_permission(self, request, obj=None):
+    def has_delete_permission(self, request, obj=None):
         return False
 
-    def has_delete_permission(self, request, obj=None):
+    def get_readonly_fields(self, request, obj=None):
+        return [f.name for f in self.model._meta.fields]
+
+
+class ReadOnlyAdminMixin(RecordAdminMixin):
+    """Not even changed: the ledger's rows and speculation's records are only listed."""
+
+    def has_change_permission(self, request, obj=None):
         return False
 
 

@@ -2,6 +2,7 @@
 
 from django.contrib import admin
 
+from ledger.admin import RecordAdminMixin
 from mangagen.accounts.forms import AdminLoginForm
 from mangagen.jobs.models import Job, JobPanel
 from mangagen.payments import admin as payments_admin  # noqa: F401  (registers its models)
@@ -19,7 +20,7 @@ class JobPanelInline(admin.TabularInline):
 
 
 @admin.register(Job)
-class JobAdmin(admin.ModelAdmin):
+class JobAdmin(RecordAdminMixin, admin.ModelAdmin):
     list_display = (
         "id",
         "owner",
@@ -33,10 +34,3 @@ class JobAdmin(admin.ModelAdmin):
     search_fields = ("owner__username", "storyboard__title")
     list_select_related = ("owner", "storyboard")
     inlines = [JobPanelInline]
-    readonly_fields = [f.name for f in Job._meta.fields]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False

@@ -4,6 +4,7 @@ import redis
 from django.conf import settings
 from django.contrib import admin
 
+from ledger.admin import ReadOnlyAdminMixin
 from mangagen.renderers.warmth import GpuPool
 
 from . import admission, metrics
@@ -11,7 +12,7 @@ from .models import Speculation
 
 
 @admin.register(Speculation)
-class SpeculationAdmin(admin.ModelAdmin):
+class SpeculationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = (
         "id",
         "user",
@@ -25,15 +26,6 @@ class SpeculationAdmin(admin.ModelAdmin):
     list_filter = ("outcome", "reason")
     list_select_related = ("user", "storyboard", "job")
     change_list_template = "admin/speculation/change_list.html"
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
     def changelist_view(self, request, extra_context=None):
         dwell = admission.dwell()

@@ -14,6 +14,7 @@ from django.db import models
 from django.db.models import Q
 
 from ledger.models import Hold
+from mangagen.storyboards import limits
 from mangagen.storyboards.models import Storyboard
 
 
@@ -54,11 +55,13 @@ def _sheet_path(instance, filename: str) -> str:
 
 class CharacterSheet(models.Model):
     storyboard = models.ForeignKey(Storyboard, on_delete=models.CASCADE, related_name="sheets")
-    name = models.CharField(max_length=60, help_text="The character's name.")
+    name = models.CharField(max_length=limits.MAX_NAME, help_text="The character's name.")
     source = models.CharField(max_length=10, choices=SheetSource.choices)
     state = models.CharField(max_length=10, choices=[(s.value, s.label) for s in STORED_STATES])
     description = models.CharField(
-        max_length=500, blank=True, help_text="The description a rendered sheet was made for."
+        max_length=limits.MAX_CHARACTER_DESCRIPTION,
+        blank=True,
+        help_text="The description a rendered sheet was made for.",
     )
     style = models.CharField(max_length=16, blank=True)
     hash = models.CharField(max_length=64, help_text="Part of the art hash of the panels.")

@@ -3,21 +3,14 @@ and a purchase held for review (paid differently from its pack) can be granted b
 
 from django.contrib import admin, messages
 
+from ledger.admin import RecordAdminMixin
+
 from . import services
 from .models import CheckoutSession, FailedRefund, Purchase, StripeEvent
 
 
-class RecordAdmin(admin.ModelAdmin):
+class RecordAdmin(RecordAdminMixin, admin.ModelAdmin):
     """What Stripe told us is a record: never added or deleted by hand, every field read-only."""
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-    def get_readonly_fields(self, request, obj=None):
-        return [f.name for f in self.model._meta.fields]
 
 
 class ProcessedFilter(admin.SimpleListFilter):

@@ -67,7 +67,8 @@ class PanelSpec:
             description=panel.description,
             shot=panel.shot,
             characters=tuple(CharacterSpec(n, cast.get(n, "")) for n in panel.characters),
-            dialogue=tuple(DialogueSpec(d["speaker"], d["text"]) for d in panel.dialogue),
+            # A line without a speaker is narration, as everywhere else (storyboards, lettering).
+            dialogue=tuple(DialogueSpec(d.get("speaker", ""), d["text"]) for d in panel.dialogue),
             caption=panel.caption,
             index=panel.index,
             content_hash=panel.content_hash,

@@ -1,4 +1,8 @@
-"""How big a storyboard may be. Bad input gets a clear 400 and changes nothing."""
+"""How big a storyboard may be. Bad input gets a clear 400 and changes nothing.
+
+The one place for these numbers: the models' max_length (storyboards, characters)
+are these constants, so the API's checks and the columns cannot drift apart.
+"""
 
 MAX_TITLE = 200
 MAX_STORY = 20_000

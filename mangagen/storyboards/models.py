@@ -13,6 +13,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from . import limits
+
 
 class Style(models.TextChoices):
     MANGA = "manga", "Manga (black and white, screentone)"
@@ -65,7 +67,7 @@ class Storyboard(models.Model):
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="storyboards"
     )
-    title = models.CharField(max_length=200)
+    title = models.CharField(max_length=limits.MAX_TITLE)
     story = models.TextField(blank=True)
     style = models.CharField(max_length=16, choices=Style.choices, default=Style.MANGA)
     version = models.CharField(max_length=64, blank=True)
@@ -109,8 +111,8 @@ class Storyboard(models.Model):
 class Character(models.Model):
     storyboard = models.ForeignKey(Storyboard, on_delete=models.CASCADE, related_name="characters")
     position = models.PositiveSmallIntegerField()
-    name = models.CharField(max_length=60)
-    description = models.CharField(max_length=500, blank=True)
+    name = models.CharField(max_length=limits.MAX_NAME)
+    description = models.CharField(max_length=limits.MAX_CHARACTER_DESCRIPTION, blank=True)
 
     class Meta:
         ordering = ["position"]
@@ -131,7 +133,7 @@ class Panel(models.Model):
     shot = models.CharField(max_length=20, choices=Shot.choices, default=Shot.MEDIUM)
     characters = models.JSONField(default=list, help_text="Names of the characters present.")
     dialogue = models.JSONField(default=list, help_text='[{"speaker": …, "text": …}]')
-    caption = models.CharField(max_length=300, blank=True)
+    caption = models.CharField(max_length=limits.MAX_CAPTION, blank=True)
     art_hash = models.CharField(max_length=64, blank=True)
     sheets = models.JSONField(
         default=dict, blank=True, help_text="name -> hash of the sheets its art hash covers."

@@ -5,6 +5,7 @@ import io
 import multiprocessing
 import time
 import uuid
+from types import SimpleNamespace
 
 import pytest
 from PIL import Image
@@ -60,6 +61,22 @@ def test_the_seed_changes_the_image_and_the_text_never_does(instant):
     other_words = spec(dialogue=(DialogueSpec("Aiko", "Wait for me!"),), caption="Later.")
     assert instant.draw(spec(), 7) == instant.draw(other_words, 7), "art only: no lettering"
     assert instant.draw(spec(), 7) == instant.draw(spec(dialogue=(), caption=""), 7)
+
+
+def test_a_spec_from_a_panel_reads_a_line_without_a_speaker_as_narration():
+    panel = SimpleNamespace(
+        description="A rooftop.",
+        shot="wide",
+        characters=["Aiko"],
+        dialogue=[{"text": "Meanwhile…"}, {"speaker": "Aiko", "text": "Run!"}],
+        caption="",
+        index=1,
+        content_hash="c",
+        art_hash="a",
+    )
+    made = PanelSpec.from_panel(panel, style="manga", cast={"Aiko": "red scarf"})
+    assert made.dialogue == (DialogueSpec("", "Meanwhile…"), DialogueSpec("Aiko", "Run!"))
+    assert made.characters == (CharacterSpec("Aiko", "red scarf"),)
 
 
 def test_it_reports_where_it_drew_each_face(instant):
