@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.urls import reverse
 
 from ledger import services as ledger
 
 from .models import Job, JobPanel
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
 
 def image_url(panel: JobPanel, job: Job) -> str | None:
     """Only a confirmed job's delivered panels have an image URL: no free images."""
     if not (job.confirmed and panel.shown and panel.image):
         return None
-    return reverse("render-image", args=[panel.image.name.removeprefix("renders/")])
+    name = panel.image.name or ""  # a set image always has a name
+    return reverse("render-image", args=[name.removeprefix("renders/")])
 
 
-def credits_of(user) -> dict:
+def credits_of(user: User) -> dict:
     """The person's balance as the `credits` event and the header show it."""
     account = ledger.account_for(user)
     account.refresh_from_db()
