@@ -18,12 +18,13 @@ from .models import GenerateOutcome, Job
 from .serializers import JobSerializer
 
 
-def owned_job(request, pk: int) -> Job:
-    return get_object_or_404(
-        Job.objects.select_related("storyboard").prefetch_related("panels"),
-        pk=pk,
-        owner=request.user,
-    )
+def owned_job(request, pk: int, *, storyboard_pk: int | None = None) -> Job:
+    """The signed-in person's job (in that storyboard, when given), or 404: another
+    person's job does not exist for them. The API and the studio's pages both ask here."""
+    jobs = Job.objects.select_related("storyboard").prefetch_related("panels")
+    if storyboard_pk is not None:
+        jobs = jobs.filter(storyboard_id=storyboard_pk)
+    return get_object_or_404(jobs, pk=pk, owner=request.user)
 
 
 def job_body(job: Job) -> dict:

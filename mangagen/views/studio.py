@@ -14,8 +14,8 @@ from django.urls import reverse
 
 from ledger import selectors as ledger_selectors
 from ledger import services as ledger
-from mangagen.jobs.api import job_body
-from mangagen.jobs.models import LIVE_STATES, Job, JobState
+from mangagen.jobs.api import job_body, owned_job
+from mangagen.jobs.models import LIVE_STATES, JobState
 from mangagen.storyboards import limits
 from mangagen.storyboards.models import (
     ExportFormat,
@@ -105,9 +105,7 @@ def _state(i: int, position: int) -> str:
 
 @login_required
 def job_page(request, pk: int, job_pk: int):
-    job = get_object_or_404(
-        Job.objects.select_related("storyboard"), pk=job_pk, storyboard_id=pk, owner=request.user
-    )
+    job = owned_job(request, job_pk, storyboard_pk=pk)
     # The job as the API gives it, in the HTML: a panel delivered before the click
     # (a speculation that finished while the person read Review) is on screen with
     # the first paint, not after a script, a request and a websocket round trip.
@@ -128,7 +126,7 @@ def job_page(request, pk: int, job_pk: int):
 @login_required
 def reader(request, pk: int, job_pk: int):
     """A finished job's reader is the comic's: pages are the storyboard's, not one job's."""
-    job = get_object_or_404(Job, pk=job_pk, storyboard_id=pk, owner=request.user)
+    job = owned_job(request, job_pk, storyboard_pk=pk)
     if job.state != JobState.COMPLETED:
         return redirect("comic-job", pk=pk, job_pk=job_pk)
     return redirect("comic-read", pk=pk)
@@ -153,7 +151,7 @@ def read_comic(request, pk: int):
 @login_required
 def download(request, pk: int, job_pk: int, fmt: str):
     """The old per-job download links lead to the comic's export."""
-    get_object_or_404(Job, pk=job_pk, storyboard_id=pk, owner=request.user)
+    owned_job(request, job_pk, storyboard_pk=pk)
     if fmt not in ExportFormat.values:
         raise Http404("No such download.")
     return redirect(f"{reverse('api-storyboard-export', args=[pk])}?format={fmt}")
