@@ -2,7 +2,6 @@
 becomes confirmed work the moment its person clicks Generate (one hold, charged once)."""
 
 import threading
-import time
 from datetime import timedelta
 
 import pytest
@@ -15,6 +14,7 @@ from mangagen.jobs import liveness, services
 from mangagen.jobs.models import Job
 from mangagen.renderers.warmth import GpuPool, Priority
 from mangagen.storyboards import services as storyboards
+from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -22,14 +22,6 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 @pytest.fixture(autouse=True)
 def one_container(instant_renders, enqueued, settings):
     settings.GPU_POOL_SIZE = 1
-
-
-def wait_until(predicate, what):
-    for _ in range(1000):  # bounded: 1000 looks at the condition
-        if predicate():
-            return
-        time.sleep(0.01)
-    raise AssertionError(f"never saw {what}")
 
 
 def render(job, results):
@@ -56,14 +48,19 @@ def test_generate_promotes_a_waiting_speculative_render_to_confirmed_work(user, 
     results = []
     worker = threading.Thread(target=render, args=(job, results))
     worker.start()
-    wait_until(lambda: pool.state().waiting_speculative == 1, "the render waiting as speculation")
+    wait_for(
+        lambda: pool.state().waiting_speculative == 1,
+        every=0.01,
+        what="the render waiting as speculation",
+    )
     assert liveness.alive(liveness.ticket(job.pk, 1, 1))
 
     attached, how = services.generate(user=user, storyboard=board)
     assert (attached.pk, how) == (job.pk, "attached")
-    wait_until(
+    wait_for(
         lambda: (pool.state().waiting_confirmed, pool.state().waiting_speculative) == (1, 0),
-        "the render promoted to confirmed work",
+        every=0.01,
+        what="the render promoted to confirmed work",
     )
     assert [queue for _, queue in enqueued] == ["speculative"]  # no second copy: it had started
 
@@ -89,7 +86,7 @@ def test_a_render_whose_job_ends_while_it_waits_leaves_the_queue(user):
     results = []
     worker = threading.Thread(target=render, args=(job, results))
     worker.start()
-    wait_until(lambda: pool.state().waiting_confirmed == 1, "the render waiting")
+    wait_for(lambda: pool.state().waiting_confirmed == 1, every=0.01, what="the render waiting")
     services.cancel_job(job=job)
     worker.join(timeout=30)
     assert results == ["withdrawn"]

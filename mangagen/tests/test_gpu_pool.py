@@ -11,6 +11,7 @@ import uuid
 import pytest
 
 from mangagen.renderers.warmth import GpuPool, Priority, Withdrawn
+from tests.support.waiting import wait_for
 
 CONFIRMED, SPECULATIVE = Priority.CONFIRMED, Priority.SPECULATIVE
 
@@ -39,11 +40,7 @@ def test_each_container_pays_its_own_cold_start_then_stays_warm():
 def test_a_container_scales_to_zero_after_its_idle_time():
     pool = make_pool(idle_seconds=0.2, cold_start_seconds=0)
     pool.release(take(pool, "a"))
-    for _ in range(200):
-        if pool.state().warm == 0:
-            break
-        time.sleep(0.01)
-    assert pool.state().warm == 0
+    wait_for(lambda: pool.state().warm == 0, every=0.01, what="the container to go cold")
     assert take(pool, "b").cold
 
 
@@ -113,11 +110,7 @@ def test_a_withdrawn_render_stops_waiting():
 def test_a_dead_holders_container_is_free_again_after_its_lease():
     pool = make_pool(size=1, lease_seconds=0.2, cold_start_seconds=0)
     assert take(pool, "dead") is not None  # and never renewed nor released
-    for _ in range(1000):
-        if (slot := take(pool, "next")) is not None:
-            break
-        time.sleep(0.01)
-    assert slot is not None
+    wait_for(lambda: take(pool, "next"), every=0.01, what="the dead holder's lease to end")
 
 
 def test_a_waiter_that_stops_asking_leaves_the_queue():
@@ -125,11 +118,8 @@ def test_a_waiter_that_stops_asking_leaves_the_queue():
     held = take(pool, "x")
     assert take(pool, "dead-waiter") is None  # then its worker dies
     pool.release(held)
-    for _ in range(1000):
-        if (slot := take(pool, "spec", SPECULATIVE)) is not None:
-            break
-        time.sleep(0.01)
-    assert slot is not None and pool.state().waiting_confirmed == 0
+    wait_for(lambda: take(pool, "spec", SPECULATIVE), every=0.01, what="the speculative turn")
+    assert pool.state().waiting_confirmed == 0
 
 
 def test_the_container_context_waits_for_the_boot_and_keeps_its_lease():
@@ -155,11 +145,11 @@ def test_threads_share_the_pool_and_confirmed_ones_finish_first():
     threads += [threading.Thread(target=render, args=(f"c{i}", CONFIRMED)) for i in range(3)]
     for t in threads:
         t.start()
-    for _ in range(500):
-        state = pool.state()
-        if (state.waiting_confirmed, state.waiting_speculative) == (3, 3):
-            break
-        time.sleep(0.01)
+    wait_for(
+        lambda: (pool.state().waiting_confirmed, pool.state().waiting_speculative) == (3, 3),
+        every=0.01,
+        what="three of each waiting",
+    )
     pool.release(held)
     for t in threads:
         t.join(timeout=30)

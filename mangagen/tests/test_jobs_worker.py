@@ -26,6 +26,7 @@ from mangagen.jobs import liveness, services
 from mangagen.jobs.events import EventType
 from mangagen.jobs.models import Job
 from mangagen.tests.standin import Canned
+from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,12 +65,9 @@ def start_worker(tmp_path, settings):
             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
         started.append((process, log))
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if "ready." in (tmp_path / f"worker-{len(started) - 1}.log").read_text():
-                return process
-            time.sleep(0.2)
-        raise RuntimeError("the worker did not start")
+        worker_log = tmp_path / f"worker-{len(started) - 1}.log"
+        wait_for(lambda: "ready." in worker_log.read_text(), every=0.2, what="the worker to start")
+        return process
 
     from mangagen.celery import app
 
@@ -84,16 +82,6 @@ def start_worker(tmp_path, settings):
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
         log.close()
-
-
-def wait_for(predicate, timeout=30, what="the condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def panel_state(job, index):
