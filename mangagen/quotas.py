@@ -21,6 +21,8 @@ from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
 
+from mangagen.errors import ApplicationError
+
 
 class Limit(StrEnum):
     """The `error` code of each refusal (the API answers 429)."""
@@ -30,11 +32,16 @@ class Limit(StrEnum):
     DRAFTS = "draft_quota"
 
 
-class LimitReached(Exception):
+class LimitReached(ApplicationError):
+    status = 429
+
     def __init__(self, limit: Limit, detail: str, *, retry_after: int | None = None):
         super().__init__(detail)
         self.code = limit
         self.retry_after = retry_after
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after)} if self.retry_after else {}
 
 
 def check_storyboards(*, owner) -> None:

@@ -1,31 +1,34 @@
-"""One error shape for the whole API: {"error": "<code>", "detail": "<human text>"}."""
+"""One error shape for the whole API: {"error": "<code>", "detail": "<human text>", …extra}.
+
+The one DRF exception handler (settings REST_FRAMEWORK["EXCEPTION_HANDLER"]):
+an ApplicationError (mangagen/errors.py) or a ledger error is answered with
+its own code and status; DRF's own errors keep their codes. Views catch none
+of them. docs/api.md, "Errors", lists the codes.
+"""
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
+from django.urls import reverse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from ledger import errors as ledger_errors
-from mangagen.quotas import LimitReached
+from mangagen.errors import ApplicationError
+
+# The ledger cannot import this app: its refusals' statuses are set here.
+LEDGER_STATUS = {
+    ledger_errors.InsufficientCredits: status.HTTP_402_PAYMENT_REQUIRED,
+    ledger_errors.AccountFlagged: status.HTTP_403_FORBIDDEN,
+}
 
 
 def exception_handler(exc, context):
-    if isinstance(exc, LimitReached):
-        response = Response(
-            {"error": str(exc.code), "detail": str(exc)}, status=status.HTTP_429_TOO_MANY_REQUESTS
-        )
-        if exc.retry_after:
-            response["Retry-After"] = str(exc.retry_after)
-        return response
+    if isinstance(exc, ApplicationError):
+        body = {"error": str(exc.code), "detail": str(exc), **exc.extra()}
+        return Response(body, status=exc.status, headers=exc.headers())
     if isinstance(exc, ledger_errors.LedgerError):
-        if isinstance(exc, ledger_errors.InsufficientCredits):
-            code = status.HTTP_402_PAYMENT_REQUIRED
-        elif isinstance(exc, ledger_errors.AccountFlagged):
-            code = status.HTTP_403_FORBIDDEN
-        else:
-            code = status.HTTP_409_CONFLICT
-        return Response({"error": exc.code, "detail": str(exc)}, status=code)
+        return _ledger_refusal(exc, context)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):
@@ -59,3 +62,18 @@ def _first_message(detail, path: str = "") -> str:
     if isinstance(detail, list) and detail:
         return _first_message(detail[0], path)
     return f"{path}: {detail}" if path else str(detail)
+
+
+def _ledger_refusal(exc: ledger_errors.LedgerError, context) -> Response:
+    code = next(
+        (code for kind, code in LEDGER_STATUS.items() if isinstance(exc, kind)),
+        status.HTTP_409_CONFLICT,
+    )
+    body = {"error": exc.code, "detail": str(exc)}
+    if isinstance(exc, ledger_errors.InsufficientCredits):
+        # Every 402 says what to do about it: how many are left and where to buy more.
+        # A view may say what the credit was for (`insufficient_credits_detail`).
+        body["detail"] = getattr(context.get("view"), "insufficient_credits_detail", str(exc))
+        body["available"] = exc.available
+        body["purchase_url"] = reverse("credits")
+    return Response(body, status=code)

@@ -1,20 +1,18 @@
 """The character sheet endpoints (docs/api.md, "Character sheets"). Another person's comic: 404."""
 
-from django.urls import reverse
 from drf_spectacular.utils import OpenApiTypes, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ledger import errors as ledger_errors
 from mangagen.api.throttles import WritesThrottle
 from mangagen.storyboards.api import owned_storyboard
 from mangagen.storyboards.models import Storyboard
 
 from . import selectors, services
 from .models import SheetSource, SheetState
-from .uploads import Refused, checked_reference
+from .uploads import checked_reference
 
 SheetBody = inline_serializer(
     "SheetBody",
@@ -39,14 +37,13 @@ def _sheet_body(storyboard: Storyboard, name: str) -> dict:
     return {"sheet": selectors.sheets_json(storyboard=storyboard).get(name)}
 
 
-def _no_character(exc: services.NoSuchCharacter) -> Response:
-    return Response({"error": exc.code, "detail": str(exc)}, status=status.HTTP_404_NOT_FOUND)
-
-
 class SheetView(APIView):
     throttle_classes = [WritesThrottle]
     throttle_scope = "generate"
     parser_classes = [MultiPartParser]
+    insufficient_credits_detail = (
+        "You need a credit to render a character sheet. Buy credits and try again."
+    )
 
     @extend_schema(
         request=None,
@@ -55,21 +52,7 @@ class SheetView(APIView):
     )
     def post(self, request, pk: int, name: str):
         storyboard = owned_storyboard(request, pk)
-        try:
-            services.request_sheet(storyboard=storyboard, name=name)
-        except services.NoSuchCharacter as exc:
-            return _no_character(exc)
-        except ledger_errors.InsufficientCredits as exc:
-            return Response(
-                {
-                    "error": "insufficient_credits",
-                    "detail": "You need a credit to render a character sheet. "
-                    "Buy credits and try again.",
-                    "available": exc.available,
-                    "purchase_url": reverse("credits"),
-                },
-                status=status.HTTP_402_PAYMENT_REQUIRED,
-            )
+        services.request_sheet(storyboard=storyboard, name=name)
         return Response(_sheet_body(storyboard, name), status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(
@@ -84,17 +67,8 @@ class SheetView(APIView):
     )
     def put(self, request, pk: int, name: str):
         storyboard = owned_storyboard(request, pk)
-        try:
-            image = checked_reference(request.FILES.get("image"))
-        except Refused as exc:
-            return Response(
-                {"error": exc.problem.value, "detail": exc.detail},
-                status=status.HTTP_400_BAD_REQUEST,
-            )
-        try:
-            services.upload_sheet(storyboard=storyboard, name=name, image=image)
-        except services.NoSuchCharacter as exc:
-            return _no_character(exc)
+        image = checked_reference(request.FILES.get("image"))
+        services.upload_sheet(storyboard=storyboard, name=name, image=image)
         return Response(_sheet_body(storyboard, name))
 
     @extend_schema(request=None, responses={204: None}, summary="Remove the character's sheet")

@@ -27,6 +27,7 @@ from PIL import Image
 from ledger import errors as ledger_errors
 from ledger import services as ledger
 from ledger.models import Hold
+from mangagen.errors import ApplicationError
 from mangagen.queues import Queue
 from mangagen.renderers import CharacterSpec, SheetSpec, get_renderer
 from mangagen.renderers.warmth import Priority, Withdrawn
@@ -42,12 +43,14 @@ logger = logging.getLogger(__name__)
 SHEET_CREDITS = 1  # a sheet is a render, priced like a panel's
 
 
-class SheetError(Exception):
+class SheetError(ApplicationError):
     code = "sheet_error"
+    status = 409
 
 
 class NoSuchCharacter(SheetError):
     code = "no_such_character"
+    status = 404
 
 
 def request_sheet(*, storyboard: Storyboard, name: str) -> CharacterSheet:

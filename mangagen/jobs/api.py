@@ -1,7 +1,6 @@
 """Generate, jobs, decisions and the event log. Another person's job answers 404."""
 
 from django.shortcuts import get_object_or_404
-from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
@@ -9,7 +8,6 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from ledger import errors as ledger_errors
 from mangagen.storyboards.api import owned_storyboard
 
 from . import services
@@ -32,25 +30,14 @@ def job_body(job: Job) -> dict:
     return JobSerializer(job).data
 
 
-def insufficient_credits(exc: ledger_errors.InsufficientCredits) -> Response:
-    return Response(
-        {
-            "error": "insufficient_credits",
-            "detail": "You need a credit to render a panel. Buy credits and try again.",
-            "available": exc.available,
-            "purchase_url": reverse("credits"),
-        },
-        status=status.HTTP_402_PAYMENT_REQUIRED,
-    )
-
-
-def refused(exc: services.JobError, code: int = status.HTTP_409_CONFLICT) -> Response:
-    return Response({"error": exc.code, "detail": str(exc)}, status=code)
+# What a 402 from Generate, approve or redo says (mangagen/api/errors.py adds the rest).
+NEEDS_A_CREDIT = "You need a credit to render a panel. Buy credits and try again."
 
 
 class GenerateView(APIView):
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "generate"
+    insufficient_credits_detail = NEEDS_A_CREDIT
 
     @extend_schema(
         request=None,
@@ -72,12 +59,7 @@ class GenerateView(APIView):
     )
     def post(self, request, pk: int):
         storyboard = owned_storyboard(request, pk)
-        try:
-            job, how = services.generate(user=request.user, storyboard=storyboard)
-        except ledger_errors.InsufficientCredits as exc:
-            return insufficient_credits(exc)
-        except services.StoryboardIncomplete as exc:
-            return refused(exc, status.HTTP_400_BAD_REQUEST)
+        job, how = services.generate(user=request.user, storyboard=storyboard)
         code = status.HTTP_201_CREATED if how == GenerateOutcome.CREATED else status.HTTP_200_OK
         return Response({"job": job.pk, "attached": how == GenerateOutcome.ATTACHED}, status=code)
 
@@ -108,18 +90,14 @@ class CancelView(APIView):
 
 class DecisionView(APIView):
     decision = ""
+    insufficient_credits_detail = NEEDS_A_CREDIT
 
     @extend_schema(request=None, responses=JobSerializer)
     def post(self, request, pk: int, index: int):
         job = owned_job(request, pk)
         get_object_or_404(job.panels, index=index)
         action = services.approve_panel if self.decision == "approve" else services.redo_panel
-        try:
-            job = action(job=job, index=index)
-        except ledger_errors.InsufficientCredits as exc:
-            return insufficient_credits(exc)
-        except services.IllegalTransition as exc:
-            return refused(exc)
+        job = action(job=job, index=index)
         code = status.HTTP_202_ACCEPTED if self.decision == "redo" else status.HTTP_200_OK
         return Response(job_body(job), status=code)
 

@@ -33,6 +33,7 @@ from ledger import errors as ledger_errors
 from ledger import services as ledger
 from ledger.models import Hold
 from mangagen import quotas
+from mangagen.errors import ApplicationError
 from mangagen.queues import Queue
 from mangagen.renderers import RenderError, get_renderer
 from mangagen.renderers.warmth import GpuPool, Priority, Withdrawn
@@ -50,8 +51,9 @@ from .specs import panel_spec, spec_of
 logger = logging.getLogger(__name__)
 
 
-class JobError(Exception):
+class JobError(ApplicationError):
     code = "job_error"
+    status = 409
 
 
 class IllegalTransition(JobError):
@@ -60,6 +62,7 @@ class IllegalTransition(JobError):
 
 class StoryboardIncomplete(JobError):
     code = "incomplete"
+    status = 400
 
 
 class NothingToRender(StoryboardIncomplete):

@@ -106,12 +106,7 @@ class ExportView(APIView):
         storyboard = owned_storyboard(request, pk)
         comic = comic_of(storyboard=storyboard)
         slug = slugify(storyboard.title) or f"comic-{storyboard.pk}"
-        try:
-            made = exports.export(comic=comic, fmt=fmt, slug=slug)
-        except exports.NothingToExport as exc:
-            return Response(
-                {"error": exc.code, "detail": str(exc)}, status=status.HTTP_409_CONFLICT
-            )
+        made = exports.export(comic=comic, fmt=fmt, slug=slug)
         response = FileResponse(
             made.path.open("rb"),
             content_type=made.content_type,

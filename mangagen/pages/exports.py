@@ -12,14 +12,16 @@ from xml.sax.saxutils import escape
 
 from PIL import Image
 
+from mangagen.errors import ApplicationError
 from mangagen.storyboards.models import ExportFormat, ReadingDirection
 
 from .builds import Comic, built, page_file, strip_file
 from .compose import DPI
 
 
-class NothingToExport(Exception):
+class NothingToExport(ApplicationError):
     code = "nothing_to_export"
+    status = 409
 
 
 @dataclass(frozen=True)

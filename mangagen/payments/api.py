@@ -51,26 +51,11 @@ class CheckoutView(APIView):
                 },
                 status=status.HTTP_400_BAD_REQUEST,
             )
-        try:
-            url = services.create_checkout(
-                user=request.user,
-                chosen=chosen,
-                return_url=request.build_absolute_uri(reverse("credits")),
-            )
-        except services.PaymentsUnavailable as exc:
-            return Response(
-                {"error": exc.code, "detail": str(exc)},
-                status=status.HTTP_503_SERVICE_UNAVAILABLE,
-            )
-        except services.stripe.StripeError as exc:
-            logger.warning("Stripe refused a checkout: %s", exc)
-            return Response(
-                {
-                    "error": "payment_provider_error",
-                    "detail": "The payment provider is not answering; try again in a minute.",
-                },
-                status=status.HTTP_502_BAD_GATEWAY,
-            )
+        url = services.create_checkout(
+            user=request.user,
+            chosen=chosen,
+            return_url=request.build_absolute_uri(reverse("credits")),
+        )
         return Response({"checkout_url": url})
 
 

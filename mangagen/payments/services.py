@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from ledger import services as ledger
 from ledger.models import SystemAccount, Transfer
+from mangagen.errors import ApplicationError
 
 from .models import CheckoutSession, FailedRefund, Outcome, Purchase, ReviewReason, StripeEvent
 from .packs import Pack
@@ -29,8 +30,16 @@ from .packs import Pack
 logger = logging.getLogger(__name__)
 
 
-class PaymentsUnavailable(Exception):
+class PaymentsUnavailable(ApplicationError):
     code = "payments_unavailable"
+    status = 503
+
+
+class PaymentProviderError(ApplicationError):
+    """Stripe did not answer (or refused) a checkout; nothing was recorded."""
+
+    code = "payment_provider_error"
+    status = 502
 
 
 def stripe_client() -> stripe.StripeClient:
@@ -45,7 +54,31 @@ def stripe_client() -> stripe.StripeClient:
 def create_checkout(*, user, chosen: Pack, return_url: str) -> str:
     """A Stripe Checkout Session for the pack; returns the URL to send the person to."""
     metadata = {"user_id": str(user.pk), "pack": chosen.code, "credits": str(chosen.credits)}
-    session = stripe_client().v1.checkout.sessions.create(
+    client = stripe_client()
+    try:
+        session = _create_session(client, chosen, metadata, return_url, user_id=user.pk)
+    except stripe.StripeError as exc:
+        logger.warning("Stripe refused a checkout: %s", exc)
+        raise PaymentProviderError(
+            "The payment provider is not answering; try again in a minute."
+        ) from exc
+    reported = session.to_dict()
+    CheckoutSession.objects.create(
+        session_id=reported["id"],
+        user=user,
+        pack=chosen.code,
+        credits=chosen.credits,
+        amount=chosen.price,
+        currency=chosen.currency.lower(),
+        livemode=reported.get("livemode", _live_key()),
+    )
+    return session.url
+
+
+def _create_session(
+    client: stripe.StripeClient, chosen: Pack, metadata: dict, return_url: str, *, user_id: int
+):
+    return client.v1.checkout.sessions.create(
         params={
             "mode": "payment",
             "line_items": [
@@ -58,24 +91,13 @@ def create_checkout(*, user, chosen: Pack, return_url: str) -> str:
                     },
                 }
             ],
-            "client_reference_id": str(user.pk),
+            "client_reference_id": str(user_id),
             "metadata": metadata,
             "payment_intent_data": {"metadata": metadata},
             "success_url": f"{return_url}?checkout=success&session_id={{CHECKOUT_SESSION_ID}}",
             "cancel_url": f"{return_url}?checkout=cancelled",
         }
     )
-    reported = session.to_dict()
-    CheckoutSession.objects.create(
-        session_id=reported["id"],
-        user=user,
-        pack=chosen.code,
-        credits=chosen.credits,
-        amount=chosen.price,
-        currency=chosen.currency.lower(),
-        livemode=reported.get("livemode", _live_key()),
-    )
-    return session.url
 
 
 def _live_key() -> bool:

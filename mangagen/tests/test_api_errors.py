@@ -1,0 +1,56 @@
+"""One exception handler answers every refusal in one shape (docs/api.md, "Errors")."""
+
+from ledger import errors as ledger_errors
+from mangagen.api.errors import exception_handler
+from mangagen.errors import ApplicationError
+from mangagen.jobs import services as jobs
+from mangagen.quotas import Limit, LimitReached
+
+
+class Teapot(ApplicationError):
+    code = "teapot"
+    status = 418
+
+    def extra(self) -> dict:
+        return {"spout": 1}
+
+
+def test_an_application_error_is_answered_with_its_code_status_and_extra():
+    response = exception_handler(Teapot("Short and stout."), {})
+    assert response.status_code == 418
+    assert response.data == {"error": "teapot", "detail": "Short and stout.", "spout": 1}
+
+
+def test_job_refusals_carry_their_own_status():
+    assert exception_handler(jobs.IllegalTransition("No."), {}).status_code == 409
+    assert exception_handler(jobs.StoryboardIncomplete("No."), {}).data["error"] == "incomplete"
+    assert exception_handler(jobs.StoryboardIncomplete("No."), {}).status_code == 400
+
+
+def test_a_limit_says_when_to_try_again():
+    response = exception_handler(LimitReached(Limit.DRAFTS, "Tomorrow.", retry_after=60), {})
+    assert response.status_code == 429 and response["Retry-After"] == "60"
+    assert response.data == {"error": "draft_quota", "detail": "Tomorrow."}
+
+
+class View:
+    insufficient_credits_detail = "You need a credit to render a panel."
+
+
+def test_every_402_has_one_shape_and_the_view_may_say_what_the_credit_was_for():
+    exc = ledger_errors.InsufficientCredits(available=0, requested=1)
+    plain = exception_handler(exc, {"view": object()})
+    said = exception_handler(exc, {"view": View()})
+    assert plain.status_code == said.status_code == 402
+    assert plain.data == {
+        "error": "insufficient_credits",
+        "detail": "1 credit(s) requested, 0 available.",
+        "available": 0,
+        "purchase_url": "/credits/",
+    }
+    assert said.data == {**plain.data, "detail": "You need a credit to render a panel."}
+
+
+def test_other_ledger_refusals_keep_their_statuses():
+    assert exception_handler(ledger_errors.AccountFlagged(), {}).status_code == 403
+    assert exception_handler(ledger_errors.HoldExpired(hold_id=1), {}).status_code == 409
