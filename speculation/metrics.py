@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, time, timedelta
 
 from django.conf import settings
-from django.db.models import Count, Sum
+from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
 from ledger.models import Hold
 from mangagen.jobs.events import EventType
-from mangagen.jobs.models import Job, JobPanel, PanelState
+from mangagen.jobs.models import Job, JobEvent, JobPanel, PanelState, RenderAttempt
 
 from .models import DeclinedDaily, Outcome, Speculation
 
@@ -71,31 +71,34 @@ def period(*, label: str, since: datetime, until: datetime) -> Period:
     decided = sum(result.outcomes.get(o, 0) for o in DECIDED)
     result.hit_rate = result.outcomes.get(Outcome.HIT, 0) / decided if decided else None
 
-    jobs = list(
-        Job.objects.filter(speculation__in=specs.exclude(outcome=Outcome.DECLINED))
-        .select_related("speculation")
-        .prefetch_related("panels")
+    started = Job.objects.filter(speculation__in=specs.exclude(outcome=Outcome.DECLINED))
+    # Panel one's holds, one per render attempt (its record, not the ledger's free text).
+    holds = RenderAttempt.objects.filter(job__in=started, index=1).aggregate(
+        held=Count("pk"),
+        released=Count("pk", filter=Q(hold__state__in=[Hold.State.RELEASED, Hold.State.EXPIRED])),
+        captured=Count("pk", filter=Q(hold__state=Hold.State.CAPTURED)),
     )
-    for job in jobs:
-        holds = Hold.objects.filter(reference__startswith=f"job {job.pk} panel 1")
-        result.credits_held += holds.count()
-        result.credits_released += holds.filter(
-            state__in=[Hold.State.RELEASED, Hold.State.EXPIRED]
-        ).count()
-        result.credits_captured += holds.filter(state=Hold.State.CAPTURED).count()
-        first = next((p for p in job.panels.all() if p.index == 1), None)
-        if job.speculation.outcome == Outcome.HIT and first and job.confirmed_at:
-            if first.rendered_at and first.rendered_at <= job.confirmed_at:
-                result.latency_hidden_seconds += first.render_seconds or 0
-            elif first.render_started_at and first.render_started_at < job.confirmed_at:
-                result.latency_hidden_seconds += (
-                    job.confirmed_at - first.render_started_at
-                ).total_seconds()
-        elif job.speculation.outcome != Outcome.LIVE:
-            # GPU work done for nothing: renders that finished, or were discarded mid-way
-            # (a render withdrawn before it got a container cost nothing).
-            result.renders_wasted += sum(1 for p in job.panels.all() if p.rendered_at)
-            result.renders_wasted += job.events.filter(type=EventType.PANEL_DISCARDED).count()
+    result.credits_held = holds["held"]
+    result.credits_released = holds["released"]
+    result.credits_captured = holds["captured"]
+
+    hits = started.filter(speculation__outcome=Outcome.HIT, confirmed_at__isnull=False)
+    for first in JobPanel.objects.filter(job__in=hits, index=1).select_related("job"):
+        confirmed_at = first.job.confirmed_at
+        if first.rendered_at and first.rendered_at <= confirmed_at:
+            result.latency_hidden_seconds += first.render_seconds or 0
+        elif first.render_started_at and first.render_started_at < confirmed_at:
+            result.latency_hidden_seconds += (
+                confirmed_at - first.render_started_at
+            ).total_seconds()
+
+    # GPU work done for nothing: renders that finished, or were discarded mid-way (a
+    # render withdrawn before it got a container cost nothing), for jobs no one kept.
+    missed = started.exclude(speculation__outcome__in=[Outcome.HIT, Outcome.LIVE])
+    result.renders_wasted = (
+        JobPanel.objects.filter(job__in=missed, rendered_at__isnull=False).count()
+        + JobEvent.objects.filter(job__in=missed, type=EventType.PANEL_DISCARDED).count()
+    )
     result.gpu_cost_wasted = result.renders_wasted * settings.RENDER_COST_USD
 
     attached, fresh = [], []

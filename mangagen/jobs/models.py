@@ -160,3 +160,23 @@ class JobEvent(models.Model):
 
     def as_message(self) -> dict:
         return {"seq": self.seq, "type": self.type, "at": self.at.isoformat(), "data": self.data}
+
+
+class RenderAttempt(models.Model):
+    """One render attempt of a job's panel and the hold it is paid from, recorded when it
+    is queued: what the speculation metrics count (the panel row keeps only its latest)."""
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="render_attempts")
+    index = models.PositiveSmallIntegerField()
+    attempt = models.PositiveSmallIntegerField()
+    hold = models.OneToOneField(Hold, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["job", "index", "attempt"], name="mangagen_one_row_per_render_attempt"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"job #{self.job_id} panel {self.index} attempt {self.attempt}"

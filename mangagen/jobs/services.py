@@ -43,7 +43,15 @@ from mangagen.storyboards.services import keep_render
 
 from . import dispatch, liveness
 from .events import EventType, emit
-from .models import LIVE_STATES, GenerateOutcome, Job, JobPanel, JobState, PanelState
+from .models import (
+    LIVE_STATES,
+    GenerateOutcome,
+    Job,
+    JobPanel,
+    JobState,
+    PanelState,
+    RenderAttempt,
+)
 from .selectors import credits_of, image_url, reader_url, state_data
 from .signals import generate_requested, job_confirmed, job_ended
 from .specs import panel_spec, spec_of
@@ -696,6 +704,8 @@ def _queue_render(
         reference=f"job {job.pk} panel {panel.index}",
         expires_in=settings.JOB_TTL_SECONDS + 600,
     )
+    # The attempt's own record of its hold: what the speculation metrics count.
+    RenderAttempt.objects.create(job=job, index=panel.index, attempt=panel.attempts, hold=hold)
     panel.hold = hold
     panel.state = PanelState.PENDING
     panel.error = ""
