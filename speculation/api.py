@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 from mangagen.storyboards.api import owned_storyboard
 
 from . import services
+from .models import DeclineReason, Outcome, Speculation
 
 SpeculateAnswer = inline_serializer(
     "SpeculateAnswer",
@@ -27,6 +28,17 @@ def token_of(request) -> str:
     return token if all(c.isalnum() or c == "-" for c in token) else ""
 
 
+def ended_reason(speculation: Speculation) -> str:
+    """The `reason` of a 200 answer: why no speculation is live for this ask."""
+    if speculation.reason:
+        return speculation.reason
+    if speculation.left_at is not None:
+        return DeclineReason.LEFT
+    if speculation.outcome == Outcome.HIT:
+        return DeclineReason.JOB_IN_PROGRESS
+    return DeclineReason.ENDED
+
+
 class SpeculateView(APIView):
     parser_classes = [JSONParser, FormParser, MultiPartParser]
     throttle_classes = [ScopedRateThrottle]
@@ -41,8 +53,10 @@ class SpeculateView(APIView):
         speculation = services.speculate(
             user=request.user, storyboard=owned_storyboard(request, pk), token=token_of(request)
         )
-        if speculation.job is None:
-            return Response({"job": None, "hint": False, "reason": speculation.reason})
+        if speculation.outcome != Outcome.LIVE or speculation.job is None:
+            # Declined, or a repeat naming a speculation that has ended since (left,
+            # expired, replaced, attached): no hint, since nothing is being prepared.
+            return Response({"job": None, "hint": False, "reason": ended_reason(speculation)})
         return Response(
             {
                 "job": speculation.job_id,

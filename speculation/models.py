@@ -29,6 +29,7 @@ class DeclineReason(models.TextChoices):
     INSUFFICIENT_CREDITS = "insufficient_credits", "Not a credit to hold"
     FLAGGED = "flagged", "The account is flagged"
     JOB_IN_PROGRESS = "job_in_progress", "A job of this storyboard is live"
+    ENDED = "ended", "A repeated ask names a speculation that has ended"
 
 
 class Speculation(models.Model):

@@ -83,7 +83,8 @@ class CancelView(APIView):
         job = services.cancel_job(
             job=job,
             reason="Cancelled by its owner.",
-            only_if_unconfirmed=bool(request.query_params.get("if_unconfirmed")),
+            only_if_unconfirmed=request.query_params.get("if_unconfirmed", "").lower()
+            in {"1", "true", "yes", "on"},
         )
         return Response(job_body(job))
 

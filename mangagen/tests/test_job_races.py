@@ -178,3 +178,14 @@ def test_cancels_and_the_hold_sweep_in_parallel_never_deadlock(funded, settings)
     assert not Hold.objects.filter(state=Hold.State.PENDING).exists()
     assert set(Job.objects.values_list("state", flat=True)) == {JobState.CANCELLED}
     assert_ledger_invariants()
+
+
+def test_if_unconfirmed_0_is_a_plain_cancel(funded, client):
+    job = speculative_job(funded, make_board(funded))
+    services.confirm_job(job=job)
+    client.force_login(funded)
+    response = client.post(f"/api/jobs/{job.pk}/cancel/?if_unconfirmed=0")
+    assert response.status_code == 200
+    job.refresh_from_db()
+    assert job.state == "cancelled"
+    assert_ledger_invariants()

@@ -258,3 +258,29 @@ def test_the_admin_page_shows_admission_the_pool_budgets_and_the_hourly_chart(
     assert "1 of 7200 speculative renders" in html
     chart = page.context["chart"]
     assert len(chart.hours) == 24 and chart.hours[-1].hit_rate == 1.0
+
+
+def test_asking_again_with_the_token_of_an_ended_speculation_shows_no_hint(user, client):
+    board = make_board(user)
+    fund(user, 3)
+    client.force_login(user)
+    url = f"/api/storyboards/{board.pk}/speculate/"
+    first = client.post(url, {"token": "t-4"}, content_type="application/json")
+    assert first.status_code == 202
+    client.post(f"/api/storyboards/{board.pk}/speculate/leave/", {"token": "t-4"})
+    again = client.post(url, {"token": "t-4"}, content_type="application/json")
+    assert again.status_code == 200
+    assert again.json() == {"job": None, "hint": False, "reason": "left"}
+    assert balance(user) == (3, 0)
+
+
+def test_asking_again_with_the_token_of_a_live_speculation_answers_the_same_job(user, client):
+    board = make_board(user)
+    fund(user, 3)
+    client.force_login(user)
+    url = f"/api/storyboards/{board.pk}/speculate/"
+    first = client.post(url, {"token": "t-5"}, content_type="application/json")
+    again = client.post(url, {"token": "t-5"}, content_type="application/json")
+    assert again.status_code == 202
+    assert again.json()["job"] == first.json()["job"] and again.json()["hint"] is True
+    assert balance(user) == (2, 1)
