@@ -23,7 +23,11 @@ def owned(user, enqueued, settings):
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
     ledger.grant(account=ledger.account_for(user), amount=5, key="seed", reason="x")
     board = storyboards.create_storyboard(owner=user, title="Mine", story="Aiko ran.")
-    board = storyboards.update_storyboard(storyboard=board, panels=[{"description": "x"}])
+    board = storyboards.update_storyboard(
+        storyboard=board,
+        characters=[{"name": "Aiko", "description": "red scarf"}],
+        panels=[{"description": "x", "characters": ["Aiko"]}],
+    )
     job, _ = jobs.generate(user=user, storyboard=board)
     return {"board": board.pk, "job": job.pk}
 
@@ -40,10 +44,21 @@ ENDPOINTS = [
     ("post", "/api/jobs/{job}/panels/1/approve/"),
     ("post", "/api/jobs/{job}/panels/1/redo/"),
     ("get", "/api/jobs/{job}/events/"),
+    # Added with pages, kept panels, character sheets and the Review token:
+    ("get", "/api/storyboards/{board}/quote/"),
+    ("get", "/api/storyboards/{board}/pages/"),
+    ("get", "/api/storyboards/{board}/export/"),
+    ("get", "/api/storyboards/{board}/panels/1/takes/"),
+    ("post", "/api/storyboards/{board}/panels/1/takes/1/choose/"),
+    ("post", "/api/storyboards/{board}/characters/Aiko/sheet/"),
+    ("put", "/api/storyboards/{board}/characters/Aiko/sheet/"),
+    ("delete", "/api/storyboards/{board}/characters/Aiko/sheet/"),
+    ("post", "/api/storyboards/{board}/speculate/leave/"),
 ]
 PAGES = [
     "/comics/{board}/story/",
     "/comics/{board}/review/",
+    "/comics/{board}/read/",
     "/comics/{board}/jobs/{job}/",
     "/comics/{board}/jobs/{job}/read/",
     "/comics/{board}/jobs/{job}/comic.pdf",
@@ -102,6 +117,10 @@ STATE_CHANGING = [
     ("post", "/api/jobs/{job}/cancel/", {}),
     ("post", "/api/jobs/{job}/panels/1/approve/", {}),
     ("post", "/api/jobs/{job}/panels/1/redo/", {}),
+    ("post", "/api/storyboards/{board}/panels/1/takes/1/choose/", {}),
+    ("post", "/api/storyboards/{board}/characters/Aiko/sheet/", {}),
+    ("delete", "/api/storyboards/{board}/characters/Aiko/sheet/", {}),
+    ("post", "/api/storyboards/{board}/speculate/leave/", {"token": "t"}),
     ("post", "/api/credits/checkout/", {"pack": "starter"}),
     ("post", "/credits/demo/", {}),
     ("post", "/accounts/logout/", {}),
