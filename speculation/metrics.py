@@ -85,6 +85,8 @@ def period(*, label: str, since: datetime, until: datetime) -> Period:
     hits = started.filter(speculation__outcome=Outcome.HIT, confirmed_at__isnull=False)
     for first in JobPanel.objects.filter(job__in=hits, index=1).select_related("job"):
         confirmed_at = first.job.confirmed_at
+        if confirmed_at is None:  # the filter says otherwise; the type does not know it
+            continue
         if first.rendered_at and first.rendered_at <= confirmed_at:
             result.latency_hidden_seconds += first.render_seconds or 0
         elif first.render_started_at and first.render_started_at < confirmed_at:
@@ -104,13 +106,13 @@ def period(*, label: str, since: datetime, until: datetime) -> Period:
     attached, fresh = [], []
     confirmed = Job.objects.filter(confirmed_at__gte=since, confirmed_at__lt=until)
     for job in confirmed.select_related("speculation").prefetch_related("panels"):
-        first = next((p for p in job.panels.all() if p.index == 1), None)
-        if first is None or first.delivered_at is None:
+        panel_one = next((p for p in job.panels.all() if p.index == 1), None)
+        if panel_one is None or panel_one.delivered_at is None or job.confirmed_at is None:
             continue
         if hasattr(job, "speculation"):
-            attached.append((first.delivered_at - job.confirmed_at).total_seconds())
+            attached.append((panel_one.delivered_at - job.confirmed_at).total_seconds())
         else:
-            fresh.append((first.delivered_at - job.created_at).total_seconds())
+            fresh.append((panel_one.delivered_at - job.created_at).total_seconds())
     result.ttfp_attached = _percentiles(attached)
     result.ttfp_fresh = _percentiles(fresh)
 

@@ -37,7 +37,7 @@ from mangagen.errors import ApplicationError
 from mangagen.queues import Queue
 from mangagen.renderers import RenderError, get_renderer
 from mangagen.renderers.warmth import GpuPool, Priority, Withdrawn
-from mangagen.storyboards.models import Storyboard
+from mangagen.storyboards.models import Storyboard, panels_complete
 from mangagen.storyboards.selectors import current_takes
 from mangagen.storyboards.services import keep_render
 
@@ -133,7 +133,7 @@ def start_job(
     with transaction.atomic():
         storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
         panels = list(storyboard.panels.all())
-        if not panels or not all(p.description.strip() for p in panels):
+        if not panels_complete(panels):
             raise StoryboardIncomplete("Every panel needs a description before rendering.")
         now = timezone.now()
         takes = current_takes(storyboard=storyboard)
@@ -271,7 +271,7 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> str:
     name = liveness.ticket(job_id, index, attempt)
     with transaction.atomic():
         job, panel = _lock_attempt(job_id, index, attempt)
-        if panel is None:
+        if job is None or panel is None:
             return "stale"
         twin = panel.state == PanelState.RENDERING and liveness.alive(name)
     # Another copy of this attempt beats (a promotion's twin, or the copy a worker was
@@ -281,7 +281,7 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> str:
         return "duplicate"
     with transaction.atomic():
         job, panel = _lock_attempt(job_id, index, attempt)
-        if panel is None:
+        if job is None or panel is None:
             return "stale"
         if panel.state == PanelState.RENDERING and liveness.alive(name):
             return "duplicate"
@@ -383,7 +383,7 @@ def fail_render(*, job_id: int, index: int, attempt: int, error: str) -> None:
     """A render failed for good: release its hold, mark the panel, let the person retry."""
     with transaction.atomic():
         job, panel = _lock_attempt(job_id, index, attempt)
-        if panel is None:
+        if job is None or panel is None:
             return
         _release_open_hold(panel, reason=f"render failed: {error}"[:200])
         panel.state = PanelState.FAILED
@@ -757,8 +757,10 @@ def _priority(job: Job, panel: JobPanel) -> Priority:
 
 def _deliver(*, job: Job, panel: JobPanel) -> None:
     """Shows a ready panel to its confirmed job's owner; this is when the render is paid."""
+    hold = panel.hold
+    assert hold is not None, "a ready panel's render was paid with a hold"
     try:
-        ledger.capture(hold=panel.hold, key=f"{panel.hold.key}:capture", reason="delivered")
+        ledger.capture(hold=hold, key=f"{hold.key}:capture", reason="delivered")
     except (ledger_errors.HoldExpired, ledger_errors.HoldAlreadyResolved) as exc:
         panel.state = PanelState.FAILED
         panel.error = f"This render's hold ended before it could be shown ({exc}). Try it again."
@@ -807,7 +809,11 @@ def _complete(job: Job) -> None:
 
 
 def _has_open_hold(panel: JobPanel) -> bool:
-    return panel.hold_id is not None and panel.hold.state == Hold.State.PENDING
+    return (
+        panel.hold_id is not None
+        and panel.hold is not None
+        and panel.hold.state == Hold.State.PENDING
+    )
 
 
 def _lock_open_holds(job: Job) -> None:
@@ -828,13 +834,14 @@ def _lock_open_holds(job: Job) -> None:
 
 def _release_open_hold(panel: JobPanel, *, reason: str) -> bool:
     """Releases the panel's hold if it is still pending, as the hold's row says."""
-    if panel.hold_id is None:
+    hold = panel.hold
+    if hold is None:
         return False
-    panel.hold.refresh_from_db(fields=["state"])  # the sweep may have expired it meanwhile
-    if panel.hold.state != Hold.State.PENDING:
+    hold.refresh_from_db(fields=["state"])  # the sweep may have expired it meanwhile
+    if hold.state != Hold.State.PENDING:
         return False
     try:
-        ledger.release(hold=panel.hold, reason=reason, key=f"{panel.hold.key}:release")
+        ledger.release(hold=hold, reason=reason, key=f"{hold.key}:release")
     except ledger_errors.HoldAlreadyResolved:
         return False  # expired by the ledger's sweep between the read and the lock
     return True

@@ -104,8 +104,13 @@ class Storyboard(models.Model):
 
     @property
     def complete(self) -> bool:
-        panels = list(self.panels.all())
-        return bool(panels) and all(p.description.strip() for p in panels)
+        return panels_complete(list(self.panels.all()))
+
+
+def panels_complete(panels: "list[Panel]") -> bool:
+    """The one rule for a storyboard ready to render: at least one panel, and
+    every panel says what it shows."""
+    return bool(panels) and all(p.description.strip() for p in panels)
 
 
 class Character(models.Model):
