@@ -12,14 +12,18 @@ import io
 from dataclasses import dataclass
 
 from django.contrib.auth.decorators import login_required
+from django.core.cache import cache
 from django.db.models.fields.files import FieldFile
 from django.http import Http404, HttpResponse, HttpResponseNotModified
 
 from mangagen.lettering import Letterable
+from mangagen.pages.builds import REVISION
 from mangagen.pages.compose import PanelArt, compose_panel
 from mangagen.storyboards.models import KeptArt, Storyboard
 
 from .models import SHOWN_STATES, JobPanel
+
+LETTERED_TTL = 24 * 3600  # seconds a lettered panel stays drawn in the cache
 
 
 @dataclass
@@ -72,19 +76,26 @@ def render_image(request, path: str):
             "characters": spec.get("characters", []),
         }
     direction = shown.storyboard.reading_direction
-    digest = hashlib.sha256(repr((path, fields, direction, shown.faces)).encode())
+    digest = hashlib.sha256(repr((REVISION, path, fields, direction, shown.faces)).encode())
     etag = f'"{digest.hexdigest()[:32]}"'
     if request.headers.get("If-None-Match") == etag:
         return HttpResponseNotModified()
 
-    def load() -> bytes:
-        with shown.image.open("rb") as handle:
-            return handle.read()
+    def lettered() -> bytes:
+        def load() -> bytes:
+            with shown.image.open("rb") as handle:
+                return handle.read()
 
-    art = PanelArt(index=0, letterable=Letterable.of(faces=shown.faces, **fields), load=load)
-    buffer = io.BytesIO()
-    compose_panel(art, direction=direction).save(buffer, "PNG", compress_level=1)
-    response = HttpResponse(buffer.getvalue(), content_type="image/png")
+        art = PanelArt(index=0, letterable=Letterable.of(faces=shown.faces, **fields), load=load)
+        buffer = io.BytesIO()
+        compose_panel(art, direction=direction).save(buffer, "PNG", compress_level=1)
+        return buffer.getvalue()
+
+    # Drawn once per picture and text (the digest names both), not on every request: a
+    # person's first paint after Generate and every other tab then skip the lettering.
+    # The key is only reachable after the owner check above.
+    png = cache.get_or_set(f"lettered-panel:{digest.hexdigest()}", lettered, LETTERED_TTL)
+    response = HttpResponse(png, content_type="image/png")
     response["ETag"] = etag
     response["Cache-Control"] = "private, no-cache"  # the lettering may change under this URL
     response["X-Content-Type-Options"] = "nosniff"
