@@ -162,7 +162,9 @@ def test_predicted_finish_counts_the_queue_ahead_and_cold_starts():
     assert pool.predict_finish(priority=SPECULATIVE, render_seconds=2) == pytest.approx(22, abs=0.1)
     held = take(pool, "x")  # booting: free in about 22 s
     assert take(pool, "c") is None  # one confirmed render waits
-    assert pool.predict_finish(priority=CONFIRMED, render_seconds=2) == pytest.approx(26, abs=0.5)
+    # The boot's clock runs while the test does: a margin for a stalled machine that
+    # still tells each right answer from the wrong ones (a waiter missed: 2 s off).
+    assert pool.predict_finish(priority=CONFIRMED, render_seconds=2) == pytest.approx(26, abs=1.5)
     assert take(pool, "s", SPECULATIVE) is None
-    assert pool.predict_finish(priority=SPECULATIVE, render_seconds=2) == pytest.approx(28, abs=0.5)
+    assert pool.predict_finish(priority=SPECULATIVE, render_seconds=2) == pytest.approx(28, abs=1.5)
     pool.release(held)
