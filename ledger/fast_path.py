@@ -11,6 +11,7 @@ into a result or a typed error, for both paths alike.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from types import SimpleNamespace
@@ -19,7 +20,7 @@ import psycopg
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, transaction
 
-from . import errors
+from . import batching, errors
 from .models import SYSTEM_SHARDS, Hold
 
 # The hold's columns, in the model's field order, so that a row becomes a
@@ -74,12 +75,25 @@ def authorize(
     params = [account_id, amount, key, reference, now, expires_at]
     try:
         # Inside a caller's transaction, a raised refusal must undo only this
-        # operation: a savepoint. In autocommit the statement is its own.
+        # operation: a savepoint. In autocommit the statement is its own, and
+        # concurrent ones share a commit (batching).
         if db.in_atomic_block:
             with transaction.atomic(using=db.alias):
                 row = _fetch(db, sql, params)
         else:
-            row = _fetch(db, sql, params)
+            row = _combined(
+                db,
+                batching.Operation(
+                    op="a",
+                    account_id=account_id,
+                    run_alone=lambda conn: _fetch(conn, sql, params),
+                    amount=amount,
+                    key=key,
+                    reference=reference,
+                    now=now,
+                    expires_at=expires_at,
+                ),
+            )
     except DatabaseError as exc:
         state = getattr(exc.__cause__, "sqlstate", None)
         detail = getattr(getattr(exc.__cause__, "diag", None), "message_detail", None)
@@ -99,6 +113,7 @@ def resolve(
     db,
     *,
     hold_id: int,
+    account_id: int,
     kind: str,
     state: str,
     amount: int | None,
@@ -115,27 +130,104 @@ def resolve(
     It never raises for a refusal (nothing is written before one), so it needs
     no savepoint inside a caller's transaction.
     """
-    row = _fetch(
-        db,
+    sql = (
         f"SELECT r.o_status, r.o_kind, r.o_pending, r.o_amount, {_HOLD_COLUMNS}"
-        " FROM ledger_resolve(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) r",
-        [
-            hold_id,
-            kind,
-            state,
-            amount,
-            key,
-            explicit_key,
-            reason,
-            actor_id,
-            now,
-            SYSTEM_SHARDS,
-            sweep,
-        ],
+        " FROM ledger_resolve(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) r"
     )
+    params = [
+        hold_id,
+        kind,
+        state,
+        amount,
+        key,
+        explicit_key,
+        reason,
+        actor_id,
+        now,
+        SYSTEM_SHARDS,
+        sweep,
+    ]
+    if db.in_atomic_block:
+        row = _fetch(db, sql, params)
+    else:
+        row = _combined(
+            db,
+            batching.Operation(
+                op="r",
+                account_id=account_id,
+                run_alone=lambda conn: _fetch(conn, sql, params),
+                hold_id=hold_id,
+                amount=amount,
+                key=key,
+                now=now,
+                kind=kind,
+                state=state,
+                explicit_key=explicit_key,
+                reason=reason,
+                actor_id=actor_id,
+                sweep=sweep,
+            ),
+        )
     status, original_kind, pending, original_amount = row[:4]
     original = SimpleNamespace(kind=original_kind, pending_id=pending, amount=original_amount)
     return Answer(status, _hold(db, row[4:]), original)
+
+
+def _combined(db, operation: batching.Operation) -> tuple:
+    """The operation's row, through the process's combiner when batching is on
+    (settings.LEDGER_BATCHING, default True), else alone."""
+    if not getattr(settings, "LEDGER_BATCHING", True):
+        return operation.run_alone(db)
+    return batching.combiner(db.alias, operation.account_id, _run_batch).run(operation)
+
+
+_BATCH_SQL = (
+    "SELECT r.o_index, r.o_status, r.o_detail, r.o_kind, r.o_debit, r.o_pending, r.o_amount,"
+    f" r.o_reference, {_HOLD_COLUMNS} FROM ledger_batch("
+    "%s::text[], %s::bigint[], %s::bigint[], %s::bigint[], %s::varchar[], %s::varchar[],"
+    " %s::timestamptz[], %s::timestamptz[], %s::varchar[], %s::varchar[], %s::boolean[],"
+    " %s::varchar[], %s::bigint[], %s::boolean[], %s) r"
+)
+
+
+def _run_batch(db, operations: Sequence[batching.Operation]) -> list[tuple]:
+    """Runs `operations` as one `ledger_batch` statement (one transaction) and
+    returns, for each, the row its single statement would have returned.
+
+    They run in account order, then as they came: batches of different
+    processes lock account rows in one order."""
+    order = sorted(range(len(operations)), key=lambda i: (operations[i].account_id, i))
+    ops = [operations[i] for i in order]
+    params = [
+        [o.op for o in ops],
+        [o.account_id for o in ops],
+        [o.hold_id for o in ops],
+        [o.amount for o in ops],
+        [o.key for o in ops],
+        [o.reference for o in ops],
+        [o.now for o in ops],
+        [o.expires_at for o in ops],
+        [o.kind for o in ops],
+        [o.state for o in ops],
+        [o.explicit_key for o in ops],
+        [o.reason for o in ops],
+        [o.actor_id for o in ops],
+        [o.sweep for o in ops],
+        SYSTEM_SHARDS,
+    ]
+    db.ensure_connection()
+    with db.wrap_database_errors, psycopg.Cursor(db.connection) as cursor:
+        cursor.execute(_BATCH_SQL, params, prepare=True, binary=True)
+        rows = cursor.fetchall()
+    answers: list[tuple] = [()] * len(operations)
+    for position, row in zip(order, rows, strict=True):
+        _, status, detail, kind, debit, pending, amount, reference = row[:8]
+        hold = tuple(row[8:])
+        if operations[position].op == "a":
+            answers[position] = (status, detail, kind, debit, amount, reference, *hold)
+        else:
+            answers[position] = (status, kind, pending, amount, *hold)
+    return answers
 
 
 def _fetch(db, sql: str, params: list) -> tuple:

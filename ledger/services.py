@@ -347,15 +347,16 @@ def expire_stale_holds(*, now: datetime | None = None) -> int:
     stale = (
         Hold.objects.filter(state=Hold.State.PENDING, expires_at__lte=now)
         .order_by("expires_at", "pk")
-        .values_list("pk", flat=True)
+        .values_list("pk", "account_id")
     )
     expired = 0
     db = fast_path.database()
-    for pk in list(stale):
+    for pk, account_id in list(stale):
         if db is not None:
             answer = fast_path.resolve(
                 db,
                 hold_id=pk,
+                account_id=account_id,
                 kind=Transfer.Kind.VOID,
                 state=Hold.State.EXPIRED,
                 amount=None,
@@ -471,6 +472,7 @@ def _resolve_fast(
     answer = fast_path.resolve(
         db,
         hold_id=hold.pk,
+        account_id=hold.account_id,
         kind=kind,
         state=state,
         amount=amount,

@@ -1,8 +1,8 @@
-"""`flush`, which on SQLite lifts the journal's append-only triggers for its own transaction.
+"""`flush`, which on SQLite lifts the ledger's no-edit triggers for its own transaction.
 
 PostgreSQL's flush is a TRUNCATE, which row triggers do not see, so emptying
 the whole database is the one deletion its journal allows. SQLite's flush is a
-DELETE per table, which the journal's triggers refuse; this lets flush do on
+DELETE per table, which the journal's and the accounts' triggers refuse; this lets flush do on
 SQLite what it does on PostgreSQL, and puts the triggers back in the same
 transaction. (Tests flush between transactional tests.)
 """
@@ -19,7 +19,7 @@ class Command(flush.Command):
         with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
             cursor.execute(
                 "SELECT name, sql FROM sqlite_master"
-                " WHERE type = 'trigger' AND tbl_name = 'ledger_transfer'"
+                " WHERE type = 'trigger' AND tbl_name IN ('ledger_transfer', 'ledger_account')"
             )
             triggers = cursor.fetchall()
             for name, _ in triggers:
