@@ -441,13 +441,24 @@ def test_a_new_sheet_changes_the_procedural_panel(account, board, request_sheet,
     second.refresh_from_db()
     assert first.hash != second.hash
 
-    def drawn(sheet):
-        aiko = CharacterSpec("Aiko", "long black hair, red scarf", sheet=sheet.hash)
+    # A look is drawn from a sheet's hash, and a finite set of looks means two
+    # random hashes can share one: the drawing is compared for two hashes whose
+    # looks are known to differ, so that this cannot fail by chance.
+    def aiko(sheet_hash):
+        return CharacterSpec("Aiko", "long black hair, red scarf", sheet=sheet_hash)
+
+    def drawn(sheet_hash):
         return renderer.draw(
-            PanelSpec(style="manga", description="x", shot="close-up", characters=(aiko,)), 1
+            PanelSpec(
+                style="manga", description="x", shot="close-up", characters=(aiko(sheet_hash),)
+            ),
+            1,
         )
 
-    assert drawn(first) != drawn(second)
+    one, other = "a" * 64, "b" * 64
+    assert Look.of(aiko(one)) != Look.of(aiko(other))
+    assert drawn(one) != drawn(other)
+    assert drawn(one) == drawn(one)  # and the same sheet, the same drawing
 
 
 def put_image(client, address: str, data: bytes, name: str = "me.png", field: str = "image"):
