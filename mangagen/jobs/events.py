@@ -15,6 +15,7 @@ from channels.layers import get_channel_layer
 from django.db import transaction
 from django.db.models import F
 
+from . import publisher
 from .models import Job, JobEvent
 
 logger = logging.getLogger(__name__)
@@ -45,9 +46,16 @@ def group_name(job_id: int) -> str:
 
 
 def emit(*, job: Job, type: EventType, data: dict) -> JobEvent:
-    """Appends an event to the job's log; the caller holds the job's row lock."""
-    Job.objects.filter(pk=job.pk).update(last_seq=F("last_seq") + 1)
-    job.last_seq = Job.objects.values_list("last_seq", flat=True).get(pk=job.pk)
+    """Appends an event to the job's log; the caller holds the job's row lock.
+
+    Under that lock the locked instance's count is the row's: one conditional
+    UPDATE takes the next seq. (An instance another part of the transaction
+    has already emitted past falls back to counting on the row.)"""
+    seq = job.last_seq + 1
+    if not Job.objects.filter(pk=job.pk, last_seq=job.last_seq).update(last_seq=seq):
+        Job.objects.filter(pk=job.pk).update(last_seq=F("last_seq") + 1)
+        seq = Job.objects.values_list("last_seq", flat=True).get(pk=job.pk)
+    job.last_seq = seq
     event = JobEvent.objects.create(job=job, seq=job.last_seq, type=type, data=data)
     message = event.as_message()
     transaction.on_commit(lambda: publish(job.pk, message))
@@ -55,13 +63,20 @@ def emit(*, job: Job, type: EventType, data: dict) -> JobEvent:
 
 
 def publish(job_id: int, message: dict) -> None:
-    """Fans an event out to the job's group; losing it is allowed, never fatal."""
+    """Fans an event out to the job's group; losing it is allowed, never fatal.
+
+    A layer shared between processes gets it from the process's publisher
+    (one loop, one connection pool, no wait here); an in-process one on the
+    caller's loop."""
     try:
         layer = get_channel_layer()
-        if layer is not None:
-            async_to_sync(layer.group_send)(
-                group_name(job_id), {"type": "job.event", "event": message}
-            )
+        envelope = {"type": "job.event", "event": message}
+        if layer is None:
+            return
+        if publisher.serves(layer):
+            publisher.publisher_for(layer).send(group_name(job_id), envelope)
+        else:
+            async_to_sync(layer.group_send)(group_name(job_id), envelope)
     except Exception:  # the log has it; clients catch up from there
         logger.warning(
             "Could not publish event %s of job %s", message.get("seq"), job_id, exc_info=True
