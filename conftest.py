@@ -129,12 +129,16 @@ def instant_renders(settings, tmp_path):
 @pytest.fixture
 def enqueued(monkeypatch):
     """Records every render the studio enqueues as ((job, index, attempt), queue),
-    instead of sending it to Redis; deadline tasks are dropped."""
-    from mangagen.jobs import dispatch
+    instead of sending it to Redis; deadline tasks are dropped; a look-ahead
+    sent to a worker is placed at once, as the worker would."""
+    from mangagen.jobs import dispatch, services
 
     calls = []
     monkeypatch.setattr(
         dispatch, "send_render", lambda args, queue: calls.append((tuple(args), queue))
     )
     monkeypatch.setattr(dispatch, "send_expire", lambda args, eta: None)
+    monkeypatch.setattr(
+        dispatch, "send_lookahead", lambda args: services.queue_lookahead(job_id=args[0])
+    )
     return calls

@@ -19,6 +19,7 @@ from mangagen.queues import Queue
 
 RENDER_PANEL = "mangagen.jobs.tasks.render_panel"
 EXPIRE_JOB = "mangagen.jobs.tasks.expire_job"
+QUEUE_LOOKAHEAD = "mangagen.jobs.tasks.queue_lookahead"
 
 
 def send_render(args: tuple[int, int, int], queue: Queue) -> None:
@@ -29,6 +30,16 @@ def send_render(args: tuple[int, int, int], queue: Queue) -> None:
 def send_expire(args: tuple[int], eta: datetime) -> None:
     """Sends the deadline task of a job, to run at `eta`."""
     celery_app.send_task(EXPIRE_JOB, args=args, eta=eta)
+
+
+def send_lookahead(args: tuple[int]) -> None:
+    """Sends the look-ahead of a job (its next panels' holds and renders) to be placed now."""
+    celery_app.send_task(QUEUE_LOOKAHEAD, args=args, queue=Queue.RENDER)
+
+
+def lookahead_on_commit(*, job_id: int) -> None:
+    """Has the job's look-ahead placed by a worker once the transaction commits."""
+    transaction.on_commit(lambda: send_lookahead((job_id,)), robust=True)
 
 
 def render_on_commit(*, job_id: int, index: int, attempt: int, queue: Queue) -> None:

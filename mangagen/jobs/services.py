@@ -213,7 +213,9 @@ def confirm_job(*, job: Job) -> Job:
         job_confirmed.send(sender=Job, job=job)
         current = job.panels.select_for_update().get(index=job.current_index)
         if current.state == PanelState.READY:
-            _deliver(job=job, panel=current)
+            # The person waits for this request: the look-ahead (more holds,
+            # events and renders) is placed by a worker right after it.
+            _deliver(job=job, panel=current, lookahead_now=False)
         elif current.state == PanelState.PENDING and not _has_open_hold(current):
             _queue_render(job=job, panel=current)
         elif current.state in (PanelState.PENDING, PanelState.RENDERING):
@@ -755,8 +757,11 @@ def _priority(job: Job, panel: JobPanel) -> Priority:
     return Priority.SPECULATIVE
 
 
-def _deliver(*, job: Job, panel: JobPanel) -> None:
-    """Shows a ready panel to its confirmed job's owner; this is when the render is paid."""
+def _deliver(*, job: Job, panel: JobPanel, lookahead_now: bool = True) -> None:
+    """Shows a ready panel to its confirmed job's owner; this is when the render is paid.
+
+    Then the next panels render ahead: placed here, or (`lookahead_now=False`)
+    by a worker once this transaction commits."""
     hold = panel.hold
     assert hold is not None, "a ready panel's render was paid with a hold"
     try:
@@ -783,9 +788,26 @@ def _deliver(*, job: Job, panel: JobPanel) -> None:
             },
         )
         emit(job=job, type=EventType.CREDITS, data=credits_of(job.owner))
-    _change(job, state=JobState.AWAITING_DECISION)
-    if panel.state == PanelState.DELIVERED:
+    if job.state != JobState.AWAITING_DECISION:  # (an attached job may be already)
+        _change(job, state=JobState.AWAITING_DECISION)
+    if panel.state == PanelState.DELIVERED and settings.SPECULATION_LOOKAHEAD:
+        if lookahead_now:
+            _queue_lookahead(job=job)
+        else:
+            dispatch.lookahead_on_commit(job_id=job.pk)
+
+
+def queue_lookahead(*, job_id: int) -> int:
+    """Places a confirmed live job's look-ahead now (the task `lookahead_on_commit`
+    sends). Idempotent: a panel with an open hold is skipped. Returns how many
+    renders it placed."""
+    with transaction.atomic():
+        job = Job.objects.select_for_update().filter(pk=job_id).first()
+        if job is None or not job.live or not job.confirmed:
+            return 0
+        before = RenderAttempt.objects.filter(job=job).count()
         _queue_lookahead(job=job)
+        return RenderAttempt.objects.filter(job=job).count() - before
 
 
 def _keep(*, job: Job, panel: JobPanel) -> None:

@@ -8,7 +8,7 @@ from mangagen.queues import Queue
 from mangagen.renderers import RenderError
 
 from . import services
-from .dispatch import EXPIRE_JOB, RENDER_PANEL
+from .dispatch import EXPIRE_JOB, QUEUE_LOOKAHEAD, RENDER_PANEL
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +36,12 @@ def render_panel(self, job_id: int, index: int, attempt: int) -> str:
             job_id=job_id, index=index, attempt=attempt, error=f"The renderer crashed: {exc}"
         )
         return "failed"
+
+
+@shared_task(name=QUEUE_LOOKAHEAD)
+def queue_lookahead(job_id: int) -> int:
+    """Places the look-ahead of a job that Generate attached (off the click's request)."""
+    return services.queue_lookahead(job_id=job_id)
 
 
 @shared_task(name=EXPIRE_JOB)

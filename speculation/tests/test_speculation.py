@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from ledger import services as ledger
 from ledger.tests.invariants import assert_ledger_invariants
+from mangagen.jobs import dispatch
 from mangagen.jobs import services as jobs
 from mangagen.jobs.models import Job, JobState
 from mangagen.storyboards import services as storyboards
@@ -347,3 +348,36 @@ def test_confirming_moves_a_waiting_render_to_the_render_queue(
     job = Job.objects.get(pk=job_id)
     assert job.panels.get(index=1).state == "delivered"
     assert balance(user) == (2, 0)  # charged once, though two copies were sent
+
+
+def test_attaching_places_the_look_ahead_after_the_click_not_in_it(
+    user,
+    board,
+    speculate,
+    enqueued,
+    client,
+    django_capture_on_commit_callbacks,
+    settings,
+    monkeypatch,
+):
+    """The Generate that attaches only shows panel one; panel two's hold and
+    render are placed by a worker right after (here: when its task runs)."""
+    settings.SPECULATION_LOOKAHEAD = 1
+    fund(user, 3)
+    job_id = speculate(board).json()["job"]
+    render_all(enqueued, django_capture_on_commit_callbacks)
+    sent = []
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        assert client.post(f"/api/storyboards/{board.pk}/generate/").json()["attached"]
+    assert Job.objects.get(pk=job_id).panels.get(index=2).hold is None  # not in the request
+    assert balance(user) == (2, 0)
+    monkeypatch.setattr(dispatch, "send_lookahead", sent.append)
+    for callback in callbacks:
+        callback()
+    assert sent == [(job_id,)]
+    with django_capture_on_commit_callbacks(execute=True):
+        assert jobs.queue_lookahead(job_id=job_id) == 1  # what the worker does
+        assert jobs.queue_lookahead(job_id=job_id) == 0  # and again: nothing more
+    assert enqueued == [((job_id, 2, 1), "speculative")]
+    assert balance(user) == (1, 1)
+    assert_ledger_invariants()
