@@ -1,9 +1,11 @@
 """Load in the real world's shape, time-scaled to a couple of minutes, on the real stack.
 
-People arrive over time (a Poisson process over `--over` seconds). Each one
-signs in, opens Review, asks to speculate after the debounce (with the
-page's token), reads for a dwell drawn from a skewed (log-normal)
-distribution around the GPU's cold start, and then either clicks Generate —
+People arrive over time (a Poisson process over `--over` seconds), signed in
+already (as returning people are: a session made at setup, so that 200
+password hashes do not crowd into the arrival window). Each one opens
+Review, asks to speculate after the debounce (with the page's token), reads
+for a dwell drawn from a skewed (log-normal) distribution around the GPU's
+cold start, and then either clicks Generate —
 waiting for panel one on the websocket — or leaves (the page's beacons).
 The GPU is the procedural renderer's pool of GPU_POOL_SIZE containers, each
 with its own cold start after idling.
@@ -43,6 +45,7 @@ from tests.support.stack import ROOT, Stack, fresh_database_url, redis_url
 class Visit:
     username: str
     board: int
+    session_key: str
     arrive: float
     dwell: float
     generates: bool
@@ -137,17 +140,19 @@ def main() -> None:
     with Stack(env=env, log=ROOT / "var" / "load-stack.log") as stack:
         people = setup_people(stack, args.people, "load")
         clock = 0.0
-        for username, board in people:
+        for username, board, session_key in people:
             clock += rng.expovariate(args.people / args.over)
             dwell = min(max(rng.lognormvariate(math.log(median_dwell), args.dwell_spread), 1), 120)
             generates = rng.random() < args.generate
             quick = generates and rng.random() < args.quick
-            results.visits.append(Visit(username, board, clock, dwell, generates, quick))
+            results.visits.append(
+                Visit(username, board, session_key, clock, dwell, generates, quick)
+            )
 
         def visit(v: Visit, start: float) -> None:
             time.sleep(max(0.0, start + v.arrive - time.monotonic()))
             try:
-                person = Person(stack, v.username, v.board)
+                person = Person(stack, v.username, v.board, v.session_key)
                 job = person.reach_review(speculate=not v.quick, debounce=args.debounce)
                 asked = time.monotonic()
                 answer = person.answer or {}

@@ -41,10 +41,17 @@ PANELS = [
 
 
 class Person:
-    def __init__(self, stack: Stack, username: str, storyboard: int):
+    def __init__(
+        self, stack: Stack, username: str, storyboard: int, session_key: str | None = None
+    ):
+        """Signs in through the login form, or with `session_key` (made by
+        `setup_people`) arrives already signed in, as a returning person does."""
         self.stack, self.username, self.storyboard = stack, username, storyboard
         self.http = requests.Session()
         self.http.request = functools.partial(self.http.request, timeout=60)  # never hang
+        if session_key is not None:
+            self.http.cookies.set("sessionid", session_key, domain="127.0.0.1", path="/")
+            return
         login = self.http.get(f"{stack.base_url}/accounts/login/")
         login.raise_for_status()
         self.http.post(
@@ -58,6 +65,8 @@ class Person:
         ).raise_for_status()
 
     def post(self, path: str, body: dict | None = None) -> requests.Response:
+        if "csrftoken" not in self.http.cookies:  # signed in by session: no form seen yet
+            self.http.get(f"{self.stack.base_url}/").raise_for_status()
         return self.http.post(
             f"{self.stack.base_url}{path}",
             json=body or {},
@@ -112,12 +121,17 @@ class Person:
         return elapsed, answer["attached"]
 
 
-def setup_people(stack: Stack, count: int, prefix: str) -> list[tuple[str, int]]:
+def setup_people(stack: Stack, count: int, prefix: str) -> list[tuple[str, int, str]]:
+    """Makes `count` people with 50 credits and a storyboard each: (username,
+    storyboard, a signed-in session key)."""
     code = f"""
-from django.contrib.auth import get_user_model
+from importlib import import_module
+from django.conf import settings
+from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
 from django.contrib.auth.hashers import make_password
 from ledger import services as ledger
 from mangagen.storyboards import services as boards
+SessionStore = import_module(settings.SESSION_ENGINE).SessionStore
 made = []
 hashed = make_password("{PASSWORD}")  # once: hashing it for each person takes minutes
 for i in range({count}):
@@ -127,7 +141,12 @@ for i in range({count}):
     board = boards.create_storyboard(owner=user, title="Bench " + str(i))
     boards.update_storyboard(storyboard=board, panels={PANELS!r},
                              characters=[{{"name": "Aiko"}}, {{"name": "Kenji"}}])
-    made.append((user.username, board.pk))
+    session = SessionStore()
+    session[SESSION_KEY] = str(user.pk)
+    session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    session[HASH_SESSION_KEY] = user.get_session_auth_hash()
+    session.create()
+    made.append((user.username, board.pk, session.session_key))
 print(made)
 """
     import ast
@@ -246,8 +265,8 @@ def main() -> None:
         attached = 0
         for trial in range(args.trials):
             for mode in ("off", "on"):
-                username, board = people.pop()
-                person = Person(stack, username, board)
+                username, board, session_key = people.pop()
+                person = Person(stack, username, board, session_key)
                 cold_gpu(stack)
                 person.reach_review(speculate=mode == "on", debounce=args.debounce)
                 time.sleep(args.dwell - (args.debounce if mode == "on" else 0))
