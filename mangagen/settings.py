@@ -102,7 +102,21 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         }
     )
 else:
-    DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=0))
+    # A pool of connections per process (psycopg_pool): daphne runs each request
+    # in a thread of its own, so a per-thread persistent connection (CONN_MAX_AGE)
+    # would never be reused, and without a pool every request and task opened a
+    # connection of its own (a new PostgreSQL backend each time). The pool's
+    # connections keep the ledger's prepared statements, too. DB_POOL_MAX_SIZE=0
+    # turns it off (then CONN_MAX_AGE applies), e.g. behind PgBouncer.
+    DB_POOL_MAX_SIZE = env.int("DB_POOL_MAX_SIZE", default=30)
+    if DB_POOL_MAX_SIZE:
+        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+            "min_size": 1,
+            "max_size": DB_POOL_MAX_SIZE,
+            "timeout": 30,  # seconds a request waits for a free connection
+        }
+    else:
+        DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=0))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Redis: broker, channel layer, cache ------------------------------------
