@@ -30,6 +30,9 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mangagen.settings")
 # DEBUG stays off (it would record every query); a bench serves no one.
 os.environ.setdefault("SECRET_KEY", "bench-ledger-not-a-server")
 os.environ.setdefault("ALLOWED_HOSTS", "localhost")
+# Each thread owns its connection, as the raw loop's do (a pool smaller than
+# the thread count would make threads wait for one, not for the ledger).
+os.environ.setdefault("DB_POOL_MAX_SIZE", "0")
 
 
 def ensure_database(url: str) -> None:

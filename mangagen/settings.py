@@ -107,8 +107,9 @@ else:
     # would never be reused, and without a pool every request and task opened a
     # connection of its own (a new PostgreSQL backend each time). The pool's
     # connections keep the ledger's prepared statements, too. DB_POOL_MAX_SIZE=0
-    # turns it off (then CONN_MAX_AGE applies), e.g. behind PgBouncer.
-    DB_POOL_MAX_SIZE = env.int("DB_POOL_MAX_SIZE", default=30)
+    # turns it off (then CONN_MAX_AGE applies), e.g. behind PgBouncer. The
+    # default matches the workers' thread count (RENDER_CONCURRENCY).
+    DB_POOL_MAX_SIZE = env.int("DB_POOL_MAX_SIZE", default=32)
     if DB_POOL_MAX_SIZE:
         DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
             "min_size": 1,
