@@ -9,6 +9,7 @@ owner only.
 
 import hashlib
 import io
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.contrib.auth.decorators import login_required
@@ -57,11 +58,8 @@ def _find(user, name: str) -> _Shown | None:
     return _Shown(kept.image, kept.storyboard, kept.art_hash, kept.faces, {})
 
 
-@login_required
-def render_image(request, path: str):
-    shown = _find(request.user, f"renders/{path}")
-    if shown is None:
-        raise Http404("No such image.")
+def _lettering(shown: _Shown, path: str) -> tuple[str, str, Callable[[], bytes]]:
+    """The ETag, the cache key and the drawing of a shown panel with its lettering."""
     same_art = shown.storyboard.panels.filter(art_hash=shown.art_hash).order_by("index")
     current = same_art.filter(index=shown.index).first() if shown.index else None
     current = current or same_art.first()
@@ -77,9 +75,6 @@ def render_image(request, path: str):
         }
     direction = shown.storyboard.reading_direction
     digest = hashlib.sha256(repr((REVISION, path, fields, direction, shown.faces)).encode())
-    etag = f'"{digest.hexdigest()[:32]}"'
-    if request.headers.get("If-None-Match") == etag:
-        return HttpResponseNotModified()
 
     def lettered() -> bytes:
         def load() -> bytes:
@@ -91,10 +86,34 @@ def render_image(request, path: str):
         compose_panel(art, direction=direction).save(buffer, "PNG", compress_level=1)
         return buffer.getvalue()
 
-    # Drawn once per picture and text (the digest names both), not on every request: a
-    # person's first paint after Generate and every other tab then skip the lettering.
-    # The key is only reachable after the owner check above.
-    png = cache.get_or_set(f"lettered-panel:{digest.hexdigest()}", lettered, LETTERED_TTL)
+    # The key is only reachable after the owner check of the view.
+    return f'"{digest.hexdigest()[:32]}"', f"lettered-panel:{digest.hexdigest()}", lettered
+
+
+def draw_ahead(panel: JobPanel) -> None:
+    """Draws a just-rendered panel's lettering into the cache, in the worker, so that
+    the request that first shows it (the job page right after Generate) only sends
+    it. Nothing is revealed: the image is served only by `render_image`'s checks."""
+    job = panel.job
+    shown = _Shown(
+        panel.image, job.storyboard, panel.art_hash, panel.faces, panel.spec, panel.index
+    )
+    _, key, lettered = _lettering(shown, (panel.image.name or "").removeprefix("renders/"))
+    cache.get_or_set(key, lettered, LETTERED_TTL)
+
+
+@login_required
+def render_image(request, path: str):
+    shown = _find(request.user, f"renders/{path}")
+    if shown is None:
+        raise Http404("No such image.")
+    etag, key, lettered = _lettering(shown, path)
+    if request.headers.get("If-None-Match") == etag:
+        return HttpResponseNotModified()
+    # Drawn once per picture and text (the key names both), not on every request: a
+    # person's first paint after Generate and every other tab then skip the lettering
+    # (and a render's worker draws it ahead: draw_ahead).
+    png = cache.get_or_set(key, lettered, LETTERED_TTL)
     response = HttpResponse(png, content_type="image/png")
     response["ETag"] = etag
     response["Cache-Control"] = "private, no-cache"  # the lettering may change under this URL

@@ -333,6 +333,8 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> str:
         panel.faces = result.metadata.get("faces") or {}
         panel.render_seconds = result.seconds
         panel.save()
+        ready_pk = panel.pk
+        transaction.on_commit(lambda: _draw_lettering_ahead(ready_pk))
         emit(
             job=job,
             type=EventType.PANEL_READY,
@@ -349,6 +351,19 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> str:
         if index == job.current_index and job.state != JobState.AWAITING_DECISION:
             _change(job, state=JobState.AWAITING_DECISION)
         return "ready"
+
+
+def _draw_lettering_ahead(panel_pk: int) -> None:
+    """After a render commits, its worker draws the lettered picture the person will
+    be shown, so that showing it costs a cache read. Best effort: the image view
+    draws it itself on a miss."""
+    from .images import draw_ahead  # the image view imports the page composer
+
+    try:
+        panel = JobPanel.objects.select_related("job__storyboard").get(pk=panel_pk)
+        draw_ahead(panel)
+    except Exception:
+        logger.warning("Could not draw panel %s's lettering ahead", panel_pk, exc_info=True)
 
 
 def _outlive_twin(*, job_id: int, index: int, attempt: int, name: str) -> bool:

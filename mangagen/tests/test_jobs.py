@@ -477,3 +477,22 @@ def test_no_look_ahead_without_credits_for_it(ahead, user, generate, render, enq
     assert render() == "delivered"
     assert enqueued == []
     assert job.panels.get(index=2).state == "pending"
+
+
+def test_a_rendered_panel_is_lettered_ahead_of_its_first_request(
+    account, generate, render, client, user, settings, monkeypatch
+):
+    """The worker draws the lettering right after the render commits, so the
+    request that first shows the panel does not draw it."""
+    from mangagen.jobs import images
+
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    job, _ = generate()
+    assert render() == "delivered"
+    drawn = []
+    monkeypatch.setattr(images, "compose_panel", lambda *a, **k: drawn.append(a))
+    client.force_login(user)
+    url = selectors.image_url(job.panels.get(index=1), job)
+    response = client.get(url)
+    assert response.status_code == 200 and response.content.startswith(b"\x89PNG")
+    assert drawn == []  # served from what the worker drew
