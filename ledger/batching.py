@@ -12,9 +12,9 @@ everything queued (up to `MAX_BATCH`) as one `ledger_batch` call: one round
 trip, one transaction, one commit for all of them.
 
 Nothing about an operation changes: the batch runs each through the same
-stored function, in account order (so batches of different processes lock
-rows in one order), and each caller gets exactly the row its own call would
-have returned. If the batch statement fails as a whole (a refusal that had
+stored function, in the order they came (a batch is one account's
+operations: see `combiner`), and each caller gets exactly the row its own
+call would have returned. If the batch statement fails as a whole (a refusal that had
 to undo its own rows, a deadlock, a lost connection), nothing of it was
 committed, and each operation runs again alone, raising its own error to its
 own caller. A caller inside a transaction never comes here: its operation

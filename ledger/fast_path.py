@@ -191,42 +191,38 @@ _BATCH_SQL = (
 
 
 def _run_batch(db, operations: Sequence[batching.Operation]) -> list[tuple]:
-    """Runs `operations` as one `ledger_batch` statement (one transaction) and
-    returns, for each, the row its single statement would have returned.
-
-    They run in account order, then as they came: batches of different
-    processes lock account rows in one order."""
-    order = sorted(range(len(operations)), key=lambda i: (operations[i].account_id, i))
-    ops = [operations[i] for i in order]
+    """Runs `operations` (one account's, in the order they came) as one
+    `ledger_batch` statement, one transaction, and returns for each the row its
+    single statement would have returned."""
     params = [
-        [o.op for o in ops],
-        [o.account_id for o in ops],
-        [o.hold_id for o in ops],
-        [o.amount for o in ops],
-        [o.key for o in ops],
-        [o.reference for o in ops],
-        [o.now for o in ops],
-        [o.expires_at for o in ops],
-        [o.kind for o in ops],
-        [o.state for o in ops],
-        [o.explicit_key for o in ops],
-        [o.reason for o in ops],
-        [o.actor_id for o in ops],
-        [o.sweep for o in ops],
+        [o.op for o in operations],
+        [o.account_id for o in operations],
+        [o.hold_id for o in operations],
+        [o.amount for o in operations],
+        [o.key for o in operations],
+        [o.reference for o in operations],
+        [o.now for o in operations],
+        [o.expires_at for o in operations],
+        [o.kind for o in operations],
+        [o.state for o in operations],
+        [o.explicit_key for o in operations],
+        [o.reason for o in operations],
+        [o.actor_id for o in operations],
+        [o.sweep for o in operations],
         SYSTEM_SHARDS,
     ]
     db.ensure_connection()
     with db.wrap_database_errors, psycopg.Cursor(db.connection) as cursor:
         cursor.execute(_BATCH_SQL, params, prepare=True, binary=True)
         rows = cursor.fetchall()
-    answers: list[tuple] = [()] * len(operations)
-    for position, row in zip(order, rows, strict=True):
+    answers: list[tuple] = []
+    for operation, row in zip(operations, rows, strict=True):
         _, status, detail, kind, debit, pending, amount, reference = row[:8]
         hold = tuple(row[8:])
-        if operations[position].op == "a":
-            answers[position] = (status, detail, kind, debit, amount, reference, *hold)
+        if operation.op == "a":
+            answers.append((status, detail, kind, debit, amount, reference, *hold))
         else:
-            answers[position] = (status, kind, pending, amount, *hold)
+            answers.append((status, kind, pending, amount, *hold))
     return answers
 
 

@@ -688,12 +688,14 @@ def _decision_panel(job: Job, index: int, *, allowed, verb: str) -> JobPanel:
     return panel
 
 
-def _queue_lookahead(*, job: Job) -> None:
+def _queue_lookahead(*, job: Job) -> int:
     """While the person decides on panel i, panels i+1…i+k render ahead under their own holds.
 
     They go to the capped `speculative` queue and are delivered (paid) only
-    when reached; a person who cannot pay for them simply gets none.
+    when reached; a person who cannot pay for them simply gets none. Returns
+    how many renders it placed.
     """
+    placed = 0
     ahead = job.panels.select_for_update().filter(
         index__gt=job.current_index,
         index__lte=job.current_index + settings.SPECULATION_LOOKAHEAD,
@@ -706,7 +708,9 @@ def _queue_lookahead(*, job: Job) -> None:
             with transaction.atomic():
                 _queue_render(job=job, panel=panel, queue=Queue.SPECULATIVE, lookahead=True)
         except ledger_errors.InsufficientCredits:
-            return
+            break
+        placed += 1
+    return placed
 
 
 def _queue_render(
@@ -820,9 +824,7 @@ def queue_lookahead(*, job_id: int) -> int:
         job = Job.objects.select_for_update().filter(pk=job_id).first()
         if job is None or not job.live or not job.confirmed:
             return 0
-        before = RenderAttempt.objects.filter(job=job).count()
-        _queue_lookahead(job=job)
-        return RenderAttempt.objects.filter(job=job).count() - before
+        return _queue_lookahead(job=job)
 
 
 def _keep(*, job: Job, panel: JobPanel) -> None:
