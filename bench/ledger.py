@@ -23,6 +23,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from statistics import median
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/mangagen_bench")
@@ -73,6 +74,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=2.0, help="per measurement")
     parser.add_argument("--concurrency", default="1,8,32")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="alternating ledger/raw measurements per cell; the medians are printed",
+    )
     parser.add_argument(
         "--no-plain", action="store_true", help="skip the plain (ORM) path's column"
     )
@@ -189,7 +196,10 @@ def main() -> None:
     connection.close()
 
     concurrencies = [int(c) for c in args.concurrency.split(",")]
-    print(f"authorize+capture pairs per second, {args.seconds:.0f} s each, PostgreSQL")
+    print(
+        f"authorize+capture pairs per second, PostgreSQL: medians of {args.rounds} rounds"
+        f" of {args.seconds:.0f} s, ledger and raw SQL alternating"
+    )
     print(
         "statements / round trips per pair: "
         + ", ".join(f"{name} {st:.0f} / {rt:.0f}" for name, (st, rt) in wire.items())
@@ -199,18 +209,43 @@ def main() -> None:
         f"{'accounts':>9} {'threads':>8} {'ledger/s':>9} {'raw SQL/s':>10}"
         f" {'ledger/raw':>11}{plain_header}"
     )
+
+    def side_by_side(concurrency: int, spread: int) -> tuple[float, float, float]:
+        """(ledger/s, raw/s, ledger/raw): medians over alternating rounds, the
+        order flipped each round, so that a slow moment of the machine (a
+        checkpoint, a neighbour) weighs on both columns alike."""
+        ledger_rates, raw_rates, ratios = [], [], []
+        for round_number in range(args.rounds):
+            runs = [
+                lambda: measure(ledger_pair, concurrency, spread),
+                lambda: measure(raw_pair, concurrency, spread, raw_setup, lambda c: c.close()),
+            ]
+            if round_number % 2:
+                raw_rate, ledger_rate = runs[1](), runs[0]()
+            else:
+                ledger_rate, raw_rate = runs[0](), runs[1]()
+            ledger_rates.append(ledger_rate)
+            raw_rates.append(raw_rate)
+            ratios.append(ledger_rate / raw_rate)
+        return median(ledger_rates), median(raw_rates), median(ratios)
+
+    rates: dict[tuple[int, int], float] = {}
     for spread, label in ((1, "1 (hot)"), (100, "100")):
         for concurrency in concurrencies:
-            ledger_rate = measure(ledger_pair, concurrency, spread)
-            raw_rate = measure(raw_pair, concurrency, spread, raw_setup, lambda c: c.close())
+            ledger_rate, raw_rate, ratio = side_by_side(concurrency, spread)
+            rates[spread, concurrency] = ledger_rate
             line = (
-                f"{label:>9} {concurrency:>8} {ledger_rate:>9.0f} {raw_rate:>10.0f}"
-                f" {ledger_rate / raw_rate:>10.2f}x"
+                f"{label:>9} {concurrency:>8} {ledger_rate:>9.0f} {raw_rate:>10.0f} {ratio:>10.2f}x"
             )
             if not args.no_plain:
                 plain_rate = plain_path(measure)(ledger_pair, concurrency, spread)
                 line += f" {plain_rate:>8.0f} {plain_rate / raw_rate:>9.2f}x"
             print(line, flush=True)
+    if (100, 1) in rates and (100, 8) in rates:
+        print(
+            "scaling over 100 accounts, 8 threads / 1 thread:"
+            f" {rates[100, 8] / rates[100, 1]:.2f}x (target >= 2x)"
+        )
 
     from ledger.selectors import reconciliation
 

@@ -11,6 +11,7 @@ into a result or a typed error, for both paths alike.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -19,6 +20,8 @@ from types import SimpleNamespace
 import psycopg
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, transaction
+from django.db.models.base import ModelState
+from psycopg.types.numeric import Int8BinaryDumper
 
 from . import batching, errors
 from .models import SYSTEM_SHARDS, Hold
@@ -132,7 +135,7 @@ def resolve(
     """
     sql = (
         f"SELECT r.o_status, r.o_kind, r.o_pending, r.o_amount, {_HOLD_COLUMNS}"
-        " FROM ledger_resolve(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) r"
+        " FROM ledger_resolve(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::integer, %s) r"
     )
     params = [
         hold_id,
@@ -186,7 +189,7 @@ _BATCH_SQL = (
     f" r.o_reference, {_HOLD_COLUMNS} FROM ledger_batch("
     "%s::text[], %s::bigint[], %s::bigint[], %s::bigint[], %s::varchar[], %s::varchar[],"
     " %s::timestamptz[], %s::timestamptz[], %s::varchar[], %s::varchar[], %s::boolean[],"
-    " %s::varchar[], %s::bigint[], %s::boolean[], %s) r"
+    " %s::varchar[], %s::bigint[], %s::boolean[], %s::integer) r"
 )
 
 
@@ -211,8 +214,8 @@ def _run_batch(db, operations: Sequence[batching.Operation]) -> list[tuple]:
         [o.sweep for o in operations],
         SYSTEM_SHARDS,
     ]
-    db.ensure_connection()
-    with db.wrap_database_errors, psycopg.Cursor(db.connection) as cursor:
+    with db.wrap_database_errors:
+        cursor = _cursor(db)
         cursor.execute(_BATCH_SQL, params, prepare=True, binary=True)
         rows = cursor.fetchall()
     answers: list[tuple] = []
@@ -232,15 +235,56 @@ def _fetch(db, sql: str, params: list) -> tuple:
     call is prepared once per connection, then only its parameters travel, and
     the row comes back in binary. (Django's own cursor binds on the client,
     which never prepares.)"""
-    db.ensure_connection()
-    with db.wrap_database_errors, psycopg.Cursor(db.connection) as cursor:
+    with db.wrap_database_errors:
+        cursor = _cursor(db)
         cursor.execute(sql, params, prepare=True, binary=True)
         row = cursor.fetchone()
     assert row is not None  # each statement is a SELECT of one function call
     return row
 
 
+# One cursor per connection, made on first use and kept with it: a cursor is
+# only a result holder here (no server-side state), and making one per call
+# cost more than the call's own parameters. A connection is used by one
+# thread at a time (Django's are per thread; the pool lends each to one).
+_cursors: weakref.WeakKeyDictionary[psycopg.Connection, psycopg.Cursor] = (
+    weakref.WeakKeyDictionary()
+)
+
+# Django opens its connections with prepare_threshold=None, which turns
+# psycopg's prepared statements off altogether, `prepare=True` included: every
+# call was parsed and analysed again (12 % of the database's CPU in
+# bench/ledger.py). A threshold no statement reaches makes `prepare=True`
+# work while nothing else is prepared automatically (Django's own cursors
+# bind on the client and never prepare anyway).
+_PREPARE_ONLY_WHEN_ASKED = 2**31 - 1
+
+
+def _cursor(db) -> psycopg.Cursor:
+    db.ensure_connection()
+    connection = db.connection
+    cursor = _cursors.get(connection)
+    if cursor is None or cursor.closed:
+        if connection.prepare_threshold is None:
+            connection.prepare_threshold = _PREPARE_ONLY_WHEN_ASKED
+        cursor = _cursors[connection] = psycopg.Cursor(connection)
+        # psycopg sends each int as the smallest type that holds it, and a
+        # prepared statement is per parameter types: as int8 always, one
+        # statement serves every account id and amount.
+        cursor.adapters.register_dumper(int, Int8BinaryDumper)
+    return cursor
+
+
 def _hold(db, values: tuple) -> Hold | None:
+    """The hold row as a model instance, made as Django unpickles one: the
+    instance's __dict__ filled in, no __init__. Model.__init__ ran a field
+    descriptor per column and two signals nobody listens to for a Hold, and
+    was a sixth of the process's CPU per operation."""
     if values[0] is None:
         return None
-    return Hold.from_db(db.alias, _HOLD_FIELDS, list(values))
+    hold = Hold.__new__(Hold)
+    hold.__dict__.update(zip(_HOLD_FIELDS, values, strict=True))
+    hold._state = ModelState()
+    hold._state.adding = False
+    hold._state.db = db.alias
+    return hold

@@ -45,13 +45,30 @@ def round_trips(call):
     sent = [
         line for line in lines if line.startswith("F") and ("\tQuery" in line or "\tSync" in line)
     ]
+    # A statement is parsed (and analysed) by the server only when prepared:
+    # once per connection, not once per call.
+    assert not any(line.startswith("F") and "\tParse" in line for line in lines), lines
     return result, sent
+
+
+def prepare_statements(account):
+    """Runs each operation once on this connection: its first call prepares
+    the statement (one more round trip, once per connection)."""
+    hold = services.authorize(account=account, amount=1, key="warm-1", reference="warm")
+    services.capture(hold=hold, key="warm-capture")
+    hold = services.authorize(account=account, amount=1, key="warm-2", reference="warm")
+    services.capture(hold=hold)
+    hold = services.authorize(account=account, amount=1, key="warm-3", reference="warm")
+    services.release(hold=hold, reason="warm")
+    hold = services.authorize(account=account, amount=1, key="warm-4", reference="warm")
+    services.capture(hold=hold, amount=1)  # an amount (int8) where the others send NULL
 
 
 @pytest.mark.django_db(transaction=True)
 def test_authorize_capture_release_are_one_statement_each_in_autocommit(funded):
     assert fast_path.enabled()
     assert not connection.in_atomic_block  # autocommit: no BEGIN, no COMMIT round trips
+    prepare_statements(funded)
     hold, sql = round_trips(
         lambda: services.authorize(account=funded, amount=3, key="h1", reference="p1")
     )
@@ -65,12 +82,13 @@ def test_authorize_capture_release_are_one_statement_each_in_autocommit(funded):
     released, sql = round_trips(lambda: services.release(hold=other, reason="cancel"))
     assert len(sql) == 1, sql
     assert released.state == Hold.State.RELEASED
-    assert services.system_account(SystemAccount.REVENUE).available == 2
+    assert services.system_account(SystemAccount.REVENUE).available == 2 + 3  # with the warm-up
     assert_ledger_invariants()
 
 
 @pytest.mark.django_db(transaction=True)
 def test_a_retry_is_one_statement_and_reads_no_journal_first(funded):
+    prepare_statements(funded)
     hold = services.authorize(account=funded, amount=3, key="h1", reference="p1")
     services.capture(hold=hold, key="c1")
     again, sql = round_trips(
