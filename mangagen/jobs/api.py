@@ -13,6 +13,7 @@ from mangagen.storyboards.api import owned_storyboard
 from . import services
 from .events import events_after
 from .models import GenerateOutcome, Job
+from .selectors import image_url
 from .serializers import JobSerializer
 
 
@@ -30,6 +31,27 @@ def job_body(job: Job) -> dict:
     return JobSerializer(job).data
 
 
+def delivered_panels(job: Job) -> list[dict]:
+    """The panels the person can already see (`index`, `image_url`): when Generate
+    attached to a finished speculation, panel one, which Review shows at once."""
+    panels = job.panels.order_by("index")
+    return [
+        {"index": panel.index, "image_url": url}
+        for panel in panels
+        if (url := image_url(panel, job)) is not None
+    ]
+
+
+GENERATED = {
+    "job": serializers.IntegerField(),
+    "attached": serializers.BooleanField(),
+    "delivered": inline_serializer(
+        "DeliveredPanel",
+        {"index": serializers.IntegerField(), "image_url": serializers.CharField()},
+        many=True,
+    ),
+}
+
 # What a 402 from Generate, approve or redo says (mangagen/api/errors.py adds the rest).
 NEEDS_A_CREDIT = "You need a credit to render a panel. Buy credits and try again."
 
@@ -43,14 +65,8 @@ class GenerateView(APIView):
         request=None,
         summary="Generate: attach to a live speculation, or start a job",
         responses={
-            200: inline_serializer(
-                "Attached",
-                {"job": serializers.IntegerField(), "attached": serializers.BooleanField()},
-            ),
-            201: inline_serializer(
-                "Started",
-                {"job": serializers.IntegerField(), "attached": serializers.BooleanField()},
-            ),
+            200: inline_serializer("Attached", GENERATED),
+            201: inline_serializer("Started", GENERATED),
             402: inline_serializer(
                 "PaymentRequired",
                 {"error": serializers.CharField(), "purchase_url": serializers.CharField()},
@@ -61,7 +77,12 @@ class GenerateView(APIView):
         storyboard = owned_storyboard(request, pk)
         job, how = services.generate(user=request.user, storyboard=storyboard)
         code = status.HTTP_201_CREATED if how == GenerateOutcome.CREATED else status.HTTP_200_OK
-        return Response({"job": job.pk, "attached": how == GenerateOutcome.ATTACHED}, status=code)
+        body = {
+            "job": job.pk,
+            "attached": how == GenerateOutcome.ATTACHED,
+            "delivered": delivered_panels(job),
+        }
+        return Response(body, status=code)
 
 
 class JobView(APIView):

@@ -55,10 +55,15 @@ def test_the_whole_job_through_the_api(
         started = post(client, f"/api/storyboards/{board.pk}/generate/")
     assert started.status_code == 201
     assert started.json()["attached"] is False
+    assert started.json()["delivered"] == []  # nothing was drawn before the click
     job_id = started.json()["job"]
     with django_capture_on_commit_callbacks(execute=True):
         again = post(client, f"/api/storyboards/{board.pk}/generate/")
-    assert again.status_code == 200 and again.json() == {"job": job_id, "attached": False}
+    assert again.status_code == 200
+    assert (again.json()["job"], again.json()["attached"]) == (job_id, False)
+    # By now panel one was drawn and shown: the repeat carries it, as the job does.
+    panel_one = client.get(f"/api/jobs/{job_id}/").json()["panels"][0]
+    assert again.json()["delivered"] == [{"index": 1, "image_url": panel_one["image_url"]}]
 
     job = client.get(f"/api/jobs/{job_id}/").json()
     assert job["state"] == "awaiting_decision" and job["confirmed"] is True

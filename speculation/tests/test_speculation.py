@@ -177,10 +177,13 @@ def test_generate_attaches_and_panel_one_is_delivered_with_no_new_render(
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(f"/api/storyboards/{board.pk}/generate/")
     assert response.status_code == 200
-    assert response.json() == {"job": job_id, "attached": True}
+    assert (response.json()["job"], response.json()["attached"]) == (job_id, True)
     assert enqueued == []  # no new render
     job = client.get(f"/api/jobs/{job_id}/").json()
     assert job["confirmed"] is True and job["panels"][0]["state"] == "delivered"
+    # Generate's answer carries panel one, so that Review shows it without a page load.
+    delivered = [{"index": 1, "image_url": job["panels"][0]["image_url"]}]
+    assert response.json()["delivered"] == delivered
     assert job["panels"][0]["attempts"] == 1
     assert client.get(job["panels"][0]["image_url"]).status_code == 200
     assert balance(user) == (2, 0)

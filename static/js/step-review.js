@@ -146,6 +146,35 @@ window.addEventListener("pagehide", abandon);
 document.getElementById("back").addEventListener("click", abandon);
 settle();
 
+// Panel one was drawn before the click (Generate attached to the speculation):
+// Review turns into it with the next paint, then the job page opens, carrying the
+// same panel. Resolves once a frame with the image has been painted, or after a
+// second whatever happens (the job page shows it anyway).
+function showPanelOne(panel) {
+  const figure = document.createElement("figure");
+  figure.className = "job-panel current";
+  const frame = document.createElement("div");
+  frame.className = "frame";
+  const img = document.createElement("img");
+  img.alt = "Panel 1";
+  img.setAttribute("elementtiming", "panel-1");
+  img.src = panel.image_url;
+  frame.append(img);
+  const caption = document.createElement("figcaption");
+  caption.textContent = "Panel 1 · Ready for you — opening your comic…";
+  figure.append(frame, caption);
+  const grid = document.getElementById("review-panels");
+  grid.className = "job-panels";
+  grid.replaceChildren(figure);
+  document.getElementById("review-summary").textContent = "Your comic is starting.";
+  hideHint();
+  const painted = img
+    .decode()
+    .catch(() => {})
+    .then(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+  return Promise.race([painted, new Promise((done) => setTimeout(done, 1000))]);
+}
+
 generate.addEventListener("click", async () => {
   generating = true;
   clearTimeout(settleTimer);
@@ -153,6 +182,8 @@ generate.addEventListener("click", async () => {
   generate.textContent = "Starting…";
   try {
     const started = await api("POST", `/api/storyboards/${id}/generate/`, {});
+    const first = (started.delivered || []).find((panel) => panel.index === 1);
+    if (first) await showPanelOne(first);
     location.href = `/comics/${id}/jobs/${started.job}/`;
   } catch (err) {
     generating = false;

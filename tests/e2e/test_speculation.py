@@ -61,8 +61,19 @@ def test_the_hint_then_panel_one_without_the_cold_start(page, stack, shoot):
         what="the speculative panel one to be rendered",
         timeout=30,
     )
-    page.get_by_role("button", name="Generate").click()
-    expect(page.locator(".job-panel.current img")).to_be_visible()
+    # Review turns into panel one in place, before the job page loads: hold that
+    # page load back (cancelled, so Review stays) to see Review's own paint of it.
+    job_url = re.compile(r"/comics/\d+/jobs/\d+/$")
+    page.route(job_url, lambda route: route.abort("aborted"))
+    with page.expect_request(job_url) as opened:  # sent once the panel is painted
+        page.get_by_role("button", name="Generate").click()
+    expect(page.locator("#review-panels .job-panel.current img")).to_be_visible()
+    page.wait_for_function(
+        "() => document.querySelector('#review-panels img')?.naturalWidth > 0"
+    )  # drawn, not a broken image
+    page.unroute(job_url)
+    page.goto(opened.value.url)
+    expect(page.locator("#job .job-panel.current img")).to_be_visible()
     shoot("job-attached")
     # Generate attached to that job and showed the render made before the click.
     assert jobs_of(stack, "speculator") == "[('awaiting_decision', True)]"
