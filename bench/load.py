@@ -5,8 +5,10 @@ already (as returning people are: a session made at setup, so that 200
 password hashes do not crowd into the arrival window). Each one opens
 Review, asks to speculate after the debounce (with the page's token), reads
 for a dwell drawn from a skewed (log-normal) distribution around the GPU's
-cold start, and then either clicks Generate —
-waiting for panel one on the websocket — or leaves (the page's beacons).
+cold start, and then either clicks Generate — waiting for panel one as the
+page gets it: its image, fetched from Generate's answer when it attached to a
+finished speculation, else `panel.delivered` on the job's websocket — or
+leaves (the page's beacons).
 The GPU is the procedural renderer's pool of GPU_POOL_SIZE containers, each
 with its own cold start after idling.
 
