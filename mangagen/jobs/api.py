@@ -42,7 +42,7 @@ def delivered_panels(job: Job) -> list[dict]:
     ]
 
 
-GENERATED = {
+GENERATED: dict[str, serializers.Field] = {
     "job": serializers.IntegerField(),
     "attached": serializers.BooleanField(),
     "delivered": inline_serializer(
