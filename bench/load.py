@@ -97,6 +97,9 @@ def main() -> None:
     parser.add_argument("--render", type=float, default=1.0)
     parser.add_argument("--idle", type=float, default=30.0)
     parser.add_argument("--pool", type=int, default=4, help="GPU_POOL_SIZE")
+    parser.add_argument(
+        "--web", type=int, default=2, help="WEB_PROCESSES: daphne processes (two per core)"
+    )
     parser.add_argument("--debounce", type=float, default=0.5)
     parser.add_argument("--lookahead", type=int, default=1)
     parser.add_argument(
@@ -111,6 +114,7 @@ def main() -> None:
         "DATABASE_URL": fresh_database_url("load"),
         "REDIS_URL": redis_url(8),
         "GPU_POOL_SIZE": str(args.pool),
+        "WEB_PROCESSES": str(args.web),
         "GPU_POOL_PREFIX": f"load:{int(time.time())}",
         "RENDER_COLD_START_SECONDS": str(args.cold_start),
         "RENDER_SECONDS": str(args.render),
@@ -135,7 +139,8 @@ def main() -> None:
     print(
         f"{args.people} people arriving over {args.over:.0f}s; GPU pool of {args.pool}, "
         f"cold start {args.cold_start}s, render {args.render}s; dwell log-normal around "
-        f"{median_dwell:.1f}s; {args.generate:.0%} generate. Starting the stack…",
+        f"{median_dwell:.1f}s; {args.generate:.0%} generate; {args.web} web processes."
+        " Starting the stack…",
         flush=True,
     )
     results = Results()

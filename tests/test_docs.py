@@ -172,7 +172,13 @@ def settings_variables() -> set[str]:
 
 
 def procfile_variables() -> set[str]:
-    return set(re.findall(r"\$\{([A-Z][A-Z0-9_]*)(?::?-[^}]*)?\}", PROCFILE.read_text()))
+    """What the Procfile's commands read: `${NAME}` in it, and `os.environ.get("NAME"…)`
+    in the launchers it runs from bin/ (bin/web reads HOST, PORT, WEB_PROCESSES)."""
+    found = set(re.findall(r"\$\{([A-Z][A-Z0-9_]*)(?::?-[^}]*)?\}", PROCFILE.read_text()))
+    for launcher in re.findall(r"\bbin/([\w-]+)", PROCFILE.read_text()):
+        text = (PROCFILE.parent / "bin" / launcher).read_text()
+        found |= set(re.findall(r"os\.environ\.get\(\"([A-Z][A-Z0-9_]*)\"", text))
+    return found
 
 
 def env_example_variables() -> set[str]:
