@@ -39,22 +39,26 @@ def _constraint(model, name):
     return next(c for c in model._meta.constraints if c.name == name)
 
 
+def _signature(model, expression: str, schema_editor) -> list[tuple[str, str]]:
+    """(column, type) of each of the model's columns `expression` reads, by name."""
+    by_column = {f.column: f for f in model._meta.concrete_fields}
+    read = sorted({c for c in re.findall(r'"(\w+)"', expression) if c in by_column})
+    return [(c, by_column[c].db_type(schema_editor.connection)) for c in read]
+
+
 def as_function(model, constraint, schema_editor) -> tuple[str, list[str]]:
     """(CREATE FUNCTION statement, the columns it takes) for a CheckConstraint:
     the function returns exactly the constraint's own SQL expression."""
     expression = constraint._get_check_sql(model, schema_editor)
-    by_column = {f.column: f for f in model._meta.concrete_fields}
-    columns = sorted({c for c in re.findall(r'"(\w+)"', expression) if c in by_column})
+    signature = _signature(model, expression, schema_editor)
     quote = schema_editor.quote_name
-    parameters = ", ".join(
-        f"{quote(c)} {by_column[c].db_type(schema_editor.connection)}" for c in columns
-    )
+    parameters = ", ".join(f"{quote(column)} {type_}" for column, type_ in signature)
     body = f"BEGIN RETURN ({expression}); END"
     sql = (
         f"CREATE OR REPLACE FUNCTION {quote(constraint.name)}({parameters}) RETURNS boolean"
         f" LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $check$ {body} $check$"
     )
-    return sql, columns
+    return sql, [column for column, _ in signature]
 
 
 def _converted(apps, schema_editor):
@@ -84,15 +88,13 @@ def to_functions(apps, schema_editor):
 def to_plain(apps, schema_editor):
     quote = schema_editor.quote_name
     for model, table, constraint in _converted(apps, schema_editor):
-        _, columns = as_function(model, constraint, schema_editor)
         name = quote(constraint.name)
         expression = constraint._get_check_sql(model, schema_editor)
         schema_editor.execute(
             f"ALTER TABLE {table} DROP CONSTRAINT {name}, ADD CONSTRAINT {name} CHECK ({expression})",
             params=None,
         )
-        by_column = {f.column: f for f in model._meta.concrete_fields}
-        types = ", ".join(by_column[c].db_type(schema_editor.connection) for c in columns)
+        types = ", ".join(type_ for _, type_ in _signature(model, expression, schema_editor))
         schema_editor.execute(f"DROP FUNCTION IF EXISTS {name}({types})", params=None)
 
 

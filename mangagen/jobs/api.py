@@ -13,7 +13,7 @@ from mangagen.storyboards.api import owned_storyboard
 from . import services
 from .events import events_after
 from .models import GenerateOutcome, Job
-from .selectors import image_url
+from .selectors import delivered_panels
 from .serializers import JobSerializer
 
 
@@ -29,17 +29,6 @@ def owned_job(request, pk: int, *, storyboard_pk: int | None = None) -> Job:
 def job_body(job: Job) -> dict:
     job = Job.objects.select_related("storyboard").prefetch_related("panels").get(pk=job.pk)
     return JobSerializer(job).data
-
-
-def delivered_panels(job: Job) -> list[dict]:
-    """The panels the person can already see (`index`, `image_url`): when Generate
-    attached to a finished speculation, panel one, which Review shows at once."""
-    panels = job.panels.order_by("index")
-    return [
-        {"index": panel.index, "image_url": url}
-        for panel in panels
-        if (url := image_url(panel, job)) is not None
-    ]
 
 
 GENERATED: dict[str, serializers.Field] = {

@@ -22,6 +22,17 @@ def image_url(panel: JobPanel, job: Job) -> str | None:
     return reverse("render-image", args=[name.removeprefix("renders/")])
 
 
+def delivered_panels(job: Job) -> list[dict]:
+    """The panels the person can already see (`index`, `image_url`), for Generate's
+    answer: when it attached to a finished speculation, panel one, which Review shows
+    at once."""
+    return [
+        {"index": panel.index, "image_url": url}
+        for panel in job.panels.order_by("index")
+        if (url := image_url(panel, job)) is not None
+    ]
+
+
 def credits_of(user: User) -> dict:
     """The person's balance as the `credits` event and the header show it."""
     account = ledger.account_for(user)
