@@ -97,6 +97,12 @@ def with_journal_balances(accounts: QuerySet[Account]) -> QuerySet[Account]:
     )
 
 
+def balance_of(*, user_id: int) -> tuple[int, int]:
+    """(available, held) of the person's account in one read; (0, 0) before it exists."""
+    row = Account.objects.filter(user_id=user_id).values_list("available", "held").first()
+    return row if row is not None else (0, 0)
+
+
 def open_holds(*, account: Account) -> QuerySet[Hold]:
     return Hold.objects.filter(account=account, state=Hold.State.PENDING).order_by("pk")
 

@@ -51,7 +51,9 @@ class SpeculateView(APIView):
     )
     def post(self, request, pk: int):
         speculation = services.speculate(
-            user=request.user, storyboard=owned_storyboard(request, pk), token=token_of(request)
+            user=request.user,
+            storyboard=owned_storyboard(request, pk, with_parts=False),
+            token=token_of(request),
         )
         if speculation.outcome != Outcome.LIVE or speculation.job is None:
             # Declined, or a repeat naming a speculation that has ended since (left,
@@ -81,7 +83,7 @@ class LeaveView(APIView):
         summary="Left Review: cancel the speculation this token names",
     )
     def post(self, request, pk: int):
-        storyboard = owned_storyboard(request, pk)
+        storyboard = owned_storyboard(request, pk, with_parts=False)
         token = token_of(request)
         if not token:
             return Response(

@@ -63,7 +63,7 @@ class GenerateView(APIView):
         },
     )
     def post(self, request, pk: int):
-        storyboard = owned_storyboard(request, pk)
+        storyboard = owned_storyboard(request, pk, with_parts=False)
         job, how = services.generate(user=request.user, storyboard=storyboard)
         code = status.HTTP_201_CREATED if how == GenerateOutcome.CREATED else status.HTTP_200_OK
         body = {

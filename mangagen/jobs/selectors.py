@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from django.urls import reverse
 
-from ledger import services as ledger
+from ledger import selectors as ledger_selectors
 
 from .models import Job, JobPanel
-
-if TYPE_CHECKING:
-    from django.contrib.auth.models import User
 
 
 def image_url(panel: JobPanel, job: Job) -> str | None:
@@ -33,11 +28,10 @@ def delivered_panels(job: Job) -> list[dict]:
     ]
 
 
-def credits_of(user: User) -> dict:
+def credits_of(*, user_id: int) -> dict:
     """The person's balance as the `credits` event and the header show it."""
-    account = ledger.account_for(user)
-    account.refresh_from_db()
-    return {"available": account.available, "held": account.held}
+    available, held = ledger_selectors.balance_of(user_id=user_id)
+    return {"available": available, "held": held}
 
 
 def reader_url(job: Job) -> str:

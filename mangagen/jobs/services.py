@@ -211,7 +211,11 @@ def confirm_job(*, job: Job) -> Job:
             current_index=job.current_index,
         )
         job_confirmed.send(sender=Job, job=job)
-        current = job.panels.select_for_update().get(index=job.current_index)
+        current = (
+            job.panels.select_for_update(of=("self",))
+            .select_related("hold__pending_transfer")  # _deliver captures it by its key
+            .get(index=job.current_index)
+        )
         if current.state == PanelState.READY:
             # The person waits for this request: the look-ahead (more holds,
             # events and renders) is placed by a worker right after it.
@@ -411,7 +415,7 @@ def fail_render(*, job_id: int, index: int, attempt: int, error: str) -> None:
             type=EventType.PANEL_FAILED,
             data={"index": index, "attempt": attempt, "error": panel.error},
         )
-        emit(job=job, type=EventType.CREDITS, data=credits_of(job.owner))
+        emit(job=job, type=EventType.CREDITS, data=credits_of(user_id=job.owner_id))
         if index == job.current_index:
             _change(job, state=JobState.AWAITING_DECISION)
 
@@ -643,7 +647,7 @@ def _end(
                 _withdraw(job=job, panel=panel)
             _release_open_hold(panel, reason=f"job {state}: {reason}"[:200])
         _change(job, state=state, finished_at=now or timezone.now(), end_reason=reason)
-        emit(job=job, type=EventType.CREDITS, data=credits_of(job.owner))
+        emit(job=job, type=EventType.CREDITS, data=credits_of(user_id=job.owner_id))
         job_ended.send(sender=Job, job=job, state=state, reason=reason)
     return job, True
 
@@ -738,7 +742,7 @@ def _queue_render(
     emit(
         job=job, type=EventType.PANEL_QUEUED, data={"index": panel.index, "attempt": panel.attempts}
     )
-    emit(job=job, type=EventType.CREDITS, data=credits_of(job.owner))
+    emit(job=job, type=EventType.CREDITS, data=credits_of(user_id=job.owner_id))
     queue = queue or (Queue.RENDER if job.confirmed else Queue.SPECULATIVE)
     dispatch.render_on_commit(job_id=job.pk, index=panel.index, attempt=panel.attempts, queue=queue)
 
@@ -806,7 +810,7 @@ def _deliver(*, job: Job, panel: JobPanel, lookahead_now: bool = True) -> None:
                 "image_url": image_url(panel, job),
             },
         )
-        emit(job=job, type=EventType.CREDITS, data=credits_of(job.owner))
+        emit(job=job, type=EventType.CREDITS, data=credits_of(user_id=job.owner_id))
     if job.state != JobState.AWAITING_DECISION:  # (an attached job may be already)
         _change(job, state=JobState.AWAITING_DECISION)
     if panel.state == PanelState.DELIVERED and settings.SPECULATION_LOOKAHEAD:

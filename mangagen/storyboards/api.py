@@ -17,10 +17,13 @@ from .models import Storyboard
 from .serializers import StoryboardSerializer, StoryboardWriteSerializer
 
 
-def owned_storyboard(request, pk: int) -> Storyboard:
-    queryset = Storyboard.objects.filter(owner=request.user).prefetch_related(
-        "characters", "panels"
-    )
+def owned_storyboard(request, pk: int, *, with_parts: bool = True) -> Storyboard:
+    """The signed-in person's storyboard, or 404. `with_parts` fetches its characters
+    and panels with it; Generate and speculate read those again under a lock, and
+    skip them here."""
+    queryset = Storyboard.objects.filter(owner=request.user)
+    if with_parts:
+        queryset = queryset.prefetch_related("characters", "panels")
     return get_object_or_404(queryset, pk=pk)
 
 
