@@ -768,7 +768,7 @@ def _promote(*, job: Job, panel: JobPanel) -> None:
 
 
 def _withdraw(*, job: Job, panel: JobPanel) -> None:
-    """A render of an ended job that still waits for a container stops waiting."""
+    """A render of an ended job that still waits for a container, or for its boot, stops."""
     name = liveness.ticket(job.pk, panel.index, panel.attempts)
     transaction.on_commit(lambda: GpuPool().withdraw(name), robust=True)
 

@@ -41,7 +41,8 @@ class Priority(StrEnum):
 
 
 class Withdrawn(Exception):
-    """The render was withdrawn (its job ended) while it waited for a container."""
+    """The render was withdrawn (its job ended) while it waited for a container or
+    for its container's boot."""
 
 
 # KEYS: none (the prefix is ARGV[1]; the keys below are built from it).
@@ -74,7 +75,9 @@ if not redis.call('ZSCORE', qc, ticket) and not redis.call('ZSCORE', qs, ticket)
   redis.call('ZADD', q, redis.call('INCR', p .. ':seq'), ticket)
 end
 redis.call('HSET', seen, ticket, tostring(now))
-local free, warm = {}, {}
+-- A free container is warm (used within `idle`), booting (given back before its
+-- boot ended: `last_used` is when that boot ends) or cold.
+local free, warm, booting, booting_until = {}, {}, nil, nil
 for i = 1, size do
   local c = p .. ':c:' .. i
   local holder = redis.call('HGET', c, 'holder')
@@ -82,7 +85,11 @@ for i = 1, size do
   if (not holder) or holder == '' or lease_until < now then
     table.insert(free, i)
     local last = tonumber(redis.call('HGET', c, 'last_used') or '0')
-    if last > 0 and now - last <= idle then table.insert(warm, i) end
+    if last > now then
+      if (not booting_until) or last < booting_until then booting, booting_until = i, last end
+    elseif last > 0 and now - last <= idle then
+      table.insert(warm, i)
+    end
   end
 end
 local waiting_confirmed = redis.call('ZCARD', qc)
@@ -93,11 +100,15 @@ if not rank then
   room = #free - waiting_confirmed
 end
 if rank >= room then return {0, rank} end
-local index = warm[1] or free[1]
+local index = warm[1] or booting or free[1]
 local c = p .. ':c:' .. index
 local last = tonumber(redis.call('HGET', c, 'last_used') or '0')
 local ready_at, cold = now, 0
-if not (last > 0 and now - last <= idle) then ready_at, cold = now + boot, 1 end
+if last > now then
+  ready_at, cold = last, 1  -- the rest of a boot someone else started
+elseif not (last > 0 and now - last <= idle) then
+  ready_at, cold = now + boot, 1
+end
 redis.call('HSET', c, 'holder', ticket, 'lease_until', tostring(ready_at + lease),
            'ready_at', tostring(ready_at), 'since', tostring(now))
 redis.call('ZREM', qc, ticket); redis.call('ZREM', qs, ticket); redis.call('HDEL', seen, ticket)
@@ -114,11 +125,15 @@ redis.call('HSET', c, 'lease_until', tostring(math.max(now, ready_at) + tonumber
 return 1
 """
 
-# ARGV: prefix, index, ticket, now. Frees the container; it stays warm from now.
+# ARGV: prefix, index, ticket, now. Frees the container; it stays warm from now, or,
+# given back while it still boots (its render was withdrawn), from when that boot
+# ends: a provider's container does not boot faster for being let go.
 _RELEASE = """
 local c = ARGV[1] .. ':c:' .. ARGV[2]
 if redis.call('HGET', c, 'holder') ~= ARGV[3] then return 0 end
-redis.call('HSET', c, 'holder', '', 'lease_until', '0', 'last_used', ARGV[4])
+local ready_at = tonumber(redis.call('HGET', c, 'ready_at') or '0')
+local last = math.max(tonumber(ARGV[4]), ready_at)
+redis.call('HSET', c, 'holder', '', 'lease_until', '0', 'last_used', tostring(last))
 return 1
 """
 
@@ -150,7 +165,7 @@ class Container:
     busy: bool
     warm: bool  # free and inside its idle window, or booting/rendering
     booting: bool
-    free_at: float  # when it is expected to be free (now, if free)
+    free_at: float  # when it is expected to be free and booted (now, if warm and free)
 
 
 @dataclass(frozen=True)
@@ -181,6 +196,7 @@ class GpuPool:
         lease_seconds: float = 15.0,
         stale_seconds: float = 10.0,
         poll_seconds: float = 0.02,
+        boot_check_seconds: float = 0.1,
     ):
         self.client = redis.Redis.from_url(url or settings.REDIS_URL)
         self.prefix = prefix or settings.GPU_POOL_PREFIX
@@ -192,6 +208,7 @@ class GpuPool:
         self.lease_seconds = lease_seconds
         self.stale_seconds = stale_seconds
         self.poll_seconds = poll_seconds
+        self.boot_check_seconds = boot_check_seconds
         self._acquire = self.client.register_script(_ACQUIRE)
         self._renew = self.client.register_script(_RENEW)
         self._release = self.client.register_script(_RELEASE)
@@ -316,15 +333,26 @@ class GpuPool:
         keeper = threading.Thread(target=self._keep, args=(slot, done), daemon=True)
         keeper.start()
         try:
-            while (left := slot.ready_at - time.time()) > 0:
-                time.sleep(min(left, 1.0))
-                if while_waiting is not None:
-                    while_waiting()
+            self._boot(slot, while_waiting)
             yield slot
         finally:
             done.set()
             keeper.join(timeout=5)
             self.release(slot)
+
+    def _boot(self, slot: Slot, while_waiting: Callable[[], None] | None) -> None:
+        """Waits out the container's boot. A render withdrawn meanwhile (its person
+        left) raises Withdrawn: the container is given back still booting, and the
+        next render waits only for the rest of that boot instead of for this one's
+        boot and render (see _RELEASE)."""
+        beat = time.monotonic()
+        while (left := slot.ready_at - time.time()) > 0:
+            time.sleep(min(left, self.boot_check_seconds))
+            if self.client.exists(f"{self.prefix}:gone:{slot.ticket}"):
+                raise Withdrawn(slot.ticket)
+            if while_waiting is not None and time.monotonic() - beat >= 1:
+                beat = time.monotonic()
+                while_waiting()
 
     def _keep(self, slot: Slot, done: threading.Event) -> None:
         """Renews the lease while the render runs (a dead worker stops renewing)."""
@@ -341,8 +369,15 @@ class GpuPool:
         return bool(self._promote(args=[self.prefix, ticket]))
 
     def withdraw(self, ticket: str) -> None:
-        """A waiting render whose job ended stops waiting (it raises Withdrawn)."""
-        self.client.set(f"{self.prefix}:gone:{ticket}", "1", ex=3600)
+        """A render whose job ended stops: waiting (it leaves the queue now, so those
+        behind it move up at once) or booting its container (it gives the container
+        back); either raises Withdrawn in its worker. A render already drawing finishes."""
+        pipe = self.client.pipeline()  # MULTI: no one sees the ticket half gone
+        pipe.set(f"{self.prefix}:gone:{ticket}", "1", ex=3600)
+        pipe.zrem(f"{self.prefix}:q:confirmed", ticket)
+        pipe.zrem(f"{self.prefix}:q:speculative", ticket)
+        pipe.hdel(f"{self.prefix}:seen", ticket)
+        pipe.execute()
 
     # --- reading the pool ---------------------------------------------------------------------
 
@@ -361,14 +396,18 @@ class GpuPool:
             busy = bool(row.get("holder")) and lease_until >= now
             last_used = float(row.get("last_used") or 0)
             ready_at = float(row.get("ready_at") or 0)
+            # Given back before its boot ended: free, and usable when that boot ends.
+            booting_free = not busy and last_used > now
             warm_idle = last_used > 0 and now - last_used <= self.idle_seconds
+            busy_until = ready_at + settings.RENDER_SECONDS
+            free_at = max(now, busy_until if busy else last_used)
             containers.append(
                 Container(
                     index=i,
                     busy=busy,
                     warm=busy or warm_idle,
-                    booting=busy and ready_at > now,
-                    free_at=max(now, ready_at + settings.RENDER_SECONDS) if busy else now,
+                    booting=(busy and ready_at > now) or booting_free,
+                    free_at=free_at,
                 )
             )
         return PoolState(
@@ -406,11 +445,11 @@ class GpuPool:
     def expected_wait(self, **_ignored) -> float:
         """Seconds of cold start a confirmed render asked for now would wait (for the UI)."""
         state = self.state()
-        if any(c.warm and not c.busy for c in state.containers):
-            return 0.0
-        if any(not c.busy for c in state.containers):
-            return self.cold_start_seconds
-        return max(0.0, min(c.free_at for c in state.containers) - time.time())
+        now = time.time()
+        free = [c for c in state.containers if not c.busy]
+        if not free:
+            return max(0.0, min(c.free_at for c in state.containers) - now)
+        return min(max(0.0, c.free_at - now) if c.warm else self.cold_start_seconds for c in free)
 
     def reset(self) -> None:
         """Every container cold and free, no one waiting (tests and benchmarks)."""

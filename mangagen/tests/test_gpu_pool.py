@@ -26,15 +26,33 @@ def take(pool, ticket, priority=CONFIRMED):
 
 
 def test_each_container_pays_its_own_cold_start_then_stays_warm():
-    pool = make_pool(size=2)
+    pool = make_pool(size=2, cold_start_seconds=0.2)
     first, second = take(pool, "a"), take(pool, "b")
     assert first.cold and second.cold and first.index != second.index
-    assert first.ready_at - time.time() > 19  # booting for the cold start
+    assert first.ready_at > time.time()  # booting for the cold start
+    wait_for(lambda: time.time() > first.ready_at, every=0.01, what="the boot to end")
     pool.release(first)
     again = take(pool, "c")
     assert again.index == first.index and not again.cold  # the warm one is preferred
     state = pool.state()
     assert (state.busy, state.warm) == (2, 2)
+
+
+def test_a_container_given_back_while_booting_boots_on_for_the_next_render():
+    """A withdrawn render lets its container go mid-boot: the next render waits for the
+    rest of that boot (no new cold start, and no instant warmth either)."""
+    pool = make_pool(size=2)
+    first = take(pool, "a")
+    pool.release(first)
+    state = pool.state()
+    assert state.busy == 0
+    booting = state.containers[first.index - 1]
+    assert booting.booting and booting.free_at == pytest.approx(first.ready_at, abs=0.01)
+    assert 19 < pool.expected_wait() <= 20
+    assert 20 < pool.predict_finish(priority=CONFIRMED, render_seconds=1) <= 21
+    again = take(pool, "b")  # the booting container, not the cold one beside it
+    assert (again.index, again.cold) == (first.index, True)
+    assert again.ready_at == pytest.approx(first.ready_at, abs=0.01)
 
 
 def test_a_container_scales_to_zero_after_its_idle_time():
@@ -45,7 +63,7 @@ def test_a_container_scales_to_zero_after_its_idle_time():
 
 
 def test_a_render_waits_for_a_free_container():
-    pool = make_pool(size=1)
+    pool = make_pool(size=1, cold_start_seconds=0)
     held = take(pool, "a")
     assert take(pool, "b") is None
     assert pool.state().waiting_confirmed == 1
@@ -105,6 +123,43 @@ def test_a_withdrawn_render_stops_waiting():
     with pytest.raises(Withdrawn):
         take(pool, "gone", SPECULATIVE)
     assert pool.state().waiting_speculative == 0
+
+
+def test_a_withdrawn_waiter_leaves_the_queue_at_once():
+    """Those behind a withdrawn render move up now, not when it next asks."""
+    pool = make_pool(size=1, cold_start_seconds=0)
+    held = take(pool, "x")
+    assert take(pool, "gone", SPECULATIVE) is None  # first in line
+    assert take(pool, "next", SPECULATIVE) is None
+    pool.withdraw("gone")
+    assert pool.state().waiting_speculative == 1
+    pool.release(held)
+    assert take(pool, "next", SPECULATIVE) is not None  # "gone" never asked again
+
+
+def test_a_render_withdrawn_while_its_container_boots_gives_the_container_back():
+    pool = make_pool(size=1, cold_start_seconds=30, boot_check_seconds=0.01)
+    outcome = []
+
+    def render():
+        try:
+            with pool.container(ticket="left", priority=SPECULATIVE):
+                outcome.append("rendered")
+        except Withdrawn:
+            outcome.append("withdrawn")
+
+    thread = threading.Thread(target=render)
+    thread.start()
+    wait_for(lambda: pool.state().busy == 1, every=0.01, what="the container to be taken")
+    booting_until = float(pool.client.hget(f"{pool.prefix}:c:1", "ready_at"))
+    pool.withdraw("left")
+    thread.join(timeout=30)
+    assert outcome == ["withdrawn"]
+    assert pool.state().busy == 0
+    # The next render takes over the boot in progress: it waits for the rest of it.
+    given = take(pool, "next")
+    assert given is not None and given.cold
+    assert given.ready_at == pytest.approx(booting_until, abs=0.01)
 
 
 def test_a_dead_holders_container_is_free_again_after_its_lease():
