@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -39,7 +39,7 @@ from django.db import connections
 MAX_BATCH = 32
 
 
-@dataclass
+@dataclass(slots=True)
 class Operation:
     """One ledger operation as both paths need it: the single statement (run
     alone) and its values for `ledger_batch`'s arrays (run with others)."""
@@ -61,10 +61,11 @@ class Operation:
     sweep: bool = False
 
 
-@dataclass
+@dataclass(slots=True)
 class _Slot:
     operation: Operation
-    ready: threading.Event = field(default_factory=threading.Event)
+    # Made only for a caller that must wait: a lone caller never waits.
+    ready: threading.Event | None = None
     row: tuple | None = None
     error: BaseException | None = None
     lead: bool = False  # woken to lead the next batch rather than with a result
@@ -93,7 +94,10 @@ class Combiner:
             self._queue.append(slot)
             follower = self._busy
             self._busy = True
+            if follower:
+                slot.ready = threading.Event()
         if follower:
+            assert slot.ready is not None
             slot.ready.wait()
             if not slot.lead:
                 return self._answer(slot)
@@ -112,11 +116,12 @@ class Combiner:
                 if self._queue:
                     successor = self._queue[0]
                     successor.lead = True
+                    assert successor.ready is not None  # it queued behind a busy leader
                     successor.ready.set()
                 else:
                     self._busy = False
             for other in batch:
-                if other is not slot:
+                if other is not slot and other.ready is not None:
                     other.ready.set()
             _forget(self)
         return self._answer(slot)

@@ -31,6 +31,15 @@ from .models import SYSTEM_SHARDS, Hold
 _HOLD_FIELDS = [f.attname for f in Hold._meta.concrete_fields]
 _HOLD_COLUMNS = ", ".join(f"(r.o_hold).{name}" for name in _HOLD_FIELDS)
 
+_AUTHORIZE_SQL = (
+    "SELECT r.o_status, r.o_detail, r.o_kind, r.o_debit, r.o_amount, r.o_reference,"
+    f" {_HOLD_COLUMNS} FROM ledger_authorize(%s, %s, %s, %s, %s, %s) r"
+)
+_RESOLVE_SQL = (
+    f"SELECT r.o_status, r.o_kind, r.o_pending, r.o_amount, {_HOLD_COLUMNS}"
+    " FROM ledger_resolve(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::integer, %s) r"
+)
+
 # Raised by ledger_authorize when a racer spent the credits (or an operator
 # flagged the account) between its check and its conditional UPDATE.
 _FLAGGED, _INSUFFICIENT = "LF001", "LF002"
@@ -40,7 +49,7 @@ def database():
     """The connection to take the fast path on, or None: PostgreSQL, unless
     settings.LEDGER_FAST_PATH is False."""
     db = connections[DEFAULT_DB_ALIAS]
-    if db.vendor == "postgresql" and getattr(settings, "LEDGER_FAST_PATH", True):
+    if db.vendor == "postgresql" and settings.LEDGER_FAST_PATH:
         return db
     return None
 
@@ -49,7 +58,7 @@ def enabled() -> bool:
     return database() is not None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Answer:
     """What a stored function said: a status, the hold row, and for a key used
     before, the fields of the transfer that used it (for `_require_same`)."""
@@ -71,10 +80,7 @@ def authorize(
     expires_at: datetime,
 ) -> Answer:
     """Calls ledger_authorize: 'placed', 'replay', 'flagged' or 'insufficient'."""
-    sql = (
-        "SELECT r.o_status, r.o_detail, r.o_kind, r.o_debit, r.o_amount, r.o_reference,"
-        f" {_HOLD_COLUMNS} FROM ledger_authorize(%s, %s, %s, %s, %s, %s) r"
-    )
+    sql = _AUTHORIZE_SQL
     params = [account_id, amount, key, reference, now, expires_at]
     try:
         # Inside a caller's transaction, a raised refusal must undo only this
@@ -133,10 +139,7 @@ def resolve(
     It never raises for a refusal (nothing is written before one), so it needs
     no savepoint inside a caller's transaction.
     """
-    sql = (
-        f"SELECT r.o_status, r.o_kind, r.o_pending, r.o_amount, {_HOLD_COLUMNS}"
-        " FROM ledger_resolve(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::integer, %s) r"
-    )
+    sql = _RESOLVE_SQL
     params = [
         hold_id,
         kind,
@@ -179,7 +182,7 @@ def resolve(
 def _combined(db, operation: batching.Operation) -> tuple:
     """The operation's row, through the process's combiner when batching is on
     (settings.LEDGER_BATCHING, default True), else alone."""
-    if not getattr(settings, "LEDGER_BATCHING", True):
+    if not settings.LEDGER_BATCHING:
         return operation.run_alone(db)
     return batching.combiner(db.alias, operation.account_id, _run_batch).run(operation)
 

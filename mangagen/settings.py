@@ -182,6 +182,11 @@ CELERY_BEAT_SCHEDULE = {
 
 # --- Ledger ------------------------------------------------------------------
 HOLD_DEFAULT_EXPIRES_SECONDS = env.int("HOLD_DEFAULT_EXPIRES_SECONDS", default=2 * 60 * 60)
+# On PostgreSQL each hold operation is one stored-function call (ledger/fast_path.py),
+# and concurrent ones on one account share a commit (ledger/batching.py). Off only to
+# compare with the plain path (tests, bench/ledger.py).
+LEDGER_FAST_PATH = True
+LEDGER_BATCHING = True
 DEMO_USERNAME = env.str("DEMO_USERNAME", default="demo")
 DEMO_PASSWORD = env.str("DEMO_PASSWORD", default="demo-pass-1234")
 DEMO_CREDITS = env.int("DEMO_CREDITS", default=20)
