@@ -6,7 +6,9 @@ operation) and the plain ORM path — and beside each a raw-SQL loop doing the
 same balance arithmetic with bare conditional UPDATEs on the same database:
 the price of the journal, the idempotency keys and the hold rows, measured
 side by side. Statements and round trips per pair are counted on the wire
-(libpq's trace) for each. Not a test; run it with
+(libpq's trace) for each. Last, the ledger's own two statements are run from
+bare psycopg, with no Django and no services around them: the ceiling of its
+SQL on this machine, beside what the Python around it costs. Not a test; run it with
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/mangagen_bench python bench/ledger.py
 
@@ -22,6 +24,7 @@ import sys
 import tempfile
 import threading
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from statistics import median
 
@@ -98,7 +101,8 @@ def main() -> None:
     from django.db import connection, connections
     from django.test import override_settings
 
-    from ledger import services
+    from ledger import fast_path, services
+    from ledger.models import SYSTEM_SHARDS
 
     call_command("migrate", verbosity=0)
     with connection.cursor() as cur:
@@ -184,6 +188,26 @@ def main() -> None:
         with conn.transaction():
             conn.execute("UPDATE bench_raw_account SET held = held - 1 WHERE id = %s", [pk])
 
+    def stored_setup():
+        import psycopg
+        from psycopg.types.numeric import Int8BinaryDumper
+
+        conn = psycopg.connect(raw_dsn, autocommit=True, prepare_threshold=2**31 - 1)
+        cursor = conn.cursor()
+        cursor.adapters.register_dumper(int, Int8BinaryDumper)  # as the fast path does
+        return cursor
+
+    def stored_pair(account_index: int, cursor) -> None:
+        n = next(counter)
+        now = datetime.now(UTC)
+        authorize = [accounts[account_index].pk, 1, f"s{n}", "bench", now, now + timedelta(hours=2)]
+        cursor.execute(fast_path.AUTHORIZE_SQL, authorize, prepare=True, binary=True)
+        hold_id = cursor.fetchone()[6]  # the hold's columns follow the six of the answer
+        capture = [hold_id, "post", "captured", None, f"hold:{hold_id}:resolve", False, ""]
+        capture += [None, now, SYSTEM_SHARDS, False]
+        cursor.execute(fast_path.RESOLVE_SQL, capture, prepare=True, binary=True)
+        cursor.fetchone()
+
     connection.ensure_connection()
     raw_conn = raw_setup()
     ledger_conn = connection.connection.pgconn
@@ -245,6 +269,21 @@ def main() -> None:
         print(
             "scaling over 100 accounts, 8 threads / 1 thread:"
             f" {rates[100, 8] / rates[100, 1]:.2f}x (target >= 2x)"
+        )
+        # The ceiling of the ledger's SQL on this machine: the same two statements
+        # from bare psycopg (no Django, no services), so what the Python around
+        # them costs shows beside it.
+        stored = {
+            threads: median(
+                measure(stored_pair, threads, 100, stored_setup, lambda c: c.connection.close())
+                for _ in range(args.rounds)
+            )
+            for threads in (1, 8)
+        }
+        print(
+            "the ledger's two statements from bare psycopg, 100 accounts:"
+            f" 1 thread {stored[1]:.0f}/s, 8 threads {stored[8]:.0f}/s,"
+            f" 8 / 1 thread {stored[8] / stored[1]:.2f}x"
         )
 
     from ledger.selectors import reconciliation

@@ -31,11 +31,11 @@ from .models import SYSTEM_SHARDS, Hold
 _HOLD_FIELDS = [f.attname for f in Hold._meta.concrete_fields]
 _HOLD_COLUMNS = ", ".join(f"(r.o_hold).{name}" for name in _HOLD_FIELDS)
 
-_AUTHORIZE_SQL = (
+AUTHORIZE_SQL = (
     "SELECT r.o_status, r.o_detail, r.o_kind, r.o_debit, r.o_amount, r.o_reference,"
     f" {_HOLD_COLUMNS} FROM ledger_authorize(%s, %s, %s, %s, %s, %s) r"
 )
-_RESOLVE_SQL = (
+RESOLVE_SQL = (
     f"SELECT r.o_status, r.o_kind, r.o_pending, r.o_amount, {_HOLD_COLUMNS}"
     " FROM ledger_resolve(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::integer, %s) r"
 )
@@ -80,7 +80,7 @@ def authorize(
     expires_at: datetime,
 ) -> Answer:
     """Calls ledger_authorize: 'placed', 'replay', 'flagged' or 'insufficient'."""
-    sql = _AUTHORIZE_SQL
+    sql = AUTHORIZE_SQL
     params = [account_id, amount, key, reference, now, expires_at]
     try:
         # Inside a caller's transaction, a raised refusal must undo only this
@@ -139,7 +139,7 @@ def resolve(
     It never raises for a refusal (nothing is written before one), so it needs
     no savepoint inside a caller's transaction.
     """
-    sql = _RESOLVE_SQL
+    sql = RESOLVE_SQL
     params = [
         hold_id,
         kind,
