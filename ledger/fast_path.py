@@ -80,7 +80,6 @@ def authorize(
     expires_at: datetime,
 ) -> Answer:
     """Calls ledger_authorize: 'placed', 'replay', 'flagged' or 'insufficient'."""
-    sql = AUTHORIZE_SQL
     params = [account_id, amount, key, reference, now, expires_at]
     try:
         # Inside a caller's transaction, a raised refusal must undo only this
@@ -88,14 +87,14 @@ def authorize(
         # concurrent ones share a commit (batching).
         if db.in_atomic_block:
             with transaction.atomic(using=db.alias):
-                row = _fetch(db, sql, params)
+                row = _fetch(db, AUTHORIZE_SQL, params)
         else:
             row = _combined(
                 db,
                 batching.Operation(
                     op="a",
                     account_id=account_id,
-                    run_alone=lambda conn: _fetch(conn, sql, params),
+                    run_alone=lambda conn: _fetch(conn, AUTHORIZE_SQL, params),
                     amount=amount,
                     key=key,
                     reference=reference,
@@ -139,7 +138,6 @@ def resolve(
     It never raises for a refusal (nothing is written before one), so it needs
     no savepoint inside a caller's transaction.
     """
-    sql = RESOLVE_SQL
     params = [
         hold_id,
         kind,
@@ -154,14 +152,14 @@ def resolve(
         sweep,
     ]
     if db.in_atomic_block:
-        row = _fetch(db, sql, params)
+        row = _fetch(db, RESOLVE_SQL, params)
     else:
         row = _combined(
             db,
             batching.Operation(
                 op="r",
                 account_id=account_id,
-                run_alone=lambda conn: _fetch(conn, sql, params),
+                run_alone=lambda conn: _fetch(conn, RESOLVE_SQL, params),
                 hold_id=hold_id,
                 amount=amount,
                 key=key,

@@ -348,7 +348,7 @@ class GpuPool:
         beat = time.monotonic()
         while (left := slot.ready_at - time.time()) > 0:
             time.sleep(min(left, self.boot_check_seconds))
-            if self.client.exists(f"{self.prefix}:gone:{slot.ticket}"):
+            if self.client.exists(self._gone(slot.ticket)):
                 raise Withdrawn(slot.ticket)
             if while_waiting is not None and time.monotonic() - beat >= 1:
                 beat = time.monotonic()
@@ -373,11 +373,15 @@ class GpuPool:
         behind it move up at once) or booting its container (it gives the container
         back); either raises Withdrawn in its worker. A render already drawing finishes."""
         pipe = self.client.pipeline()  # MULTI: no one sees the ticket half gone
-        pipe.set(f"{self.prefix}:gone:{ticket}", "1", ex=3600)
+        pipe.set(self._gone(ticket), "1", ex=3600)
         pipe.zrem(f"{self.prefix}:q:confirmed", ticket)
         pipe.zrem(f"{self.prefix}:q:speculative", ticket)
         pipe.hdel(f"{self.prefix}:seen", ticket)
         pipe.execute()
+
+    def _gone(self, ticket: str) -> str:
+        """The key that marks `ticket` withdrawn (the acquire script reads it too)."""
+        return f"{self.prefix}:gone:{ticket}"
 
     # --- reading the pool ---------------------------------------------------------------------
 
@@ -421,25 +425,31 @@ class GpuPool:
         """Seconds from now until a render of `priority` asked for now would be done.
 
         Every render waiting ahead of it (all confirmed ones; for a speculative
-        one, the speculative ones too) takes the container that frees first,
-        paying a cold start on a cold one; then this one does.
+        one, the speculative ones too) takes the container that frees first, as
+        the acquire script does: among free ones a warm one, then one still
+        booting (it waits for the rest of that boot), then a cold one (it pays a
+        cold start). Then this one does.
         """
         state = self.state()
         now = time.time()
-        free_at = []
+        # (seconds until free, then seconds of boot still to wait) per container
+        ahead_of: list[tuple[float, float]] = []
         for c in state.containers:
-            cold = not c.warm
-            free_at.append((c.free_at - now, cold))
+            if c.busy:
+                ahead_of.append((max(0.0, c.free_at - now), 0.0))
+            elif c.booting:
+                ahead_of.append((0.0, max(0.0, c.free_at - now)))
+            else:
+                ahead_of.append((0.0, 0.0 if c.warm else self.cold_start_seconds))
         ahead = state.waiting_confirmed
         if Priority(priority) == Priority.SPECULATIVE:
             ahead += state.waiting_speculative
         finish = 0.0
         for _ in range(ahead + 1):
-            free_at.sort()
-            start, cold = free_at[0]
-            start = max(start, 0.0) + (self.cold_start_seconds if cold else 0.0)
-            finish = start + render_seconds
-            free_at[0] = (finish, False)
+            ahead_of.sort()
+            free, boot = ahead_of[0]
+            finish = free + boot + render_seconds
+            ahead_of[0] = (finish, 0.0)
         return finish
 
     def expected_wait(self, **_ignored) -> float:
