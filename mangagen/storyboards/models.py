@@ -84,7 +84,9 @@ class Storyboard(models.Model):
         default=list, blank=True, help_text="Panel indices that start a new page (the person's)."
     )
     page_templates = models.JSONField(
-        default=dict, blank=True, help_text='{"<page number>": "<template>"}, the person\'s picks.'
+        default=dict,
+        blank=True,
+        help_text='{"<page\'s first panel index>": "<template>"}, the person\'s picks.',
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
