@@ -26,6 +26,7 @@ from callers that would otherwise have queued on the database anyway.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -34,9 +35,20 @@ from typing import Any
 
 from django.db import connections
 
+from . import errors
+
+logger = logging.getLogger(__name__)
+
 # Each batch holds its rows' locks until its one commit; a bounded batch
 # bounds that time (and the latency of the last operation in it).
 MAX_BATCH = 32
+
+# Why a batch may fail now and then, with nothing wrong: a refusal that had to
+# undo its own rows, or a deadlock with a caller outside the combiner. Any
+# other failure is a fault of the batch statement and is logged as one.
+EXPECTED_BATCH_FAILURES = frozenset(
+    {errors.SQLSTATE_FLAGGED, errors.SQLSTATE_INSUFFICIENT, "40P01", "40001"}
+)
 
 
 @dataclass(slots=True)
@@ -138,8 +150,18 @@ class Combiner:
         if len(batch) > 1:
             try:
                 rows = self._run_batch(db, [slot.operation for slot in batch])
-            except Exception:
-                pass  # nothing was committed: run each alone, below
+            except Exception as exc:
+                # Nothing was committed: run each alone, below.
+                state = getattr(exc.__cause__, "sqlstate", None)
+                expected = state in EXPECTED_BATCH_FAILURES
+                logger.log(
+                    logging.DEBUG if expected else logging.WARNING,
+                    "ledger batch of %d failed (%s: %s); running each alone",
+                    len(batch),
+                    type(exc).__name__,
+                    exc,
+                    exc_info=not expected,
+                )
             else:
                 for slot, row in zip(batch, rows, strict=True):
                     slot.row = row

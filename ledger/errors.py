@@ -1,5 +1,11 @@
 """Typed errors of the ledger. Every refusal leaves every balance untouched."""
 
+# SQLSTATEs ledger_authorize raises when a racer spent the credits (or an
+# operator flagged the account) between its check and its conditional UPDATE:
+# the statement rolls back its own rows (migration 0006).
+SQLSTATE_FLAGGED = "LF001"
+SQLSTATE_INSUFFICIENT = "LF002"
+
 
 class LedgerError(Exception):
     """Base class of every ledger refusal."""

@@ -21,7 +21,7 @@ import psycopg
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, transaction
 from django.db.models.base import ModelState
-from psycopg.types.numeric import Int8BinaryDumper
+from psycopg.types.numeric import Int8, Int8BinaryDumper
 
 from . import batching, errors
 from .models import SYSTEM_SHARDS, Hold
@@ -39,10 +39,6 @@ RESOLVE_SQL = (
     f"SELECT r.o_status, r.o_kind, r.o_pending, r.o_amount, {_HOLD_COLUMNS}"
     " FROM ledger_resolve(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::integer, %s) r"
 )
-
-# Raised by ledger_authorize when a racer spent the credits (or an operator
-# flagged the account) between its check and its conditional UPDATE.
-_FLAGGED, _INSUFFICIENT = "LF001", "LF002"
 
 
 def database():
@@ -105,9 +101,9 @@ def authorize(
     except DatabaseError as exc:
         state = getattr(exc.__cause__, "sqlstate", None)
         detail = getattr(getattr(exc.__cause__, "diag", None), "message_detail", None)
-        if state == _FLAGGED:
+        if state == errors.SQLSTATE_FLAGGED:
             raise errors.AccountFlagged(reason=detail or "") from None
-        if state == _INSUFFICIENT:
+        if state == errors.SQLSTATE_INSUFFICIENT:
             raise errors.InsufficientCredits(available=int(detail or 0), requested=amount) from None
         raise
     status, detail, kind, debit, original_amount, original_reference = row[:6]
@@ -200,9 +196,9 @@ def _run_batch(db, operations: Sequence[batching.Operation]) -> list[tuple]:
     single statement would have returned."""
     params = [
         [o.op for o in operations],
-        [o.account_id for o in operations],
-        [o.hold_id for o in operations],
-        [o.amount for o in operations],
+        _int8s(o.account_id for o in operations),
+        _int8s(o.hold_id for o in operations),
+        _int8s(o.amount for o in operations),
         [o.key for o in operations],
         [o.reference for o in operations],
         [o.now for o in operations],
@@ -211,7 +207,7 @@ def _run_batch(db, operations: Sequence[batching.Operation]) -> list[tuple]:
         [o.state for o in operations],
         [o.explicit_key for o in operations],
         [o.reason for o in operations],
-        [o.actor_id for o in operations],
+        _int8s(o.actor_id for o in operations),
         [o.sweep for o in operations],
         SYSTEM_SHARDS,
     ]
@@ -228,6 +224,15 @@ def _run_batch(db, operations: Sequence[batching.Operation]) -> list[tuple]:
         else:
             answers.append((status, kind, pending, amount, *hold))
     return answers
+
+
+def _int8s(values) -> list[Int8 | None]:
+    """An int8[] parameter, whatever its values. psycopg picks a list's element
+    type once per statement by the Python type of its items, and with int
+    dumped as int8 (see _cursor) it reused the first int list's choice (int2
+    for small account ids) for every later one: hold ids past 32767 failed to
+    bind, and every batch of captures fell back to one statement each."""
+    return [None if v is None else Int8(v) for v in values]
 
 
 def _fetch(db, sql: str, params: list) -> tuple:

@@ -109,7 +109,7 @@ def test_callers_arriving_during_a_statement_share_the_next_one():
     assert not combiner._busy and combiner._queue == []
 
 
-def test_a_failed_batch_runs_each_operation_alone_and_each_caller_gets_its_own_error():
+def test_a_failed_batch_runs_each_operation_alone_and_each_caller_gets_its_own_error(caplog):
     fake = FakeStatements(fail_batches=True)
     combiner = batching.Combiner("default", fake.run_batch, ("default", 1))
     refusal = errors.InsufficientCredits(available=0, requested=1)
@@ -124,6 +124,10 @@ def test_a_failed_batch_runs_each_operation_alone_and_each_caller_gets_its_own_e
     assert sorted(fake.alone) == ["k0", "k1", "k2", "k3"]
     assert results["k2"] is refusal
     assert results["k1"] == ("row", "k1") and results["k3"] == ("row", "k3")
+    # A batch that fails for no expected reason says so: the fallback keeps
+    # every caller right, and must not hide a broken batch statement.
+    [warning] = [r for r in caplog.records if r.name == "ledger.batching"]
+    assert warning.levelname == "WARNING" and "the batch statement failed" in warning.message
 
 
 def test_a_caller_inside_a_transaction_never_waits_for_the_combiner(settings, monkeypatch):
@@ -213,6 +217,46 @@ def test_queued_operations_on_one_account_commit_together_with_exact_effects(
     account.refresh_from_db()
     assert (account.available, account.held) == (0, 0)
     assert services.system_account("revenue").available == 5
+    assert_ledger_invariants()
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_batch_binds_ids_past_the_smallint_range(make_user):
+    """Account ids are small and hold ids grow: the batch's int8[] arrays must
+    bind whatever their values (psycopg once typed them all by the first one)."""
+    account = services.account_for(make_user())
+    services.grant(account=account, amount=2, key="seed", reason="seed")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT setval('ledger_hold_id_seq', 70000)")
+    holds = [
+        services.authorize(account=account, amount=1, key=f"big-{n}", reference="r")
+        for n in range(2)
+    ]
+    assert min(h.pk for h in holds) > 32767 > account.pk
+    now = holds[0].created_at
+    rows = fast_path._run_batch(
+        connection,
+        [
+            batching.Operation(
+                op="r",
+                account_id=account.pk,
+                run_alone=lambda db: (),
+                hold_id=hold.pk,
+                amount=None,
+                key=f"hold:{hold.pk}:resolve",
+                now=now,
+                kind="post",
+                state="captured",
+                reason="",
+            )
+            for hold in holds
+        ],
+    )
+    assert [row[0] for row in rows] == ["done", "done"]
+    account.refresh_from_db()
+    assert (account.available, account.held) == (0, 0)
+    assert services.system_account("revenue").available == 2
     assert_ledger_invariants()
 
 
