@@ -7,9 +7,10 @@ same balance arithmetic with bare conditional UPDATEs on the same database:
 the price of the journal, the idempotency keys and the hold rows, measured
 side by side. Statements and round trips per pair are counted on the wire
 (libpq's trace) for each. How the ledger scales from 1 to 8 threads is
-measured the same way: both back to back, round after round. Last, the ledger's own two statements are run from
-bare psycopg, with no Django and no services around them: the ceiling of its
-SQL on this machine, beside what the Python around it costs. Not a test; run it with
+measured the same way: both back to back, round after round. Last, the
+ledger's own two statements are run from bare psycopg, with no Django and no
+services around them: the ceiling of its SQL on this machine, beside what
+the Python around it costs. Not a test; run it with
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/mangagen_bench python bench/ledger.py
 
