@@ -13,12 +13,14 @@ trip, one transaction, one commit for all of them.
 
 Nothing about an operation changes: the batch runs each through the same
 stored function, in the order they came (a batch is one account's
-operations: see `combiner`), and each caller gets exactly the row its own
-call would have returned. If the batch statement fails as a whole (a refusal that had
-to undo its own rows, a deadlock, a lost connection), nothing of it was
-committed, and each operation runs again alone, raising its own error to its
-own caller. A caller inside a transaction never comes here: its operation
-belongs to that transaction.
+operations: see `combiner`), after locking the holds they resolve, as a
+single call locks its hold before the account (migration 0012), and each
+caller gets exactly the row its own call would have returned. If the batch
+statement fails as a whole (a refusal that had to undo its own rows, a
+deadlock, a lost connection), nothing of it was committed, and each
+operation runs again alone, raising its own error to its own caller. A
+caller inside a transaction never comes here: its operation belongs to that
+transaction.
 
 No timer is involved: a lone caller waits for no one, and a batch forms only
 from callers that would otherwise have queued on the database anyway.

@@ -13,9 +13,10 @@ import time
 import psycopg
 import pytest
 from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
 
 from ledger import batching, errors, fast_path, services
-from ledger.models import Account, Hold, Transfer
+from ledger.models import Account, BalanceShard, Hold, Transfer, shard_for
 
 from .invariants import assert_ledger_invariants
 
@@ -257,6 +258,82 @@ def test_a_batch_binds_ids_past_the_smallint_range(make_user):
     account.refresh_from_db()
     assert (account.available, account.held) == (0, 0)
     assert services.system_account("revenue").available == 2
+    assert_ledger_invariants()
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_batch_takes_its_holds_before_any_account_as_the_sweep_does(make_user):
+    """A batch of two captures pauses holding the account (a capture on another
+    account holds the revenue shard); the sweep comes for the second hold,
+    which has gone stale. The batch must already hold it, so the sweep skips
+    it: before, the sweep took the hold, waited for the account, and the two
+    deadlocked."""
+    account = services.account_for(make_user())
+    services.grant(account=account, amount=10, key="seed", reason="seed")
+    services.capture(
+        hold=services.authorize(account=account, amount=1, key="first", reference="r")
+    )  # the account's revenue shard row exists
+    fresh = services.authorize(account=account, amount=1, key="fresh", reference="r")
+    stale = services.authorize(account=account, amount=1, key="stale", reference="r", expires_in=-5)
+    shard = BalanceShard.objects.get(
+        account=services.system_account("revenue"), shard=shard_for(account.pk)
+    )
+    blocker = psycopg.connect(_dsn())
+    blocker.execute("SELECT 1 FROM ledger_balanceshard WHERE id = %s FOR UPDATE", [shard.pk])
+    watcher = psycopg.connect(_dsn(), autocommit=True)
+
+    def waiting_on_locks() -> int:
+        return watcher.execute(
+            "SELECT count(*) FROM pg_stat_activity"
+            " WHERE wait_event_type = 'Lock' AND datname = current_database()"
+        ).fetchone()[0]
+
+    def capture(hold: Hold) -> batching.Operation:
+        return batching.Operation(
+            op="r",
+            account_id=account.pk,
+            run_alone=lambda db: (),
+            hold_id=hold.pk,
+            amount=None,
+            key=f"hold:{hold.pk}:resolve",
+            now=timezone.now(),
+            kind="post",
+            state="captured",
+            reason="",
+        )
+
+    outcome: dict[str, object] = {}
+
+    def run(name: str, call) -> None:
+        try:
+            outcome[name] = call()
+        except Exception as exc:
+            outcome[name] = exc
+        finally:
+            connection.close()
+
+    batch = threading.Thread(
+        target=run,
+        args=("batch", lambda: fast_path._run_batch(connection, [capture(fresh), capture(stale)])),
+    )
+    batch.start()
+    wait_for(lambda: waiting_on_locks() == 1, what="the batch to wait for the shard")
+    sweep = threading.Thread(target=run, args=("sweep", services.expire_stale_holds))
+    sweep.start()
+    wait_for(
+        lambda: "sweep" in outcome or waiting_on_locks() == 2,
+        what="the sweep to finish or to wait",
+    )
+    blocker.rollback()
+    blocker.close()
+    batch.join(30)
+    sweep.join(30)
+    watcher.close()
+
+    assert outcome["sweep"] == 0, outcome  # the stale hold was the batch's: skipped
+    assert [row[0] for row in outcome["batch"]] == ["done", "expired"], outcome
+    assert services.expire_stale_holds() == 1  # the next sweep releases it
     assert_ledger_invariants()
 
 
