@@ -4,9 +4,11 @@
 current text and kept take, the title, the direction and format) and hashes
 it into a key. Page images and exports are built under that key the first
 time they are asked for, and served from disk after; any change to the comic
-gives a new key, and building under a new key deletes the old ones. Writes
-go to a temporary file renamed into place, so two requests building at once
-both end with the same complete file.
+gives a new key, and building under a new key deletes the folders of older
+keys that nobody has used for `UNUSED_AFTER_SECONDS` (every build or serve
+touches its folder), so a request still building or serving the comic as it
+was a moment ago keeps its files. Writes go to a temporary file renamed into
+place, so two requests building at once both end with the same complete file.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +34,12 @@ from .compose import PanelArt, compose_page, compose_strip
 from .layout import LayoutPanel, Page, paginate
 
 REVISION = 4  # bump when the drawing changes, so every cached page is drawn again
+
+# An older key's folder goes once it has been unused this long (a PDF of the
+# comic as it was before an edit may still be reading its pages).
+UNUSED_AFTER_SECONDS = 600
+
+_PAGE_NAME = re.compile(r"page-(\d{1,4})\.png", re.ASCII)
 
 
 @dataclass
@@ -125,18 +135,18 @@ def page_names(comic: Comic) -> list[str]:
 def image_file(comic: Comic, name: str) -> Path | None:
     if name == "webtoon.png":
         return strip_file(comic)
-    if name.startswith("page-") and name.endswith(".png"):
-        number = name.removeprefix("page-").removesuffix(".png")
-        if number.isdigit() and 1 <= int(number) <= len(comic.pages):
-            return page_file(comic, int(number))
+    match = _PAGE_NAME.fullmatch(name)
+    if match and 1 <= int(match[1]) <= len(comic.pages):
+        return page_file(comic, int(match[1]))
     return None
 
 
 def _built(comic: Comic, name: str, build: Callable[[Path], None]) -> Path:
     path = comic.folder / name
+    comic.folder.mkdir(parents=True, exist_ok=True)
+    os.utime(comic.folder)  # in use: see _forget_older
     if path.exists():
         return path
-    comic.folder.mkdir(parents=True, exist_ok=True)
     _forget_older(comic)
     handle, temporary = tempfile.mkstemp(dir=comic.folder, suffix=f".part{path.suffix}")
     os.close(handle)
@@ -150,8 +160,18 @@ def _built(comic: Comic, name: str, build: Callable[[Path], None]) -> Path:
 
 
 def _forget_older(comic: Comic) -> None:
+    """Deletes the folders of this comic's other keys that nobody has used for
+    UNUSED_AFTER_SECONDS; a recent one may still be read by a request that
+    began before the comic changed."""
+    unused_since = time.time() - UNUSED_AFTER_SECONDS
     for other in _root(comic.storyboard.pk).iterdir():
-        if other.name != comic.key and other.is_dir():
+        if other.name == comic.key or not other.is_dir():
+            continue
+        try:
+            used = other.stat().st_mtime
+        except FileNotFoundError:  # another request forgot it first
+            continue
+        if used < unused_since:
             shutil.rmtree(other, ignore_errors=True)
 
 

@@ -6,7 +6,9 @@ ends keeps what it delivered; strangers see nothing.
 """
 
 import io
+import os
 import re
+import time
 import zipfile
 from datetime import timedelta
 
@@ -17,6 +19,7 @@ from PIL import Image
 from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.jobs import selectors, services
 from mangagen.jobs.models import JobState
+from mangagen.pages import builds
 from mangagen.pages.layout import LayoutPanel, paginate
 from mangagen.storyboards import services as storyboards
 from mangagen.storyboards.models import KeptArt
@@ -321,8 +324,31 @@ def test_exports_are_built_once_per_content_and_rebuilt_after_a_change(
     assert built[0].stat().st_mtime_ns == stamp, "served from the cache"
     edit(board, {1: {"caption": "Changed."}})
     download(client, board.pk, "pdf")
-    rebuilt = list((settings.MEDIA_ROOT / "pages" / str(board.pk)).rglob("comic.pdf"))
-    assert len(rebuilt) == 1 and rebuilt[0] != built[0], "the old build is gone"
+    rebuilt = set((settings.MEDIA_ROOT / "pages" / str(board.pk)).rglob("comic.pdf")) - {built[0]}
+    assert len(rebuilt) == 1, "rebuilt under the new content's key"
+    # The old key's files stay while a request may still read them (one that
+    # began before the edit), and go with the next build once unused.
+    assert built[0].exists()
+    unused = time.time() - builds.UNUSED_AFTER_SECONDS - 1
+    os.utime(built[0].parent, (unused, unused))
+    edit(board, {1: {"caption": "Changed again."}})
+    download(client, board.pk, "pdf")
+    assert not built[0].parent.exists(), "the old build is gone"
+    assert all(path.exists() for path in rebuilt), "the one used a moment ago stays"
+
+
+def test_a_build_under_a_new_key_leaves_an_older_key_being_read(account, board, user, run):
+    """A PDF of the comic as it was before an edit reads its page files one by
+    one while a page of the new version is built: its folder must survive."""
+    run.finish(run.generate(user, board))
+    before = builds.comic_of(storyboard=board)
+    first_page = builds.page_file(before, 1)
+    edit(board, {1: {"caption": "Changed."}})
+    after = builds.comic_of(storyboard=board)
+    assert after.key != before.key
+    builds.page_file(after, 1)
+    assert first_page.exists()
+    assert builds.image_file(before, "page-001.png") == first_page
 
 
 def test_exports_are_throttled_per_person(account, board, user, client, make_user, monkeypatch):
@@ -356,6 +382,16 @@ def test_strangers_get_404_on_quote_pages_export_and_page_images(
         assert client.get(url).status_code == 404, url
     client.logout()
     assert client.get(image_url).status_code in (302, 404)
+
+
+def test_page_image_names_that_are_not_pages_answer_404(account, board, user, client, run):
+    run.finish(run.generate(user, board))
+    client.force_login(user)
+    image_url = client.get(f"/api/storyboards/{board.pk}/pages/").json()["pages"][0]["image_url"]
+    assert client.get(image_url).status_code == 200
+    for name in ("page-²", "page-0", "page-999", "page-1x", "page--1", "page-"):
+        url = re.sub(r"page-\d+\.png$", f"{name}.png", image_url)
+        assert client.get(url).status_code == 404, url
 
 
 def test_layout_choices_are_saved_and_change_the_pages(account, board, user, client, run):
