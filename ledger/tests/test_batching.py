@@ -159,6 +159,22 @@ def test_a_caller_inside_a_transaction_never_waits_for_the_combiner(settings, mo
 # --- on PostgreSQL ---------------------------------------------------------------
 
 
+def batched_capture(hold: Hold) -> batching.Operation:
+    """A full capture of `hold` as the combiner hands it to ledger_batch."""
+    return batching.Operation(
+        op="r",
+        account_id=hold.account_id,
+        run_alone=lambda db: (),
+        hold_id=hold.pk,
+        amount=None,
+        key=f"hold:{hold.pk}:resolve",
+        now=timezone.now(),
+        kind="post",
+        state="captured",
+        reason="",
+    )
+
+
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_queued_operations_on_one_account_commit_together_with_exact_effects(
@@ -235,25 +251,7 @@ def test_a_batch_binds_ids_past_the_smallint_range(make_user):
         for n in range(2)
     ]
     assert min(h.pk for h in holds) > 32767 > account.pk
-    now = holds[0].created_at
-    rows = fast_path._run_batch(
-        connection,
-        [
-            batching.Operation(
-                op="r",
-                account_id=account.pk,
-                run_alone=lambda db: (),
-                hold_id=hold.pk,
-                amount=None,
-                key=f"hold:{hold.pk}:resolve",
-                now=now,
-                kind="post",
-                state="captured",
-                reason="",
-            )
-            for hold in holds
-        ],
-    )
+    rows = fast_path._run_batch(connection, [batched_capture(hold) for hold in holds])
     assert [row[0] for row in rows] == ["done", "done"]
     account.refresh_from_db()
     assert (account.available, account.held) == (0, 0)
@@ -289,20 +287,6 @@ def test_a_batch_takes_its_holds_before_any_account_as_the_sweep_does(make_user)
             " WHERE wait_event_type = 'Lock' AND datname = current_database()"
         ).fetchone()[0]
 
-    def capture(hold: Hold) -> batching.Operation:
-        return batching.Operation(
-            op="r",
-            account_id=account.pk,
-            run_alone=lambda db: (),
-            hold_id=hold.pk,
-            amount=None,
-            key=f"hold:{hold.pk}:resolve",
-            now=timezone.now(),
-            kind="post",
-            state="captured",
-            reason="",
-        )
-
     outcome: dict[str, object] = {}
 
     def run(name: str, call) -> None:
@@ -315,7 +299,12 @@ def test_a_batch_takes_its_holds_before_any_account_as_the_sweep_does(make_user)
 
     batch = threading.Thread(
         target=run,
-        args=("batch", lambda: fast_path._run_batch(connection, [capture(fresh), capture(stale)])),
+        args=(
+            "batch",
+            lambda: fast_path._run_batch(
+                connection, [batched_capture(fresh), batched_capture(stale)]
+            ),
+        ),
     )
     batch.start()
     wait_for(lambda: waiting_on_locks() == 1, what="the batch to wait for the shard")
