@@ -21,6 +21,9 @@ from PIL import Image, ImageDraw, ImageFont
 from .fonts import cjk_font, lettering_font
 
 JAPANESE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uff66-\uff9f]")
+# Line and paragraph breaks and other control characters: Pillow's text layout
+# refuses a line break in what it measures, and the rest draw as boxes or fail.
+BREAKS = re.compile(r"[\s\x00-\x1f\x7f-\x9f]+")
 VERTICAL_FORMS = {"「": "﹁", "」": "﹂", "『": "﹃", "』": "﹄", "…": "︙", "（": "︵", "）": "︶"}
 ROTATED = set("ー～〜―-")
 HANGING = set("、。，．")
@@ -47,6 +50,12 @@ class Speaker:
     r: float
 
 
+def one_line(text: str) -> str:
+    """`text` as lettering draws it: every run of whitespace, line breaks and
+    control characters one space (a balloon wraps its text itself)."""
+    return BREAKS.sub(" ", text).strip()
+
+
 @dataclass(frozen=True)
 class Letterable:
     """What the lettering of one panel is made from: its current text and where faces are."""
@@ -60,8 +69,12 @@ class Letterable:
     @classmethod
     def of(cls, *, dialogue, caption: str, shot: str, characters, faces: dict | None):
         return cls(
-            dialogue=tuple((d.get("speaker", ""), d["text"]) for d in dialogue if d.get("text")),
-            caption=caption or "",
+            dialogue=tuple(
+                (d.get("speaker", ""), one_line(d["text"]))
+                for d in dialogue
+                if one_line(d.get("text") or "")
+            ),
+            caption=one_line(caption or ""),
             shot=shot,
             characters=tuple(characters),
             faces={name: Speaker(*xyr) for name, xyr in (faces or {}).items()},

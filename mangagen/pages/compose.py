@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from PIL import Image, ImageDraw
 
-from mangagen.lettering import Letterable, letter, lettering_font, title_font
+from mangagen.lettering import Letterable, letter, lettering_font, one_line, title_font
 
 from .layout import PAGE_MM, Page
 
@@ -54,6 +54,7 @@ def compose_page(
         canvas.paste(lettered, box[:2])
         draw.rectangle(box, outline="black", width=border)
     margin = mm_to_px(12, dpi)
+    title = one_line(title)
     if title and page.number == 1:
         draw.text(
             (margin, margin / 2),
@@ -78,6 +79,7 @@ def compose_strip(arts: list[PanelArt], *, direction: str, title: str = "") -> I
     for art in arts:
         height = round(STRIP_WIDTH * _aspect(art))
         frames.append(framed(art, (STRIP_WIDTH, height), direction=direction))
+    title = one_line(title)
     head = 160 if title else STRIP_SPACING // 2
     total = head + sum(f.height for f in frames) + STRIP_SPACING * len(frames)
     strip = Image.new("RGB", (STRIP_WIDTH + 80, total), "white")

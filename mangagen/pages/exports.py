@@ -13,6 +13,7 @@ from xml.sax.saxutils import escape
 from PIL import Image
 
 from mangagen.errors import ApplicationError
+from mangagen.lettering import one_line
 from mangagen.storyboards.models import ExportFormat, ReadingDirection
 
 from .builds import Comic, built, page_file, strip_file
@@ -61,7 +62,7 @@ def _pdf(comic: Comic, target: Path) -> None:
         save_all=True,
         append_images=pages[1:],
         resolution=DPI,
-        title=comic.storyboard.title,
+        title=one_line(comic.storyboard.title),
         producer="Mangagen",
     )
 
@@ -84,7 +85,7 @@ def comic_info(comic: Comic) -> str:
         '<?xml version="1.0" encoding="utf-8"?>\n'
         '<ComicInfo xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" '
         'xmlns:xsd="http://www.w3.org/2001/XMLSchema">'
-        f"<Title>{escape(comic.storyboard.title)}</Title>"
+        f"<Title>{escape(one_line(comic.storyboard.title))}</Title>"
         f"<PageCount>{len(comic.pages)}</PageCount>"
         f"<Manga>{manga}</Manga>"
         "<BlackAndWhite>Yes</BlackAndWhite>"

@@ -6,38 +6,64 @@ from rest_framework import serializers
 
 from mangagen.characters.selectors import sheets_json
 from mangagen.drafting.rules import find_names
+from mangagen.lettering import one_line
 
 from . import limits
 from .models import PageFormat, PageTemplate, ReadingDirection, Shot, Storyboard, Style
 
 
-class DialogueLineSerializer(serializers.Serializer):
-    speaker = serializers.CharField(max_length=limits.MAX_NAME, allow_blank=True, default="")
-    text = serializers.CharField(max_length=limits.MAX_DIALOGUE_TEXT)
+class OneLineField(serializers.CharField):
+    """Text that is lettered or shown on one line (a title, a name, a balloon):
+    line breaks, tabs and control characters become single spaces, as the
+    lettering would draw them."""
+
+    def to_internal_value(self, data):
+        text = one_line(super().to_internal_value(data))
+        if not text and not self.allow_blank:
+            self.fail("blank")
+        return text
 
 
-class CharacterSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=limits.MAX_NAME)
+class WholeItem(serializers.Serializer):
+    """An item of a list, validated whole even inside a PATCH: `partial` says
+    which top-level fields a request replaces, never that an item may lack a
+    field (DRF passes it down to every nested serializer)."""
+
+    def run_validation(self, data=serializers.empty):
+        if self.parent is None:  # the item's own root, below: validate as usual
+            return super().run_validation(data)
+        item = type(self)(data=data)
+        item.is_valid(raise_exception=True)
+        return item.validated_data
+
+
+class DialogueLineSerializer(WholeItem):
+    speaker = OneLineField(max_length=limits.MAX_NAME, allow_blank=True, default="")
+    text = OneLineField(max_length=limits.MAX_DIALOGUE_TEXT)
+
+
+class CharacterSerializer(WholeItem):
+    name = OneLineField(max_length=limits.MAX_NAME)
     description = serializers.CharField(
         max_length=limits.MAX_CHARACTER_DESCRIPTION, allow_blank=True, default=""
     )
 
 
-class PanelSerializer(serializers.Serializer):
+class PanelSerializer(WholeItem):
     index = serializers.IntegerField(required=False, help_text="Ignored on input: order counts.")
     description = serializers.CharField(
         max_length=limits.MAX_PANEL_DESCRIPTION, allow_blank=True, default=""
     )
     shot = serializers.ChoiceField(choices=Shot.choices, default=Shot.MEDIUM)
     characters = serializers.ListField(
-        child=serializers.CharField(max_length=limits.MAX_NAME),
+        child=OneLineField(max_length=limits.MAX_NAME),
         max_length=limits.MAX_CHARACTERS,
         default=list,
     )
     dialogue = serializers.ListField(
         child=DialogueLineSerializer(), max_length=limits.MAX_DIALOGUE_LINES, default=list
     )
-    caption = serializers.CharField(max_length=limits.MAX_CAPTION, allow_blank=True, default="")
+    caption = OneLineField(max_length=limits.MAX_CAPTION, allow_blank=True, default="")
     art_hash = serializers.CharField(read_only=True, help_text="What the picture depends on.")
     content_hash = serializers.CharField(read_only=True)
 
@@ -73,7 +99,7 @@ class LayoutSerializer(serializers.Serializer):
 class StoryboardWriteSerializer(serializers.Serializer):
     """Validates a create or a PATCH; lists replace what was there."""
 
-    title = serializers.CharField(max_length=limits.MAX_TITLE)
+    title = OneLineField(max_length=limits.MAX_TITLE)
     story = serializers.CharField(
         max_length=limits.MAX_STORY, allow_blank=True, trim_whitespace=False, default=""
     )

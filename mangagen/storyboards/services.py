@@ -51,6 +51,7 @@ def update_storyboard(
             setattr(storyboard, field, layout[key])
     storyboard.save()
     if characters is not None:
+        before = list(storyboard.characters.order_by("position").values_list("name", flat=True))
         storyboard.characters.all().delete()
         Character.objects.bulk_create(
             Character(
@@ -61,6 +62,8 @@ def update_storyboard(
             )
             for position, c in enumerate(characters, start=1)
         )
+        if panels is None:
+            _follow_names(storyboard, before=before, after=[c["name"] for c in characters])
     if panels is not None:
         storyboard.panels.all().delete()
         Panel.objects.bulk_create(
@@ -81,6 +84,35 @@ def update_storyboard(
         )
     _rehash(storyboard)
     return storyboard
+
+
+def _follow_names(storyboard: Storyboard, *, before: list[str], after: list[str]) -> None:
+    """Panels name their characters and speakers by name. When the characters
+    change without the panels (the characters step saves them alone), a name
+    renamed in its row (the old name gone, the new one new) follows in every
+    panel, and a name removed leaves the panels: its lines stay, spoken by no
+    one. Otherwise the panels would name someone who is not a character,
+    which every later save of them would be refused for."""
+    kept, known = set(after), set(before)
+    renamed = {
+        old: new
+        for old, new in zip(before, after, strict=False)
+        if old not in kept and new not in known
+    }
+
+    def now_called(name: str) -> str:
+        return renamed.get(name, name if name in kept else "")
+
+    for panel in storyboard.panels.all():
+        present = [now_called(name) for name in panel.characters]
+        dialogue = [
+            {**line, "speaker": now_called(line["speaker"])} if line.get("speaker") else line
+            for line in panel.dialogue
+        ]
+        if present != panel.characters or dialogue != panel.dialogue:
+            panel.characters = [name for name in present if name]
+            panel.dialogue = dialogue
+            panel.save(update_fields=["characters", "dialogue"])
 
 
 LAYOUT_FIELDS = {

@@ -122,6 +122,10 @@ def test_chat_drafter_asks_for_json_and_uses_a_valid_answer(standin):
             chat(json.dumps({"panels": [{"description": "x", "characters": ["Ghost"]}]})),
             "Ghost",
         ),
+        (  # a line with no text: refused whole, not stored half
+            chat(json.dumps({"panels": [{"description": "x", "dialogue": [{"speaker": ""}]}]})),
+            "text",
+        ),
         (Canned(status=500, body={"error": "overloaded"}), "HTTP 500"),
         (Canned(body={"unexpected": True}), "choices"),
     ],

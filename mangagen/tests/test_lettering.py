@@ -1,10 +1,14 @@
 """The lettering layer: balloons over the art, fitted, placed off faces, in reading order."""
 
+import io
+
 from PIL import Image, ImageDraw
 
 from mangagen.lettering import Letterable, letter, lettering_font
 from mangagen.lettering.balloons import wrap
 from mangagen.lettering.fonts import cjk_font
+from mangagen.pages.compose import PanelArt, compose_page, compose_strip
+from mangagen.pages.layout import LayoutPanel, paginate
 
 
 def blank(width=600, height=420) -> Image.Image:
@@ -100,3 +104,24 @@ def test_japanese_dialogue_is_set_vertically():
     bbox = Image.eval(lettered, lambda v: 255 if v < 128 else 0).getbbox()
     assert bbox is not None
     assert (bbox[3] - bbox[1]) > (bbox[2] - bbox[0]), "a tall column, not a line"
+
+
+def test_text_stored_with_line_breaks_is_lettered_on_one_line():
+    """Pillow's layout refuses a line break in what it measures: text saved
+    before the API kept lettered text on one line must still draw."""
+    panel = Letterable.of(
+        dialogue=[{"speaker": "Aiko", "text": "Who's there?\nShow\r\nyourself.\x1c"}],
+        caption="Night\u2029falls.",
+        shot="medium",
+        characters=["Aiko"],
+        faces=None,
+    )
+    assert panel.dialogue == (("Aiko", "Who's there? Show yourself."),)
+    assert panel.caption == "Night falls."
+    art = io.BytesIO()
+    blank().save(art, "PNG")
+    arts = {1: PanelArt(1, panel, art.getvalue)}
+    (page,) = paginate([LayoutPanel(1, "medium")])
+    title = "A title\rwith a break"
+    assert compose_page(page, arts=arts, direction="rtl", title=title, dpi=72).size[0] > 0
+    assert compose_strip([arts[1]], direction="rtl", title=title).size[0] > 0

@@ -192,6 +192,12 @@ def test_complete_needs_a_description_on_every_panel(api, board):
         ({"panels": [{"description": 5, "dialogue": "hello"}]}, "dialogue"),
         ({"title": {"nested": True}}, "title"),
         ({"story": "null \x00 byte"}, "story"),
+        # A PATCH replaces lists whole: an item lacking a required field is
+        # refused, not stored half (DRF's partial would have skipped it).
+        ({"panels": [panel(dialogue=[{"speaker": ""}])]}, "text"),
+        ({"characters": [{"description": "no name"}]}, "name"),
+        ({"title": "\n\t\x1c "}, "title"),
+        ({"panels": [panel(dialogue=[{"speaker": "", "text": "\x01\n"}])]}, "text"),
     ],
 )
 def test_bad_input_gets_a_clear_400_and_changes_nothing(api, board, change, where):
@@ -204,6 +210,69 @@ def test_bad_input_gets_a_clear_400_and_changes_nothing(api, board, change, wher
     assert body["error"] == "invalid"
     assert where in body["detail"], body["detail"]
     assert api.get(url).json() == before
+
+
+def test_lettered_text_is_kept_on_one_line(api, board):
+    """Titles, names, balloons and captions are drawn on one line each (a
+    balloon wraps by itself): line breaks and control characters are spaces."""
+    url = f"/api/storyboards/{board['id']}/"
+    response = api.patch(
+        url,
+        {
+            "title": "Two\r\nlines",
+            "characters": [{"name": "Aiko\t", "description": "keeps\nits lines"}],
+            "panels": [
+                panel(
+                    characters=["Aiko"],
+                    dialogue=[{"speaker": "Aiko", "text": "Who's there?\nShow\u2029yourself."}],
+                    caption="Night\x1cfalls.",
+                )
+            ],
+        },
+    )
+    assert response.status_code == 200, response.json()
+    saved = response.json()
+    assert saved["title"] == "Two lines"
+    assert saved["characters"][0]["description"] == "keeps\nits lines"  # a prompt, not lettering
+    assert saved["panels"][0]["dialogue"] == [
+        {"speaker": "Aiko", "text": "Who's there? Show yourself."}
+    ]
+    assert saved["panels"][0]["caption"] == "Night falls."
+
+
+def test_renaming_or_removing_a_character_follows_in_the_panels(api, board):
+    """The characters step saves the characters alone: the panels must not be
+    left naming someone who is no longer a character (every later save of the
+    panels would be refused)."""
+    url = f"/api/storyboards/{board['id']}/"
+    api.patch(
+        url,
+        {
+            "characters": CAST,
+            "panels": [
+                panel(
+                    characters=["Aiko", "Kenji"],
+                    dialogue=[
+                        {"speaker": "Aiko", "text": "Jump!"},
+                        {"speaker": "Kenji", "text": "Now?"},
+                    ],
+                )
+            ],
+        },
+    )
+    renamed = api.patch(url, {"characters": [{"name": "Aiko"}, {"name": "Kenta"}]}).json()
+    assert renamed["panels"][0]["characters"] == ["Aiko", "Kenta"]
+    assert [d["speaker"] for d in renamed["panels"][0]["dialogue"]] == ["Aiko", "Kenta"]
+
+    removed = api.patch(url, {"characters": [{"name": "Kenta"}]}).json()
+    assert removed["panels"][0]["characters"] == ["Kenta"]
+    assert removed["panels"][0]["dialogue"] == [
+        {"speaker": "", "text": "Jump!"},
+        {"speaker": "Kenta", "text": "Now?"},
+    ]
+    # The panels as they are now save again as they are.
+    again = api.patch(url, {"panels": removed["panels"]})
+    assert again.status_code == 200, again.json()
 
 
 def test_create_refuses_bad_input_and_creates_nothing(api):
