@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from rest_framework import serializers
 
 from mangagen.characters.selectors import sheets_json
@@ -10,6 +12,10 @@ from mangagen.lettering import one_line
 
 from . import limits
 from .models import PageFormat, PageTemplate, ReadingDirection, Shot, Storyboard, Style
+
+
+# A page's key in `templates`: its first panel's index as the layout writes it.
+PANEL_INDEX = re.compile(r"[1-9][0-9]*")
 
 
 class OneLineField(serializers.CharField):
@@ -91,7 +97,9 @@ class LayoutSerializer(serializers.Serializer):
         return sorted(set(breaks))
 
     def validate_templates(self, templates):
-        if len(templates) > limits.MAX_PANELS or not all(k.isdigit() for k in templates):
+        if len(templates) > limits.MAX_PANELS or not all(
+            PANEL_INDEX.fullmatch(k) for k in templates
+        ):
             raise serializers.ValidationError("Keys are the first panel index of a page.")
         return templates
 

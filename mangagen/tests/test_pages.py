@@ -418,12 +418,13 @@ def test_layout_choices_are_saved_and_change_the_pages(account, board, user, cli
     pages = client.get(f"/api/storyboards/{board.pk}/pages/").json()
     assert pages["format"] == "webtoon" and len(pages["pages"]) == 1
     assert pages["pages"][0]["panels"] == [1, 2, 3]
-    bad = client.patch(
-        f"/api/storyboards/{board.pk}/",
-        {"layout": {"templates": {"1": "spiral"}}},
-        content_type="application/json",
-    )
-    assert bad.status_code == 400
+    for templates in ({"1": "spiral"}, {"²": "grid"}, {"01": "grid"}, {"0": "grid"}):
+        bad = client.patch(
+            f"/api/storyboards/{board.pk}/",
+            {"layout": {"templates": templates}},
+            content_type="application/json",
+        )
+        assert bad.status_code == 400, templates
 
 
 # --- the layout engine ----------------------------------------------------------------------
