@@ -13,7 +13,6 @@ from mangagen.lettering import one_line
 from . import limits
 from .models import PageFormat, PageTemplate, ReadingDirection, Shot, Storyboard, Style
 
-
 # A page's key in `templates`: its first panel's index as the layout writes it.
 PANEL_INDEX = re.compile(r"[1-9][0-9]*")
 
