@@ -2,7 +2,7 @@
 
 from django import forms
 from django.contrib.admin.forms import AdminAuthenticationForm
-from django.contrib.auth.forms import AuthenticationForm
+from django.contrib.auth.forms import AuthenticationForm, UsernameField
 
 from . import throttle
 
@@ -11,7 +11,9 @@ class ThrottledLoginMixin:
     """Refuses to check a password while its username or address is locked out."""
 
     def clean(self):
-        username = self.data.get("username", "") or ""
+        # Counted under the name the form signs in with: UsernameField
+        # NFKC-normalises it, so "ａlice" and "alice" are one person's guesses.
+        username = UsernameField().to_python(self.data.get("username", "") or "")
         address = throttle.client_address(self.request)
         if throttle.is_locked_out(username=username, address=address):
             self.locked_out = True

@@ -30,7 +30,7 @@ def client_address(request: HttpRequest) -> str:
 
 
 def _key(kind: str, value: str) -> str:
-    digest = hashlib.sha256(value.strip().lower().encode()).hexdigest()[:32]
+    digest = hashlib.sha256(value.strip().casefold().encode()).hexdigest()[:32]
     return f"login-failures:{kind}:{digest}"
 
 

@@ -44,6 +44,17 @@ def test_a_username_is_locked_out_after_its_failures_even_with_the_right_passwor
     assert client.get("/api/me/").status_code == 403
 
 
+def test_every_spelling_that_signs_in_as_a_username_counts_as_it(client, make_user):
+    """The form NFKC-normalises a username before checking it: "ｋenji" (a
+    fullwidth k) signs in as kenji, so its failures are kenji's too."""
+    make_user("kenji", password="paper-lantern-42")
+    for n, spelling in enumerate(("ｋenji", "𝐤enji", " KENJI ")):
+        assert sign_in(client, spelling, "wrong", address=f"10.2.0.{n}").status_code == 200
+    locked = sign_in(client, "ｋｅｎｊｉ", "paper-lantern-42", address="10.2.0.9")
+    assert locked.status_code == 429
+    assert sign_in(client, "kenji", "paper-lantern-42", address="10.2.0.9").status_code == 429
+
+
 def test_an_address_is_locked_out_after_its_failures_across_usernames(client, make_user):
     make_user("kenji", password="paper-lantern-42")
     for n in range(5):
