@@ -221,7 +221,9 @@ def _rendering(storyboard: Storyboard, name: str) -> CharacterSheet | None:
 
 
 def _fail(sheet: CharacterSheet, *, error: str) -> None:
-    _release(sheet, reason=error)
+    # The person's history says "the render failed; nothing was charged"
+    # (mangagen/credit_history.py), never the error's own words.
+    _release(sheet, reason=f"render failed: {error}"[:200])
     sheet.state = SheetState.FAILED
     sheet.error = error[:500]
     sheet.save(update_fields=["state", "error"])

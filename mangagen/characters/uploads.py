@@ -12,6 +12,7 @@ PNG of the pixels alone: no metadata, nothing appended survives.
 from __future__ import annotations
 
 import io
+import struct
 import warnings
 
 from django.conf import settings
@@ -105,7 +106,13 @@ def checked_bytes(data: bytes) -> bytes:
             raise Refused(
                 UploadProblem.TRUNCATED, "The picture is cut short or damaged; send the whole file."
             ) from exc
-    image = ImageOps.exif_transpose(image)
+    try:
+        image = ImageOps.exif_transpose(image)
+    except (OSError, SyntaxError, ValueError, EOFError, struct.error) as exc:
+        # A malformed EXIF block (Pillow reads it only here, for the orientation).
+        raise Refused(
+            UploadProblem.NOT_AN_IMAGE, f"That {kind} picture's EXIF data is damaged."
+        ) from exc
     image = image.convert("RGBA" if "A" in image.getbands() else "RGB")
     image.thumbnail((KEPT_SIDE, KEPT_SIDE))
     buffer = io.BytesIO()

@@ -42,7 +42,8 @@ class CheckoutView(APIView):
         summary="Start a Stripe Checkout for a pack",
     )
     def post(self, request):
-        chosen = pack(str(request.data.get("pack", "")))
+        body = request.data if isinstance(request.data, dict) else {}
+        chosen = pack(str(body.get("pack", "")))
         if chosen is None:
             return Response(
                 {

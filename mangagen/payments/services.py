@@ -245,8 +245,9 @@ def _async_payment_failed(session: dict) -> Outcome:
 
 def _charge_refunded(charge: dict) -> Outcome:
     intent = charge.get("payment_intent") or ""
-    if not intent:
-        raise ValueError(f"charge {charge.get('id')} has no payment_intent")
+    if not intent:  # a Charges-API charge: never one of this app's Checkout sessions
+        logger.info("Refund of charge %s with no payment intent: not ours", charge.get("id"))
+        return Outcome.FOREIGN
     purchase, _ = Purchase.objects.select_for_update().get_or_create(payment_intent=intent)
     refunded = int(charge.get("amount_refunded") or 0)
     purchase.amount_refunded = max(purchase.amount_refunded, refunded)
@@ -266,8 +267,9 @@ def _refund_updated(refund: dict) -> Outcome:
     if refund.get("status") != "failed":
         return Outcome.IGNORED
     intent = refund.get("payment_intent") or ""
-    if not intent:
-        raise ValueError(f"refund {refund.get('id')} has no payment_intent")
+    if not intent:  # a Charges-API refund: never one of this app's Checkout sessions
+        logger.info("Refund %s with no payment intent: not ours", refund.get("id"))
+        return Outcome.FOREIGN
     purchase, _ = Purchase.objects.select_for_update().get_or_create(payment_intent=intent)
     _, new = FailedRefund.objects.get_or_create(
         refund_id=refund["id"],

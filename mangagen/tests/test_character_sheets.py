@@ -12,11 +12,12 @@ from django.urls import reverse
 from PIL import Image
 
 from ledger import services as ledger
-from ledger.models import Hold
+from ledger.models import Hold, Transfer
 from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.characters import services as sheets
 from mangagen.characters import tasks
 from mangagen.characters.models import CharacterSheet, SheetState
+from mangagen.credit_history import public_reason
 from mangagen.jobs import services as jobs
 from mangagen.jobs import tasks as job_tasks
 from mangagen.renderers import CharacterSpec, PanelSpec, RenderError
@@ -139,6 +140,9 @@ def test_a_failed_render_releases_its_hold(account, request_sheet, sheet_queue, 
     assert sheet.state == SheetState.FAILED and "GPU on fire" in sheet.error
     assert sheet.hold.state == Hold.State.RELEASED
     assert balance(account) == (5, 0)
+    # The person's history says the render failed, not the renderer's words.
+    release = Transfer.objects.get(pending=sheet.hold.pending_transfer)
+    assert public_reason(release) == "The render failed; nothing was charged"
     assert_ledger_invariants()
 
 

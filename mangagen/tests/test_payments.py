@@ -168,6 +168,9 @@ def test_checkout_of_an_unknown_pack_is_400(client, user):
         "/api/credits/checkout/", {"pack": "mega"}, content_type="application/json"
     )
     assert response.status_code == 400 and "starter" in response.json()["detail"]
+    for body in ([], "starter", 1):
+        response = client.post("/api/credits/checkout/", body, content_type="application/json")
+        assert response.status_code == 400, body
 
 
 def test_checkout_without_stripe_keys_says_so(client, user, settings):
@@ -435,6 +438,22 @@ def test_a_refund_that_fails_restores_what_was_revoked(client, user):
     restore = Transfer.objects.filter(kind="grant", debit_account__code="refunds").get()
     assert restore.amount == 10
     assert_ledger_invariants()
+
+
+def test_refunds_of_charges_with_no_payment_intent_are_not_ours(client, user):
+    """Charges-API refunds (another product on the same Stripe account) are
+    acknowledged, never retried for days as errors."""
+    deliver(client, event("checkout.session.completed", checkout(user)))
+    for type_, obj in (
+        ("charge.refunded", refund(intent=None)),
+        ("charge.refund.updated", failed_refund(intent=None)),
+    ):
+        assert deliver(client, event(type_, obj)).status_code == 200
+    assert available(user) == 20
+    assert list(StripeEvent.objects.values_list("outcome", flat=True).order_by("pk"))[1:] == [
+        "foreign",
+        "foreign",
+    ]
 
 
 def test_a_failed_refund_reported_twice_restores_once(client, user):

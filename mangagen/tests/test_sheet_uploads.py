@@ -141,5 +141,15 @@ def test_a_truncated_jpeg(put):
     refused(put(whole[: len(whole) // 2]), "truncated_image")
 
 
+def test_a_picture_with_damaged_exif_data(put):
+    """Pillow reads the EXIF block only when turning the picture upright."""
+    whole = picture()
+    end = whole.rindex(b"IEND") - 4
+    body = b"ZZ\x00*\x00\x00\x00\x08" + b"\x00" * 8  # not a TIFF header
+    exif = struct.pack(">I", len(body)) + b"eXIf" + body
+    exif += struct.pack(">I", zlib.crc32(b"eXIf" + body) & 0xFFFFFFFF)
+    refused(put(whole[:end] + exif + whole[end:]), "not_an_image")
+
+
 def test_a_png_signature_on_garbage(put):
     refused(put(b"\x89PNG\r\n\x1a\n" + b"garbage" * 50), "not_an_image")
