@@ -24,7 +24,8 @@ SpeculateAnswer = inline_serializer(
 
 def token_of(request) -> str:
     """The Review page's own name for this visit's speculation (letters, digits, dashes)."""
-    token = str(request.data.get("token") or "")[:64]
+    body = request.data if isinstance(request.data, dict) else {}  # a JSON array: no token
+    token = str(body.get("token") or "")[:64]
     return token if all(c.isalnum() or c == "-" for c in token) else ""
 
 

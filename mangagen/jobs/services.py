@@ -207,6 +207,7 @@ def confirm_job(*, job: Job) -> Job:
             expires_at=now + timedelta(seconds=settings.JOB_TTL_SECONDS),
             # as _rebase left them
             version=job.version,
+            style=job.style,
             cast=job.cast,
             current_index=job.current_index,
         )
@@ -214,8 +215,13 @@ def confirm_job(*, job: Job) -> Job:
         current = (
             job.panels.select_for_update(of=("self",))
             .select_related("hold__pending_transfer")  # _deliver captures it by its key
-            .get(index=job.current_index)
+            .filter(index=job.current_index)
+            .first()
         )
+        if current is None or current.state == PanelState.APPROVED:
+            # Edited back to kept art, or the panel it was drawing removed and
+            # every one left kept: nothing to draw.
+            return _end(job=job, state=JobState.CANCELLED, reason="Every panel is kept.")[0]
         if current.state == PanelState.READY:
             # The person waits for this request: the look-ahead (more holds,
             # events and renders) is placed by a worker right after it.
@@ -224,8 +230,6 @@ def confirm_job(*, job: Job) -> Job:
             _queue_render(job=job, panel=current)
         elif current.state in (PanelState.PENDING, PanelState.RENDERING):
             _promote(job=job, panel=current)
-        elif current.state == PanelState.APPROVED:  # edited back to kept art: nothing to draw
-            return _end(job=job, state=JobState.CANCELLED, reason="Every panel is kept.")[0]
         _schedule_deadline(job)
     return job
 
@@ -256,6 +260,7 @@ def _rebase(*, job: Job, storyboard: Storyboard) -> None:
     if current is not None:
         job.current_index = current.index
     job.version = storyboard.version
+    job.style = storyboard.style  # what the panels still to draw are drawn in
     job.cast = {c.name: c.description for c in storyboard.characters.all()}
     emit(job=job, type=EventType.JOB_REBASED, data={"version": job.version, "total": len(fresh)})
 
@@ -513,9 +518,10 @@ def expire_due_jobs(*, now: datetime | None = None) -> int:
 def requeue_stuck_renders(*, now: datetime | None = None) -> int:
     """Enqueues again every render whose task seems lost; returns how many.
 
-    A render started more than RENDER_STUCK_SECONDS ago (its worker died with
-    it), or queued that long ago and never started (its message was lost), is
-    sent again under the same attempt and hold. Whichever copy finishes first
+    A render started more than RENDER_STUCK_SECONDS ago whose worker no
+    longer beats (it died with it), or queued that long ago and never started
+    (its message was lost), is sent again under the same attempt and hold; one
+    still beating is only slow (waiting for a container under load). Whichever copy finishes first
     is delivered; the other finds the panel moved on and is discarded, so the
     person is charged once. Without this a lost worker's render would wait for
     the broker's visibility timeout.
@@ -541,6 +547,11 @@ def requeue_stuck_renders(*, now: datetime | None = None) -> int:
                 or panel.attempts != candidate.attempts
                 or since is None
                 or since > cutoff
+                # Still beating: slow (waiting for a container under load), not lost.
+                or (
+                    panel.state == PanelState.RENDERING
+                    and liveness.alive(liveness.ticket(job.pk, panel.index, panel.attempts))
+                )
             ):
                 continue
             panel.state = PanelState.PENDING
@@ -675,6 +686,8 @@ def _lock_attempt(job_id: int, index: int, attempt: int) -> tuple[Job | None, Jo
     panel = job.panels.select_for_update().filter(index=index).first()
     waiting = (PanelState.PENDING, PanelState.RENDERING)
     if panel is None or panel.attempts != attempt or panel.state not in waiting:
+        return job, None
+    if panel.hold_id is None:  # reset by a rebase: this attempt's hold was released
         return job, None
     return job, panel
 

@@ -173,14 +173,19 @@ def test_a_failing_renderer_is_retried_then_fails_cleanly(
     assert_ledger_invariants()
 
 
-def test_a_lost_worker_node_is_caught_by_the_sweep(start_worker, user, board, account):
+def test_a_lost_worker_node_is_caught_by_the_sweep(start_worker, user, board, account, settings):
+    settings.RENDER_HEARTBEAT_SECONDS = 0.5
     lost = start_worker(RENDER_SECONDS="3")
     job, _ = services.generate(user=user, storyboard=board)
     wait_for(lambda: panel_state(job, 1) == "rendering", what="the render to start")
+    ticket = liveness.ticket(job.pk, 1, 1)
+    wait_for(lambda: liveness.alive(ticket), what="its heartbeat")
+    later = timezone.now() + timedelta(seconds=django_settings.RENDER_STUCK_SECONDS + 1)
+    assert services.requeue_stuck_renders(now=later) == 0, "still beating: slow, not stuck"
     os.killpg(lost.pid, signal.SIGKILL)  # the whole node: main process and pool
     lost.wait(timeout=10)
+    wait_for(lambda: not liveness.alive(ticket), what="the lost render's last beat to lapse")
     start_worker(RENDER_SECONDS="0.2")
-    later = timezone.now() + timedelta(seconds=django_settings.RENDER_STUCK_SECONDS + 1)
     assert services.requeue_stuck_renders(now=later) == 1
     wait_for(lambda: panel_state(job, 1) == "delivered", what="the requeued render")
     assert balance(account) == (9, 0)

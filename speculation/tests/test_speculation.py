@@ -165,6 +165,13 @@ def test_another_persons_storyboard_is_404(board, client, make_user):
     assert client.post(f"/api/storyboards/{board.pk}/speculate/").status_code == 404
 
 
+def test_a_body_that_is_not_an_object_carries_no_token(user, board, client):
+    client.force_login(user)
+    url = f"/api/storyboards/{board.pk}/speculate/"
+    assert client.post(url, [], content_type="application/json").status_code == 200
+    assert client.post(url + "leave/", [1], content_type="application/json").status_code == 400
+
+
 # --- attach ----------------------------------------
 
 
