@@ -141,6 +141,9 @@ class StaleFilter(admin.SimpleListFilter):
         return queryset
 
 
+REASON_MAX = Transfer._meta.get_field("reason").max_length
+
+
 class HoldResolutionForm(forms.Form):
     reason = forms.CharField(
         max_length=200, help_text="Why you are doing this; kept in the journal and the admin log."
@@ -206,7 +209,10 @@ class HoldAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
                     "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
                 },
             )
+        # The journal's reason holds REASON_MAX characters; a long operator name
+        # must not make the database refuse the write (a 500 on PostgreSQL).
         reason = f"admin {request.user.get_username()}: {form.cleaned_data['reason']}"
+        reason = reason[:REASON_MAX]
         done = 0
         for hold in queryset.order_by("pk"):
             try:

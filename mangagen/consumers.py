@@ -12,6 +12,7 @@ close code.
 """
 
 import asyncio
+import json
 from enum import IntEnum
 from urllib.parse import parse_qs
 
@@ -35,6 +36,9 @@ class CloseCode(IntEnum):
 # A process that dies without disconnecting leaks its count; the counter expires
 # this long after a person's first stream, so a leak never outlives it.
 OPEN_COUNT_TTL_SECONDS = 6 * 60 * 60
+
+# Events read from the log at a time when catching up (until a batch is short).
+CATCH_UP_BATCH = 1000
 
 
 class JobEventsConsumer(AsyncJsonWebsocketConsumer):
@@ -89,16 +93,31 @@ class JobEventsConsumer(AsyncJsonWebsocketConsumer):
         await self.send_json(event)
         self.last_sent = event["seq"]
 
-    async def receive_json(self, content, **kwargs):
+    async def receive(self, text_data=None, bytes_data=None, **kwargs):
+        """A frame from the client: only {"type": "ping"} means anything. Any
+        other frame (binary, not JSON, not an object) is ignored: a consumer
+        that raised would be closed without `disconnect`, and the person's
+        stream slot would stay taken."""
         self._mark_active()
-        if content.get("type") == "ping":
+        try:
+            content = json.loads(text_data) if text_data is not None else None
+        except ValueError:
+            return
+        if isinstance(content, dict) and content.get("type") == "ping":
+            # A last event the channel layer dropped shows no gap until the
+            # next one: the ping is when the page gets it from the log.
+            await self._catch_up()
             await self.send_json({"type": "pong", "seq": self.last_sent})
 
     async def _catch_up(self):
-        for event in await self._events_after(self.last_sent):
-            if event["seq"] > self.last_sent:
-                await self.send_json(event)
-                self.last_sent = event["seq"]
+        while True:
+            events = await self._events_after(self.last_sent)
+            for event in events:
+                if event["seq"] > self.last_sent:
+                    await self.send_json(event)
+                    self.last_sent = event["seq"]
+            if len(events) < CATCH_UP_BATCH:
+                return
 
     async def _close_when_idle(self):
         while True:
@@ -152,4 +171,4 @@ class JobEventsConsumer(AsyncJsonWebsocketConsumer):
 
     @database_sync_to_async
     def _events_after(self, after: int):
-        return events_after(job=self.job, after=after)
+        return events_after(job=self.job, after=after, limit=CATCH_UP_BATCH)

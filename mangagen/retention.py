@@ -15,11 +15,17 @@ from django.conf import settings
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
+# The admin's widest figures (Speculation, "Last month") read 30 days of job
+# events: a shorter RETENTION_DAYS would change them as it pruned.
+MIN_RETENTION_DAYS = 30
+
 
 def cutoff(*, now: datetime | None = None) -> datetime:
-    """The UTC midnight RETENTION_DAYS back: older records go, whole days at a time."""
+    """The UTC midnight RETENTION_DAYS back (at least MIN_RETENTION_DAYS): older
+    records go, whole days at a time."""
     now = now or timezone.now()
-    day = (now - timedelta(days=settings.RETENTION_DAYS)).astimezone(UTC).date()
+    days = max(settings.RETENTION_DAYS, MIN_RETENTION_DAYS)
+    day = (now - timedelta(days=days)).astimezone(UTC).date()
     return datetime.combine(day, time(), UTC)
 
 

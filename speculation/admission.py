@@ -18,6 +18,7 @@ fifty one-credit accounts cannot fill it.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import statistics
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from django.core.cache import cache
 from django.db.models import Count, F, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
+from redis.exceptions import RedisError
 
 from mangagen.jobs.models import LIVE_STATES
 from mangagen.renderers.warmth import GpuPool, Priority
@@ -91,11 +93,16 @@ def observed_dwell(*, now=None) -> tuple[float, ...]:
 
 
 def dwell() -> Dwell:
-    """The learned dwell (cached a few seconds: it moves slowly)."""
-    observed = cache.get(_DWELL_CACHE_KEY)
+    """The learned dwell (cached a few seconds: it moves slowly; read from the
+    database when the cache, Redis, cannot answer)."""
+    try:
+        observed = cache.get(_DWELL_CACHE_KEY)
+    except RedisError:
+        observed = None
     if observed is None:
         observed = observed_dwell()
-        cache.set(_DWELL_CACHE_KEY, observed, timeout=15)
+        with contextlib.suppress(RedisError):
+            cache.set(_DWELL_CACHE_KEY, observed, timeout=15)
     return Dwell(observed=tuple(observed), prior=prior_dwell())
 
 

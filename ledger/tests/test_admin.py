@@ -68,6 +68,21 @@ def test_reconciliation_lists_a_stale_hold_until_released(operator, client, stal
     assert_ledger_invariants()
 
 
+def test_a_long_reason_from_an_operator_with_a_long_name_fits_the_journal(
+    make_user, client, stale_hold
+):
+    """The form takes 200 characters and a username may have 150; the journal
+    keeps 255 (PostgreSQL refused the write: a 500)."""
+    client.force_login(make_user("o" * 60, is_staff=True, is_superuser=True))
+    done = action(client, "release_holds", [stale_hold], apply="1", reason="r" * 200)
+    assert done.status_code == 302
+    stale_hold.refresh_from_db()
+    assert stale_hold.state == Hold.State.RELEASED
+    reason = stale_hold.resolution_transfer.reason
+    assert len(reason) == 255 and reason.startswith("admin " + "o" * 60 + ": rrr")
+    assert_ledger_invariants()
+
+
 def test_release_by_hand_needs_a_reason(operator, client, stale_hold):
     response = action(client, "release_holds", [stale_hold], apply="1", reason="")
     assert response.status_code == 200

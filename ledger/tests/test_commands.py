@@ -29,9 +29,10 @@ def test_grant_credits_with_a_key_grants_once(user):
         (["nobody", "5"], "No user named"),
         (["aiko", "0"], "positive whole number"),
         (["aiko", "-3"], "positive whole number"),
+        (["aiko", "5", "--reason", "r" * 240], "too long"),
     ],
 )
 def test_grant_credits_refuses_bad_input(user, args, message):
     with pytest.raises(CommandError, match=message):
-        call_command("grant_credits", *args, reason="x")
+        call_command("grant_credits", *args, **({} if "--reason" in args else {"reason": "x"}))
     assert services.account_for(user).available == 0

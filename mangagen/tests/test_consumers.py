@@ -72,6 +72,19 @@ def run(coro):
     return async_to_sync(coro)()
 
 
+def replayed(job, cookie, *, after) -> list[dict]:
+    """What a stream opened with `after` sends before it falls quiet."""
+
+    async def scenario():
+        comm = communicator(job.pk, cookie, after=after)
+        await comm.connect()
+        got = await receive_all(comm)
+        await comm.disconnect()
+        return got
+
+    return run(scenario)
+
+
 def test_a_late_attach_gets_the_whole_log(client, user, job):
     cookie = cookie_for(client, user)
 
@@ -89,16 +102,7 @@ def test_a_late_attach_gets_the_whole_log(client, user, job):
 
 
 def test_a_reconnect_with_after_gets_exactly_the_missing_events(client, user, job):
-    cookie = cookie_for(client, user)
-
-    async def scenario():
-        comm = communicator(job.pk, cookie, after=3)
-        await comm.connect()
-        got = await receive_all(comm)
-        await comm.disconnect()
-        return got
-
-    assert [e["seq"] for e in run(scenario)] == [4, 5]
+    assert [e["seq"] for e in replayed(job, cookie_for(client, user), after=3)] == [4, 5]
 
 
 def test_live_events_follow_the_replay(client, user, job):
@@ -127,8 +131,8 @@ def test_events_published_during_the_replay_are_neither_lost_nor_doubled(
     original = consumers.events_after
     calls = []
 
-    def replay_while_new_events_land(*, job, after):
-        snapshot = original(job=job, after=after)
+    def replay_while_new_events_land(*, job, after, limit):
+        snapshot = original(job=job, after=after, limit=limit)
         if not calls:
             calls.append(after)
             add_event(job, 6)  # committed and published mid-replay
@@ -284,3 +288,59 @@ def test_a_refused_stream_takes_no_slot(client, user, job, make_user, settings):
         return connected and still_open
 
     assert run(scenario)
+
+
+def test_frames_that_mean_nothing_are_ignored_and_the_slot_is_given_back(
+    client, user, job, settings
+):
+    """Only {"type": "ping"} means anything; a frame the consumer cannot read
+    must not crash it (a crashed consumer never gives its stream slot back)."""
+    settings.WS_MAX_CONNECTIONS_PER_PERSON = 1
+    cookie = cookie_for(client, user)
+
+    async def scenario():
+        comm = communicator(job.pk, cookie, after=5)
+        await comm.connect()
+        for frame in ("[1]", '"ping"', "not json", "{"):
+            await comm.send_to(text_data=frame)
+        await comm.send_to(bytes_data=b"\x00\x01")
+        await comm.send_json_to({"type": "ping"})
+        pong = await comm.receive_json_from()
+        await comm.disconnect()
+        again = communicator(job.pk, cookie, after=5)
+        connected, _ = await again.connect()
+        still_open = await again.receive_nothing(timeout=0.2)
+        await again.disconnect()
+        return pong, connected and still_open
+
+    pong, reconnected = run(scenario)
+    assert pong == {"type": "pong", "seq": 5}
+    assert reconnected
+
+
+def test_a_ping_brings_a_dropped_last_event(client, user, job):
+    """A dropped event shows no gap until the next one: a quiet job's page
+    pings, and the answer comes after what the log holds."""
+    cookie = cookie_for(client, user)
+
+    async def scenario():
+        from channels.db import database_sync_to_async
+
+        comm = communicator(job.pk, cookie, after=5)
+        await comm.connect()
+        await database_sync_to_async(add_event)(job, 6, False)  # lost on the layer
+        assert await comm.receive_nothing(timeout=0.2)
+        await comm.send_json_to({"type": "ping"})
+        got = await receive_all(comm)
+        await comm.disconnect()
+        return got
+
+    got = run(scenario)
+    assert [(e.get("type"), e["seq"]) for e in got] == [("test.event", 6), ("pong", 6)]
+
+
+def test_catching_up_reads_the_log_to_its_end(client, user, job, monkeypatch):
+    from mangagen import consumers
+
+    monkeypatch.setattr(consumers, "CATCH_UP_BATCH", 2)  # five events: three batches
+    assert [e["seq"] for e in replayed(job, cookie_for(client, user), after=0)] == [1, 2, 3, 4, 5]

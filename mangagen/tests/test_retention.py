@@ -46,6 +46,11 @@ def test_the_cut_off_is_a_utc_midnight_retention_days_back(settings):
     settings.RETENTION_DAYS = 30
     now = datetime(2026, 11, 30, 15, 30, tzinfo=UTC)
     assert retention.cutoff(now=now) == datetime(2026, 10, 31, tzinfo=UTC)
+    settings.RETENTION_DAYS = 60
+    assert retention.cutoff(now=now) == datetime(2026, 10, 1, tzinfo=UTC)
+    # Never nearer than the admin's widest figures look back (a month).
+    settings.RETENTION_DAYS = 7
+    assert retention.cutoff(now=now) == datetime(2026, 10, 31, tzinfo=UTC)
 
 
 def test_event_logs_of_jobs_ended_long_ago_are_pruned(jobs):

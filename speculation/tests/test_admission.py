@@ -262,6 +262,26 @@ def test_the_admin_page_shows_admission_the_pool_budgets_and_the_hourly_chart(
     assert len(chart.hours) == 24 and chart.hours[-1].hit_rate == 1.0
 
 
+def test_the_admin_page_stands_when_redis_is_away(make_user, client, monkeypatch):
+    """The pool is shown as unknown and the dwell is read from the database."""
+    from django.core.cache import caches
+    from redis.exceptions import ConnectionError as RedisDown
+
+    from mangagen.renderers.warmth import GpuPool
+
+    def away(*args, **kwargs):
+        raise RedisDown("Redis is away")
+
+    backend = type(caches["default"])
+    monkeypatch.setattr(backend, "get", away)
+    monkeypatch.setattr(backend, "set", away)
+    monkeypatch.setattr(GpuPool, "state", away)
+    client.force_login(make_user("boss", is_staff=True, is_superuser=True))
+    page = client.get("/admin/speculation/speculation/")
+    assert page.status_code == 200
+    assert "Learned dwell on Review" in page.content.decode()
+
+
 def test_asking_again_with_the_token_of_an_ended_speculation_shows_no_hint(user, client):
     board = make_board(user)
     fund(user, 3)

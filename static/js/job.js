@@ -19,6 +19,10 @@ let socket = null;
 let retryDelay = 500;
 let busy = null; // {kind: "warming"|"drawing"|"queued", index, since}
 let refreshTimer = null;
+// While the job is live and the page in sight, a ping a minute: the stream
+// stays open while the person watches (the server closes one idle for
+// WS_IDLE_SECONDS), and the server answers after any event it had dropped.
+const PING_EVERY_MS = 60_000;
 const tiles = new Map(); // index -> {node, signature}
 
 const STATE_WORDS = {
@@ -132,10 +136,16 @@ function tick() {
 }
 setInterval(tick, 1000);
 
+// Answers may arrive out of order: a body older than the one shown is dropped.
+function show(fresh) {
+  if (job && fresh.last_seq < job.last_seq) return;
+  job = fresh;
+  render();
+}
+
 async function refresh() {
   try {
-    job = await api("GET", `/api/jobs/${jobId}/`);
-    render();
+    show(await api("GET", `/api/jobs/${jobId}/`));
   } catch (err) {
     showError(err);
   }
@@ -156,8 +166,7 @@ async function decide(kind, index, button) {
   button.disabled = true;
   errorBox.hidden = true;
   try {
-    job = await api("POST", `/api/jobs/${jobId}/panels/${index}/${kind}/`);
-    render();
+    show(await api("POST", `/api/jobs/${jobId}/panels/${index}/${kind}/`));
   } catch (err) {
     showError(err);
     button.disabled = false;
@@ -165,6 +174,7 @@ async function decide(kind, index, button) {
 }
 
 function onEvent(event) {
+  if (event.type === "pong") return; // the events before it were sent first
   if (event.seq <= lastSeq) return; // seen already
   if (event.seq > lastSeq + 1) {
     // A gap: the server fills it on reconnect.
@@ -195,6 +205,11 @@ function connect() {
     refreshSoon(); // whatever happened while away
   });
   socket.addEventListener("message", (message) => onEvent(JSON.parse(message.data)));
+  const ping = setInterval(() => {
+    const watching = job && LIVE.includes(job.state) && document.visibilityState === "visible";
+    if (watching && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ type: "ping" }));
+  }, PING_EVERY_MS);
+  socket.addEventListener("close", () => clearInterval(ping));
   socket.addEventListener("close", (event) => {
     if (event.code === 4403) {
       connection.textContent = "This job is not yours.";
@@ -227,8 +242,7 @@ function connect() {
 document.getElementById("cancel-job").addEventListener("click", async () => {
   if (!confirm("Stop rendering? Credits held for renders you have not seen are released.")) return;
   try {
-    job = await api("POST", `/api/jobs/${jobId}/cancel/`);
-    render();
+    show(await api("POST", `/api/jobs/${jobId}/cancel/`));
     const me = await api("GET", "/api/me/");
     setCredits(me.credits.available);
   } catch (err) {

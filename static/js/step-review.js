@@ -101,6 +101,7 @@ async function speculate() {
     if (!answer.hint || generating) return;
     speculativeJob = answer.job;
     hint.hidden = false;
+    clearInterval(recheckTimer); // two asks in flight at once keep one timer
     recheckTimer = setInterval(recheck, 3000);
     showBalance();
   } catch (err) {

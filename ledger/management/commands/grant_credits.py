@@ -6,6 +6,10 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from ledger import errors, services
+from ledger.models import Transfer
+
+# Marks the journal line as an operator's (mangagen/credit_history.py hides its words).
+REASON_PREFIX = "manage.py grant_credits: "
 
 
 class Command(BaseCommand):
@@ -28,13 +32,16 @@ class Command(BaseCommand):
             raise CommandError(f"No user named {username!r}.") from exc
         if not reason.strip():
             raise CommandError("--reason must say why.")
+        room = Transfer._meta.get_field("reason").max_length - len(REASON_PREFIX)
+        if len(reason) > room:
+            raise CommandError(f"--reason is too long: at most {room} characters.")
         account = services.account_for(user)
         try:
             transfer = services.grant(
                 account=account,
                 amount=amount,
                 key=key or f"cli-grant:{uuid.uuid4()}",
-                reason=f"manage.py grant_credits: {reason}",
+                reason=REASON_PREFIX + reason,
             )
         except errors.LedgerError as exc:
             raise CommandError(str(exc)) from exc
