@@ -86,7 +86,14 @@ class ChatDrafter:
         if not isinstance(answer, dict):
             raise ValueError("the answer is not a JSON object")
         known = {c["name"]: c.get("description", "") for c in existing}
-        for c in answer.get("characters") or []:
+        answered = answer.get("characters") or []
+        if not isinstance(answered, list):
+            raise ValueError("the answer's characters are not a list")
+        for c in answered:
+            if isinstance(c, str):  # a model that lists names only
+                c = {"name": c}
+            if not isinstance(c, dict):
+                raise ValueError("the answer's characters are not names")
             known.setdefault(str(c.get("name", "")).strip(), str(c.get("description", "")))
         data = {
             "characters": [{"name": n, "description": d} for n, d in known.items() if n],

@@ -91,10 +91,16 @@ class RuleDrafter:
 
     def draft(self, *, title: str, story: str, characters: list[dict]) -> Draft:
         known = {c["name"]: c.get("description", "") for c in characters}
+        # Names differ ignoring case (as the API requires): "Kenji" in the
+        # story is the character "kenji" already there.
+        taken = {name.casefold() for name in known}
         for name in find_names(story):
             if len(known) >= limits.MAX_CHARACTERS:
                 break
-            known.setdefault(name[: limits.MAX_NAME], "")
+            name = name[: limits.MAX_NAME]
+            if name.casefold() not in taken:
+                known[name] = ""
+                taken.add(name.casefold())
         names = list(known)
         panels = []
         for paragraph in _paragraphs(story):

@@ -136,8 +136,15 @@ class OpenAIImagesRenderer:
             item = body["data"][0]
         except (KeyError, IndexError, TypeError) as exc:
             raise RenderError("The image provider's answer had no image.", retryable=True) from exc
+        if not isinstance(item, dict):
+            raise RenderError("The image provider's answer had no image.", retryable=True)
         if item.get("b64_json"):
-            image = base64.b64decode(item["b64_json"])
+            try:
+                image = base64.b64decode(item["b64_json"], validate=True)
+            except (ValueError, TypeError) as exc:  # binascii.Error is a ValueError
+                raise RenderError(
+                    "The image provider sent an image that is not valid base64.", retryable=True
+                ) from exc
         elif item.get("url"):
             image = self._download(item["url"])
         else:
@@ -146,9 +153,10 @@ class OpenAIImagesRenderer:
             with Image.open(io.BytesIO(image)) as decoded:
                 width, height = decoded.size
                 content_type = Image.MIME.get(decoded.format, "application/octet-stream")
-        except OSError as exc:
+                decoded.load()  # the whole picture: a cut-off one is no render
+        except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
             raise RenderError(
-                "The image provider sent bytes that are not an image.", retryable=True
+                "The image provider sent bytes that are not a whole image.", retryable=True
             ) from exc
         return RenderResult(
             image=image,

@@ -78,6 +78,14 @@ def test_many_names_are_capped():
     assert len(draft.characters) == limits.MAX_CHARACTERS
 
 
+def test_a_name_already_a_character_in_another_case_is_not_added_again():
+    """Names differ ignoring case: the API refuses "kenji" beside "Kenji"."""
+    draft = RuleDrafter().draft(
+        title="t", story="Kenji ran. Kenji fell.", characters=[{"name": "kenji"}]
+    )
+    assert [c["name"] for c in draft.characters] == ["kenji"]
+
+
 GOOD_ANSWER = {
     "characters": [{"name": "Aiko", "description": "red scarf"}],
     "panels": [
@@ -98,6 +106,13 @@ def chat(content: str) -> Canned:
 
 def drafter(standin) -> ChatDrafter:
     return ChatDrafter(base_url=standin.url, api_key="sk-test", model="m", timeout=2)
+
+
+def test_chat_drafter_takes_characters_listed_by_name_only(standin):
+    answer = GOOD_ANSWER | {"characters": ["Aiko"]}
+    standin.reply(chat(json.dumps(answer)))
+    draft = drafter(standin).draft(title="Roof", story="Aiko waits.", characters=[])
+    assert draft.notice == "" and [c["name"] for c in draft.characters] == ["Aiko"]
 
 
 def test_chat_drafter_asks_for_json_and_uses_a_valid_answer(standin):
@@ -126,6 +141,8 @@ def test_chat_drafter_asks_for_json_and_uses_a_valid_answer(standin):
             chat(json.dumps({"panels": [{"description": "x", "dialogue": [{"speaker": ""}]}]})),
             "text",
         ),
+        (chat(json.dumps(GOOD_ANSWER | {"characters": {"Aiko": "x"}})), "not a list"),
+        (chat(json.dumps(GOOD_ANSWER | {"characters": [7]})), "not names"),
         (Canned(status=500, body={"error": "overloaded"}), "HTTP 500"),
         (Canned(body={"unexpected": True}), "choices"),
     ],

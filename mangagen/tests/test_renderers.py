@@ -251,5 +251,25 @@ def test_4xx_fails_at_once_with_the_providers_message(standin):
 
 def test_an_answer_without_an_image_is_an_error(standin):
     standin.reply(Canned(body={"data": [{"b64_json": base64.b64encode(b"not a png").decode()}]}))
-    with pytest.raises(RenderError, match="not an image"):
+    with pytest.raises(RenderError, match="not a whole image"):
         openai(standin).render(spec(), 5)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # the first bytes of a PNG: a header that opens, a picture that is not there
+        {"data": [{"b64_json": base64.b64encode(png_bytes()[:60]).decode()}]},
+        {"data": [{"b64_json": "not base64 at all!"}]},
+        {"data": [{"b64_json": "abc"}]},  # bad padding
+        {"data": "abc"},
+        {"data": [None]},
+        {"data": ["an image"]},
+    ],
+)
+def test_an_odd_answer_is_a_failed_render_to_retry_never_a_paid_one(standin, body):
+    """Never delivered (and so never charged), and retried like any failed answer."""
+    standin.reply(Canned(body=body))
+    with pytest.raises(RenderError) as exc:
+        openai(standin).render(spec(), 5)
+    assert exc.value.retryable is True

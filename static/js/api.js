@@ -147,7 +147,7 @@ export function autosaver(save, delay = 700) {
     );
     return running;
   };
-  return {
+  const saver = {
     schedule() {
       if (state) state.textContent = "Unsaved changes";
       clearTimeout(timer);
@@ -157,5 +157,20 @@ export function autosaver(save, delay = 700) {
       clearTimeout(timer);
       return run();
     },
+    // What was typed, saved (or refused): sends nothing when nothing waits.
+    async settle() {
+      if (timer === null) return running;
+      clearTimeout(timer);
+      return run();
+    },
   };
+  // The step links leave the page: what was typed is saved first, and a save
+  // that fails keeps the person here with its error shown.
+  document.querySelectorAll("nav.steps a").forEach((link) =>
+    link.addEventListener("click", async (event) => {
+      event.preventDefault();
+      if (await saver.settle()) location.href = link.href;
+    }),
+  );
+  return saver;
 }

@@ -131,6 +131,9 @@ document.getElementById("draft").addEventListener("click", async (event) => {
   button.disabled = true;
   button.textContent = "Drafting…";
   try {
+    // A save of the panels still on its way would land after the draft and
+    // bring the old panels back on the server.
+    await saver.settle();
     const drafted = await api("POST", `/api/storyboards/${id}/draft/`, {});
     render(drafted);
     notice.textContent = drafted.notice || `Drafted ${drafted.panels.length} panels from your story. Edit anything you like.`;

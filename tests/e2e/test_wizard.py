@@ -82,6 +82,17 @@ def test_story_to_review_and_back_again(page, shoot, dialogs):
     expect(cards.nth(2).locator(".p-title")).to_have_text("Panel 3")
     expect(cards.nth(2).locator('.p-characters input[value="Kenji"]')).to_be_checked()
 
+    # Leaving by a step link right after typing: what was typed is saved first.
+    cards.nth(1).locator(".p-description").fill("Aiko sprints, her scarf snapping.")
+    steps = page.locator("nav.steps")
+    steps.get_by_role("link", name=re.compile("Characters")).click()
+    expect(page).to_have_url(re.compile(r"/characters/$"))
+    steps.get_by_role("link", name=re.compile("Storyboard")).click()
+    expect(page).to_have_url(re.compile(r"/storyboard/$"))
+    expect(cards.nth(1).locator(".p-description")).to_have_value(
+        "Aiko sprints, her scarf snapping."
+    )
+
     page.get_by_role("button", name="Next: review →").click()
 
     # 4. Review — read-only, as it will render.
