@@ -7,6 +7,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
+from mangagen.api.bodies import json_object
 from mangagen.storyboards.api import owned_storyboard
 
 from . import services
@@ -24,8 +25,7 @@ SpeculateAnswer = inline_serializer(
 
 def token_of(request) -> str:
     """The Review page's own name for this visit's speculation (letters, digits, dashes)."""
-    body = request.data if isinstance(request.data, dict) else {}  # a JSON array: no token
-    token = str(body.get("token") or "")[:64]
+    token = str(json_object(request).get("token") or "")[:64]
     return token if all(c.isalnum() or c == "-" for c in token) else ""
 
 

@@ -27,6 +27,7 @@ from PIL import Image
 from ledger import errors as ledger_errors
 from ledger import services as ledger
 from ledger.models import Hold
+from mangagen.credit_history import RENDER_FAILED_PREFIX
 from mangagen.errors import ApplicationError
 from mangagen.queues import Queue
 from mangagen.renderers import CharacterSpec, SheetSpec, get_renderer
@@ -223,7 +224,7 @@ def _rendering(storyboard: Storyboard, name: str) -> CharacterSheet | None:
 def _fail(sheet: CharacterSheet, *, error: str) -> None:
     # The person's history says "the render failed; nothing was charged"
     # (mangagen/credit_history.py), never the error's own words.
-    _release(sheet, reason=f"render failed: {error}"[:200])
+    _release(sheet, reason=f"{RENDER_FAILED_PREFIX} {error}"[:200])
     sheet.state = SheetState.FAILED
     sheet.error = error[:500]
     sheet.save(update_fields=["state", "error"])

@@ -33,6 +33,7 @@ from ledger import errors as ledger_errors
 from ledger import services as ledger
 from ledger.models import Hold
 from mangagen import quotas
+from mangagen.credit_history import RENDER_FAILED_PREFIX
 from mangagen.errors import ApplicationError
 from mangagen.queues import Queue
 from mangagen.renderers import RenderError, get_renderer
@@ -411,7 +412,7 @@ def fail_render(*, job_id: int, index: int, attempt: int, error: str) -> None:
         job, panel = _lock_attempt(job_id, index, attempt)
         if job is None or panel is None:
             return
-        _release_open_hold(panel, reason=f"render failed: {error}"[:200])
+        _release_open_hold(panel, reason=f"{RENDER_FAILED_PREFIX} {error}"[:200])
         panel.state = PanelState.FAILED
         panel.error = error[:500]
         panel.save(update_fields=["state", "error", "hold"])
@@ -521,7 +522,8 @@ def requeue_stuck_renders(*, now: datetime | None = None) -> int:
     A render started more than RENDER_STUCK_SECONDS ago whose worker no
     longer beats (it died with it), or queued that long ago and never started
     (its message was lost), is sent again under the same attempt and hold; one
-    still beating is only slow (waiting for a container under load). Whichever copy finishes first
+    still beating is only slow (waiting for a container under load).
+    Whichever copy finishes first
     is delivered; the other finds the panel moved on and is discarded, so the
     person is charged once. Without this a lost worker's render would wait for
     the broker's visibility timeout.

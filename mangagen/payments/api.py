@@ -12,6 +12,8 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
+from mangagen.api.bodies import json_object
+
 from . import services
 from .packs import pack, packs
 
@@ -42,8 +44,7 @@ class CheckoutView(APIView):
         summary="Start a Stripe Checkout for a pack",
     )
     def post(self, request):
-        body = request.data if isinstance(request.data, dict) else {}
-        chosen = pack(str(body.get("pack", "")))
+        chosen = pack(str(json_object(request).get("pack", "")))
         if chosen is None:
             return Response(
                 {
