@@ -11,11 +11,26 @@ from typing import Protocol
 @dataclass(frozen=True)
 class CharacterSpec:
     """A character present. `sheet` is the hash of their reference sheet in use (if any) and
-    `reference` its image, for the renderers that condition on it."""
+    `reference` its image, for the renderers that condition on it. `position` is where the
+    panel's blocking places them (`left`, `center`, `right`, or "" when it says nothing)
+    and `outfit` the description of the outfit the panel has them wear ("" for their
+    usual look)."""
 
     name: str
     description: str = ""
     sheet: str = ""
+    reference: bytes = field(default=b"", repr=False, compare=False)
+    position: str = ""
+    outfit: str = ""
+
+
+@dataclass(frozen=True)
+class PlaceSpec:
+    """Where a panel happens: a place of the comic, its description, and its reference
+    picture (if any) for the renderers that condition on one."""
+
+    name: str
+    description: str = ""
     reference: bytes = field(default=b"", repr=False, compare=False)
 
 
@@ -59,6 +74,7 @@ class PanelSpec:
     index: int = 1
     content_hash: str = ""
     art_hash: str = ""
+    place: PlaceSpec | None = None
 
     @classmethod
     def from_panel(cls, panel, *, style: str, cast: dict[str, str]) -> PanelSpec:
@@ -83,6 +99,11 @@ class PanelSpec:
 
 @dataclass
 class RenderResult:
+    """A render's picture. `metadata["phases"]`, when the renderer knows them, is what the
+    render's phases took in seconds: `{"queued": …, "cold_start": …, "render": …}`
+    (queued: waiting for capacity, ours or the provider's; cold_start: a container
+    booting; render: drawing)."""
+
     image: bytes
     content_type: str
     width: int
