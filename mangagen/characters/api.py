@@ -2,7 +2,6 @@
 
 from drf_spectacular.utils import OpenApiTypes, extend_schema, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -40,7 +39,6 @@ def _sheet_body(storyboard: Storyboard, name: str) -> dict:
 class SheetView(APIView):
     throttle_classes = [WritesThrottle]
     throttle_scope = "generate"
-    parser_classes = [MultiPartParser]
     insufficient_credits_detail = (
         "You need a credit to render a character sheet. Buy credits and try again."
     )
