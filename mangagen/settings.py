@@ -310,6 +310,8 @@ REST_FRAMEWORK = {
     # Per person, so no one can flood the GPU or the ledger (429 with Retry-After).
     "DEFAULT_THROTTLE_RATES": {
         "speculate": env.str("THROTTLE_SPECULATE", default="30/min"),
+        # Leaving Review (its beacon): each leave may write a row, so it is bounded too.
+        "leave": env.str("THROTTLE_LEAVE", default="60/min"),
         "generate": env.str("THROTTLE_GENERATE", default="20/min"),
         "draft": env.str("THROTTLE_DRAFT", default="20/min"),
         "checkout": env.str("THROTTLE_CHECKOUT", default="10/min"),

@@ -72,7 +72,10 @@ class SpeculateView(APIView):
 class LeaveView(APIView):
     """The Review page's beacon on leaving (`navigator.sendBeacon`, FormData with
     `csrfmiddlewaretoken` and `token`): ends what the token names, even a speculation
-    whose request is still in flight."""
+    whose request is still in flight. Throttled (`leave`): each one may write a row."""
+
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "leave"
 
     @extend_schema(
         request=inline_serializer("Leave", {"token": serializers.CharField()}),
