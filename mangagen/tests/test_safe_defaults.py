@@ -92,6 +92,80 @@ def test_a_blank_password_does_not_clear_the_count(client, make_user):
     assert sign_in(client, "kenji", "paper-lantern-42").status_code == 429
 
 
+def test_guesses_sent_at_once_get_no_more_password_checks_than_the_limit(monkeypatch):
+    """Forty wrong passwords for one username, all at once: each attempt is counted
+    before its password is checked, so at most the limit (3) are checked. (Counted
+    after, every guess passed the check for an earlier failure: all 40 were.)"""
+    import threading
+
+    from django.contrib.auth import forms as auth_forms
+    from django.test import RequestFactory
+
+    from mangagen.accounts.forms import LoginForm
+
+    guesses = 40
+    checked, refused = [], []
+    everyone_in = threading.Event()
+    lock = threading.Lock()
+
+    def arrived():
+        if len(checked) + len(refused) == guesses:
+            everyone_in.set()
+
+    def slow_check(request=None, **credentials):
+        with lock:
+            checked.append(credentials["username"])
+            arrived()
+        everyone_in.wait(timeout=30)  # every guess is in before any check ends
+        return None  # a wrong password
+
+    monkeypatch.setattr(auth_forms, "authenticate", slow_check)
+
+    def guess(n: int) -> None:
+        request = RequestFactory().post("/accounts/login/", REMOTE_ADDR=f"10.9.0.{n}")
+        form = LoginForm(request, data={"username": "kenji", "password": f"guess-{n}"})
+        form.is_valid()
+        if form.locked_out:
+            with lock:
+                refused.append(n)
+                arrived()
+
+    threads = [threading.Thread(target=guess, args=(n,)) for n in range(guesses)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert len(checked) == 3 and len(refused) == guesses - 3
+
+
+def test_an_ipv6_address_counts_as_its_64(client, make_user):
+    make_user("kenji", password="paper-lantern-42")
+    for n in range(5):  # five addresses of one /64, five usernames
+        sign_in(client, f"guess{n}", "wrong", address=f"2001:db8:1:2::{n + 1:x}")
+    assert (
+        sign_in(client, "kenji", "paper-lantern-42", address="2001:db8:1:2::ff").status_code == 429
+    )
+    assert (
+        sign_in(client, "kenji", "paper-lantern-42", address="2001:db8:1:3::1").status_code == 302
+    )
+
+
+def test_sign_ups_from_one_ipv6_64_share_one_allowance(client):
+    def sign_up(name, address):
+        answer = client.post(
+            "/accounts/signup/",
+            {"username": name, "password1": "paper-lantern-42", "password2": "paper-lantern-42"},
+            REMOTE_ADDR=address,
+        )
+        client.post("/accounts/logout/")
+        return answer.status_code
+
+    assert sign_up("hana", "2001:db8:7:7::1") == 302
+    assert sign_up("mei", "2001:db8:7:7::2") == 302
+    assert sign_up("rin", "2001:db8:7:7:ffff::3") == 429  # the allowance (2) is the /64's
+    assert sign_up("rin", "2001:db8:7:8::1") == 302  # another /64
+
+
 def test_the_admin_sign_in_shares_the_throttle(client, make_user):
     make_user("ops", password="paper-lantern-42", is_staff=True, is_superuser=True)
     for _ in range(3):
