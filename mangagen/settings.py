@@ -16,11 +16,14 @@ from mangagen.queues import Queue
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
-if (BASE_DIR / ".env").exists():
-    environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+# The environment wins over the file, whatever sets it.
+ENV_FILE = Path(env.str("ENV_FILE", default=str(BASE_DIR / ".env")))
+if ENV_FILE.exists():
+    environ.Env.read_env(ENV_FILE, overwrite=False)
 
-# Off unless asked for: `make run`, runstack's demo and the test settings turn it on.
-DEBUG = env.bool("DEBUG", default=False)
+# Off unless asked for. `make run` sets LOCAL_RUN, which only changes DEBUG's default:
+# a DEBUG of the environment or of the .env file is kept as it is.
+DEBUG = env.bool("DEBUG", default=env.bool("LOCAL_RUN", default=False))
 
 _DEV_SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"
 SECRET_KEY = env.str("SECRET_KEY", default="")
@@ -36,6 +39,26 @@ else:
     ALLOWED_HOSTS = ALLOWED_HOSTS or ["localhost", "127.0.0.1", "[::1]", "testserver"]
 
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+
+def _loopback(host: str) -> bool:
+    host = host.strip().lstrip(".").lower()
+    return (
+        host in {"localhost", "testserver", "[::1]", "::1"}
+        or host.startswith("127.")
+        or (host.endswith(".localhost"))
+    )
+
+
+# The local demo's free things (the demo logins `make run` makes, the Credits page's
+# demo credits) only where no one else can reach them: DEBUG on, and the app serving
+# and answering loopback names alone; DEMO_MODE=on or off says so explicitly.
+DEMO_MODE = env.bool(
+    "DEMO_MODE",
+    default=DEBUG
+    and all(_loopback(h) for h in ALLOWED_HOSTS)
+    and _loopback(env.str("HOST", default="127.0.0.1")),
+)
 
 INSTALLED_APPS = [
     "daphne",

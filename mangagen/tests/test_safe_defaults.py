@@ -293,17 +293,75 @@ def no_processes(monkeypatch):
     return Stopped
 
 
-def test_runstack_makes_no_demo_logins_with_debug_off(settings, no_processes, django_user_model):
-    settings.DEBUG = False
+def test_runstack_makes_no_demo_logins_outside_demo_mode(settings, no_processes, django_user_model):
+    settings.DEMO_MODE = False
     with pytest.raises(no_processes):
         call_command("runstack")
     assert not django_user_model.objects.exists()
 
 
-def test_runstack_makes_the_demo_logins_with_debug_on(settings, no_processes, django_user_model):
-    settings.DEBUG = True
+def test_runstack_makes_the_demo_logins_in_demo_mode(settings, no_processes, django_user_model):
+    settings.DEMO_MODE = True
     with pytest.raises(no_processes):
         call_command("runstack")
     assert django_user_model.objects.get(username="admin").is_superuser
     demo = django_user_model.objects.get(username=settings.DEMO_USERNAME)
     assert ledger.account_for(demo).available == settings.DEMO_CREDITS
+
+
+# --- the local demo stays local ----------------------------------------------------------
+
+
+def settings_under(tmp_path, env_file: str, **env: str) -> dict:
+    """DEBUG and DEMO_MODE as a fresh process reads them from `env` and an .env file."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests.support.stack import ROOT
+
+    (tmp_path / ".env").write_text(env_file)
+    clean = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "HOST", "ALLOWED_HOSTS"}}
+    done = subprocess.run(
+        [sys.executable, "-c", "import json; from mangagen import settings as s;"
+         "print(json.dumps({'DEBUG': s.DEBUG, 'DEMO_MODE': s.DEMO_MODE}))"],
+        cwd=ROOT,
+        env={**clean, "ENV_FILE": str(tmp_path / ".env"), **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )  # fmt: skip
+    return json.loads(done.stdout)
+
+
+def test_make_run_never_overrides_debug_off_in_the_env_file(tmp_path):
+    production = (
+        "DEBUG=off\nSECRET_KEY=a-real-secret-of-some-length\nALLOWED_HOSTS=comics.example\n"
+    )
+    assert settings_under(tmp_path, production, LOCAL_RUN="on") == {
+        "DEBUG": False,
+        "DEMO_MODE": False,
+    }
+
+
+def test_make_run_on_a_laptop_is_the_demo(tmp_path):
+    assert settings_under(tmp_path, "", LOCAL_RUN="on") == {"DEBUG": True, "DEMO_MODE": True}
+
+
+def test_no_demo_on_a_host_others_can_reach(tmp_path):
+    assert settings_under(tmp_path, "ALLOWED_HOSTS=comics.example\n", LOCAL_RUN="on") == {
+        "DEBUG": True,
+        "DEMO_MODE": False,
+    }
+    assert settings_under(tmp_path, "", LOCAL_RUN="on", HOST="0.0.0.0")["DEMO_MODE"] is False
+    assert settings_under(tmp_path, "DEMO_MODE=on\n", HOST="0.0.0.0", DEBUG="on")["DEMO_MODE"]
+
+
+def test_demo_credits_only_in_demo_mode(client, user, settings):
+    client.force_login(user)
+    settings.DEMO_MODE = False
+    assert client.post("/credits/demo/").status_code == 404
+    settings.DEMO_MODE = True
+    assert client.post("/credits/demo/").status_code == 302
+    assert ledger.account_for(user).available == 10
