@@ -7,13 +7,13 @@ one contract.
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
 from ledger import selectors as ledger_selectors
 from ledger import services as ledger
+from mangagen.jobs import selectors as job_selectors
 from mangagen.jobs.api import job_body, owned_job
 from mangagen.jobs.models import LIVE_STATES, JobState
 from mangagen.storyboards import limits
@@ -41,14 +41,7 @@ STEPS = [
 @login_required
 def dashboard(request):
     account = ledger.account_for(request.user)
-    storyboards = list(
-        Storyboard.objects.filter(owner=request.user)
-        .annotate(kept=Count("kept_art"))  # readable once one panel is kept
-        .prefetch_related("panels", "jobs")
-    )
-    for storyboard in storyboards:
-        confirmed = [job for job in storyboard.jobs.all() if job.confirmed]  # newest first
-        storyboard.latest_job = confirmed[0] if confirmed else None
+    storyboards = job_selectors.comics_of(owner=request.user)
     return render(
         request,
         "studio/dashboard.html",
