@@ -259,19 +259,18 @@ def _marks(text: str, names: set[str]) -> _Marks:
             continue
         first = index[run[0].start()]
         last = index[run[-1].start()]
-        before = [words[i].group().lower() for i in range(max(0, first - 2), first)]
-        if before and before[-1] in ARTICLES:
-            before = before[:-1]
+        before = _leading(text, words, first)
         after = words[last + 1].group().lower() if last + 1 < len(words) else ""
         gap = text[run[-1].end() : words[last + 1].start()] if after else ""
         after_after = words[last + 2].group().lower() if last + 2 < len(words) else ""
-        placed = any(w.lower() in PLACE_WORDS for w in members) or (
-            bool(before) and before[-1] in PLACE_PREPOSITIONS
+        # After a preposition a name is in that phrase ("a banner of Hakone snapped"):
+        # the verb that follows is not its doing.
+        in_phrase = before in PLACE_PREPOSITIONS
+        placed = in_phrase or any(w.lower() in PLACE_WORDS for w in members)
+        acts = not in_phrase and (
+            (gap.strip() == "" and after in ACTS) or (after.endswith("ly") and after_after in ACTS)
         )
-        acts = (gap.strip() == "" and after in ACTS) or (
-            after.endswith("ly") and after_after in ACTS
-        )
-        spoken_of = bool(before) and before[-1] in SPEECH  # "said Kenji"
+        spoken_of = before in SPEECH  # "said Kenji"
         for name in members:
             if name not in names:
                 continue
@@ -283,6 +282,19 @@ def _marks(text: str, names: set[str]) -> _Marks:
         if match.group(1).lower() in PEOPLE_NOUNS:
             marks.person[match.group(2)] += 1
     return marks
+
+
+def _leading(text: str, words: list[re.Match], first: int) -> str:
+    """The word just before words[first] in the same clause (an article skipped), lower
+    case; "" when punctuation or the start of the text comes first."""
+    position = first - 1
+    if position >= 0 and words[position].group().lower() in ARTICLES:
+        if text[words[position].end() : words[position + 1].start()].strip():
+            return ""
+        position -= 1
+    if position < 0 or text[words[position].end() : words[position + 1].start()].strip():
+        return ""
+    return words[position].group().lower()
 
 
 # --- narrators --------------------------------------------------------------------------------
@@ -486,8 +498,13 @@ class Reader:
             if word in self.names:
                 add(word)
                 continue
+            group = _base(word) in PLURAL | FIRST_PLURAL
             for name in self._meant(word, match, bare, narrator):
-                add(name)
+                if group:  # in the panel, not the last one named: "joined them. …," he said
+                    if name and name not in present:
+                        present.append(name)
+                else:
+                    add(name)
         self.last_beat = present
         return present, said
 

@@ -12,6 +12,21 @@ from __future__ import annotations
 from mangagen.drafting.rules import RuleDrafter
 
 
+def problems(story: dict) -> list[str]:
+    """Where the drafter's draft of `story` differs from a person's: its characters,
+    the speaker of each line, the people of each panel."""
+    draft = draft_of(story)
+    found = []
+    if characters(draft) != story["characters"]:
+        found.append(f"characters {sorted(characters(draft))}")
+    expected = [panel["speakers"] for panel in story["panels"]]
+    if speakers(draft) != expected:
+        found.append(f"speakers {speakers(draft)}, not {expected}")
+    if len(draft.panels) == len(story["panels"]):
+        found += wrong_people(story, draft)
+    return found
+
+
 def draft_of(story: dict):
     return RuleDrafter().draft(title="t", story=story["story"], characters=[])
 

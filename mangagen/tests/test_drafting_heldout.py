@@ -2,25 +2,26 @@
 
 These stories and what a person would draft from them were written, and
 committed, before the rules that read places, pronouns and narrators were
-(see the commit that adds this file): they are the held-out check, and the
-rules are never tuned on them. The stories the rules were developed on are in
-test_drafting.py.
+(8b7d543). Their first run against those rules (c6685c3) passed 12 of 15
+checks; iron-gate failed ("a banner of Hakone snapped" took Hakone for a
+person; after "joined them" Tomo's line went to Ren), and the rules were
+fixed for it, so this set is no longer held out: test_drafting_heldout_second.py
+is, written before those fixes. The stories the rules were developed on are
+in test_drafting_stories.py.
 
 Each story says which names are its characters (exactly: a place is never
 one) and, panel by panel, who speaks each line (in order, "" when no
 character does), who must be in the panel and who must not (places, and
-people nowhere in the beat). A paragraph of up to three sentences is one
-panel; a paragraph that only names a narrator ("MIKA") draws nothing.
+people nowhere in the beat); see drafts.py. A paragraph of up to three
+sentences is one panel; a paragraph that only names a narrator ("MIKA")
+draws nothing.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from mangagen.drafting.rules import RuleDrafter
-
-# Until the rules that read places, pronouns and narrators are written (the next commits).
-pytestmark = pytest.mark.xfail(reason="the rules are not written yet", strict=False)
+from .drafts import problems
 
 LANTERN_MARKET = {
     "story": """Night fell over Harbor Town. Lanterns swayed above the fish market on Gull Street.
@@ -153,40 +154,6 @@ STORIES = {
 }
 
 
-def drafted(name: str):
-    story = STORIES[name]
-    return story, RuleDrafter().draft(title=name, story=story["story"], characters=[])
-
-
 @pytest.mark.parametrize("name", STORIES)
-def test_the_characters_are_the_people_and_no_place_is_one(name):
-    story, draft = drafted(name)
-    assert {c["name"] for c in draft.characters} == story["characters"]
-
-
-@pytest.mark.parametrize("name", STORIES)
-def test_each_line_goes_to_the_person_who_says_it(name):
-    story, draft = drafted(name)
-    assert len(draft.panels) == len(story["panels"])
-    got = [[line["speaker"] for line in panel["dialogue"]] for panel in draft.panels]
-    assert got == [expected["speakers"] for expected in story["panels"]]
-
-
-@pytest.mark.parametrize("name", STORIES)
-def test_each_panel_holds_the_people_of_its_beat(name):
-    story, draft = drafted(name)
-    assert len(draft.panels) == len(story["panels"])
-    for number, (panel, expected) in enumerate(
-        zip(draft.panels, story["panels"], strict=True), start=1
-    ):
-        present = set(panel["characters"])
-        missing = expected["must"] - present
-        wrong = present & (expected.get("never", set()) | _not_people(story))
-        assert not missing, f"panel {number} lacks {sorted(missing)}: {panel}"
-        assert not wrong, f"panel {number} holds {sorted(wrong)}: {panel}"
-
-
-def _not_people(story) -> set[str]:
-    """Every capitalised word of the story that is not one of its characters."""
-    words = {w.strip(".,!?\"’'") for w in story["story"].split()}
-    return {w for w in words if w[:1].isupper()} - story["characters"]
+def test_drafted_as_a_person_would(name):
+    assert problems(STORIES[name]) == []
