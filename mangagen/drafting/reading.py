@@ -426,9 +426,10 @@ class Cast:
     gender: dict[str, str]
 
 
-def read_cast(story: str, known: list[str] = ()) -> Cast:
+def read_cast(story: str, known: list[str] | None = None) -> Cast:
     """Reads the story's people, places, narrators and genders. `known` are names
     already characters: people whatever the story does with them."""
+    known = known or []
     candidates = name_candidates(story)
     spelled = {name.casefold(): name for name in [*candidates, *known]}
     texts, narrators = passages(story, spelled)
