@@ -4,6 +4,7 @@ from mangagen.characters.models import CharacterSheet
 from mangagen.jobs.models import Job, JobEvent, JobPanel
 from mangagen.payments.models import Purchase, StripeEvent
 from mangagen.storyboards.models import Character, KeptArt, Panel, Storyboard
+from mangagen.translations.models import Translation
 
 __all__ = [
     "Character",
@@ -16,4 +17,5 @@ __all__ = [
     "Purchase",
     "Storyboard",
     "StripeEvent",
+    "Translation",
 ]

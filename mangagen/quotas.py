@@ -1,8 +1,9 @@
 """Per-person caps, so one account cannot grow the database, the job queue or the
 operator's chat bill without bound. A refused request changes nothing.
 
-Drafting with a chat model (`DRAFTER=openai`) costs the operator per call, so
-it has a daily quota per person rather than a credit price: credits pay for
+Drafting with a chat model (`DRAFTER=openai`, and translations with
+`TRANSLATOR=openai`) costs the operator per call, so it has a daily quota
+per person rather than a credit price: credits pay for
 renders a person sees, and charging for a draft they may throw away would
 make the first step of every comic cost money. The free rule-based drafter
 (`DRAFTER=rules`) has no quota.
@@ -75,6 +76,12 @@ def take_draft(*, user, now: datetime | None = None) -> None:
     """Counts one chat-model draft for `user` today (UTC); raises LimitReached past the quota."""
     if settings.DRAFTER == "rules":
         return
+    take_chat_call(user=user, now=now)
+
+
+def take_chat_call(*, user, now: datetime | None = None) -> None:
+    """Counts one call of the chat model for `user` today (UTC), a storyboard draft or
+    a translation draft alike; raises LimitReached past DRAFT_DAILY_QUOTA."""
     now = now or timezone.now()
     tomorrow = (now + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
     seconds_left = max(int((tomorrow - now).total_seconds()), 1)
@@ -84,7 +91,7 @@ def take_draft(*, user, now: datetime | None = None) -> None:
     if used > settings.DRAFT_DAILY_QUOTA:
         raise LimitReached(
             Limit.DRAFTS,
-            f"You have used today's {settings.DRAFT_DAILY_QUOTA} drafts; "
-            "edit the panels by hand, or draft again tomorrow.",
+            f"You have used today's {settings.DRAFT_DAILY_QUOTA} drafts by the language model; "
+            "write by hand, or draft again tomorrow.",
             retry_after=seconds_left,
         )

@@ -269,6 +269,11 @@ CHAT_BASE_URL = env.str("CHAT_BASE_URL", default="https://api.openai.com")
 CHAT_API_KEY = env.str("CHAT_API_KEY", default="")
 CHAT_MODEL = env.str("CHAT_MODEL", default="gpt-4o-mini")
 CHAT_TIMEOUT_SECONDS = env.float("CHAT_TIMEOUT_SECONDS", default=60.0)
+# Machine drafts of translations: `openai` asks the chat model above (counted in the
+# daily draft quota); `none` leaves translating to people.
+TRANSLATOR = env.str("TRANSLATOR", default="none")
+if TRANSLATOR not in ("none", "openai"):
+    raise ImproperlyConfigured(f"TRANSLATOR is {TRANSLATOR!r}; use one of: none, openai.")
 
 # --- Per-person bounds (mangagen/quotas.py), websockets, retention ---------------
 MAX_STORYBOARDS_PER_PERSON = env.int("MAX_STORYBOARDS_PER_PERSON", default=200)

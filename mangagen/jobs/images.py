@@ -3,8 +3,9 @@
 A panel is shown with its lettering drawn over the art from the storyboard's
 current text (while the panel's picture is still the one the storyboard
 asks for; otherwise the text the job started with), so a text edit shows at
-once without a render. A comic's kept takes are served the same way, to its
-owner only.
+once without a render. `?lang=` letters it in one of the comic's
+translations instead (404 for a language it has none in). A comic's kept
+takes are served the same way, to its owner only.
 """
 
 import hashlib
@@ -21,6 +22,8 @@ from mangagen.lettering import Letterable
 from mangagen.pages.builds import REVISION
 from mangagen.pages.compose import PanelArt, compose_panel
 from mangagen.storyboards.models import KeptArt, Storyboard
+from mangagen.translations import selectors as translations
+from mangagen.translations.errors import NoSuchTranslation
 
 from .models import SHOWN_STATES, JobPanel
 
@@ -58,13 +61,27 @@ def _find(user, name: str) -> _Shown | None:
     return _Shown(kept.image, kept.storyboard, kept.art_hash, kept.faces, {})
 
 
-def _lettering(shown: _Shown, path: str) -> tuple[str, str, Callable[[], bytes]]:
-    """The ETag, the cache key and the drawing of a shown panel with its lettering."""
+def _lettering(
+    shown: _Shown, path: str, language: str | None = None
+) -> tuple[str, str, Callable[[], bytes]]:
+    """The ETag, the cache key and the drawing of a shown panel with its lettering, in
+    `language` (None: the original's; NoSuchTranslation for one the comic lacks)."""
     same_art = shown.storyboard.panels.filter(art_hash=shown.art_hash).order_by("index")
     current = same_art.filter(index=shown.index).first() if shown.index else None
     current = current or same_art.first()
+    # The original's text is the panel's own; a translation's is read only when asked for.
+    lettering = (
+        translations.lettering(storyboard=shown.storyboard, language=language) if language else None
+    )
     if current is not None:
-        fields = {k: getattr(current, k) for k in ("dialogue", "caption", "shot", "characters")}
+        text = lettering.of(current.index) if lettering else current
+        fields = {
+            "dialogue": text.dialogue,
+            "caption": text.caption,
+            "shot": current.shot,
+            "characters": current.characters,
+            "language": lettering.language if lettering else shown.storyboard.language,
+        }
     else:
         spec = shown.spec
         fields = {
@@ -72,6 +89,7 @@ def _lettering(shown: _Shown, path: str) -> tuple[str, str, Callable[[], bytes]]
             "caption": spec.get("caption", ""),
             "shot": spec.get("shot", "medium"),
             "characters": spec.get("characters", []),
+            "language": shown.storyboard.language,  # the text the job started with
         }
     direction = shown.storyboard.reading_direction
     digest = hashlib.sha256(repr((REVISION, path, fields, direction, shown.faces)).encode())
@@ -107,7 +125,10 @@ def render_image(request, path: str):
     shown = _find(request.user, f"renders/{path}")
     if shown is None:
         raise Http404("No such image.")
-    etag, key, lettered = _lettering(shown, path)
+    try:
+        etag, key, lettered = _lettering(shown, path, request.GET.get("lang"))
+    except NoSuchTranslation as gone:
+        raise Http404("No such translation of this image.") from gone
     if request.headers.get("If-None-Match") == etag:
         return HttpResponseNotModified()
     # Drawn once per picture and text (the key names both), not on every request: a

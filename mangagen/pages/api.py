@@ -1,4 +1,8 @@
-"""Pages and exports of a comic (docs/api.md, "Kept panels, quote, pages, export"). Owner only."""
+"""Pages and exports of a comic (docs/api.md, "Kept panels, quote, pages, export"). Owner only.
+
+Each takes `?lang=`: the comic lettered in one of its translations (404
+`no_such_translation` for a language it has none in), else in the original.
+"""
 
 from django.http import FileResponse, Http404
 from django.urls import reverse
@@ -11,17 +15,25 @@ from rest_framework.views import APIView
 
 from mangagen.storyboards.api import owned_storyboard
 from mangagen.storyboards.models import ExportFormat, PageFormat, Storyboard
+from mangagen.translations.errors import NoSuchTranslation
 
 from . import exports
 from .builds import comic_of, image_file, page_names
+
+LANG = OpenApiParameter(
+    "lang", str, description="A translation's language (default: the original's)."
+)
 
 
 class PagesView(APIView):
     @extend_schema(
         summary="The kept panels composed into pages, with their lettering",
+        parameters=[LANG],
         responses=inline_serializer(
             "Pages",
             {
+                "language": serializers.CharField(),
+                "title": serializers.CharField(),
                 "direction": serializers.CharField(),
                 "format": serializers.CharField(),
                 "pages": inline_serializer(
@@ -40,7 +52,8 @@ class PagesView(APIView):
         ),
     )
     def get(self, request, pk: int):
-        comic = comic_of(storyboard=owned_storyboard(request, pk))
+        storyboard = owned_storyboard(request, pk)
+        comic = comic_of(storyboard=storyboard, language=request.query_params.get("lang"))
         return Response(pages_body(comic))
 
 
@@ -71,6 +84,8 @@ def pages_body(comic) -> dict:
             for page, name in zip(comic.pages, names, strict=False)
         ]
     return {
+        "language": comic.language,
+        "title": comic.title,
         "direction": comic.direction,
         "format": comic.format,
         "pages": pages,
@@ -80,7 +95,8 @@ def pages_body(comic) -> dict:
 
 
 def _url(comic, name: str) -> str:
-    return reverse("page-image", args=[comic.storyboard.pk, comic.key, name])
+    url = reverse("page-image", args=[comic.storyboard.pk, comic.key, name])
+    return f"{url}?lang={comic.language}" if comic.translated else url
 
 
 class ExportView(APIView):
@@ -93,7 +109,7 @@ class ExportView(APIView):
 
     @extend_schema(
         summary="Download the comic: print PDF, CBZ, or a webtoon PNG",
-        parameters=[OpenApiParameter("format", str, enum=ExportFormat.values)],
+        parameters=[OpenApiParameter("format", str, enum=ExportFormat.values), LANG],
         responses={(200, "application/octet-stream"): bytes, 409: None},
     )
     def get(self, request, pk: int):
@@ -104,8 +120,10 @@ class ExportView(APIView):
                 status=status.HTTP_400_BAD_REQUEST,
             )
         storyboard = owned_storyboard(request, pk)
-        comic = comic_of(storyboard=storyboard)
+        comic = comic_of(storyboard=storyboard, language=request.query_params.get("lang"))
         slug = slugify(storyboard.title) or f"comic-{storyboard.pk}"
+        if comic.translated:
+            slug = f"{slug}-{comic.language}"
         made = exports.export(comic=comic, fmt=fmt, slug=slug)
         response = FileResponse(
             made.path.open("rb"),
@@ -124,7 +142,10 @@ def page_image(request, pk: int, key: str, name: str):
     storyboard = Storyboard.objects.filter(pk=pk, owner=request.user).first()
     if storyboard is None:
         raise Http404("No such page.")
-    comic = comic_of(storyboard=storyboard)
+    try:
+        comic = comic_of(storyboard=storyboard, language=request.GET.get("lang"))
+    except NoSuchTranslation as gone:
+        raise Http404("No such page (the translation was deleted).") from gone
     path = comic.kept and comic.key == key and image_file(comic, name)
     if not path:
         raise Http404("No such page (the comic may have changed: reload).")

@@ -1,14 +1,15 @@
 """A comic as pages, built once per content and cached on disk.
 
 `comic_of()` reads everything a page depends on (the layout, each panel's
-current text and kept take, the title, the direction and format) and hashes
-it into a key. Page images and exports are built under that key the first
-time they are asked for, and served from disk after; any change to the comic
-gives a new key, and building under a new key deletes the folders of older
-keys that nobody has used for `UNUSED_AFTER_SECONDS` (every build or serve
-touches its folder), so a request still building or serving the comic as it
-was a moment ago keeps its files. Writes go to a temporary file renamed into
-place, so two requests building at once both end with the same complete file.
+current text in the language asked for and kept take, the title, the
+direction and format) and hashes it into a key. Page images and exports are
+built under that key the first time they are asked for, and served from disk
+after; any change to the comic gives a new key, and building under a new key
+deletes the folders of older keys (other languages' too) that nobody has used
+for `UNUSED_AFTER_SECONDS` (every build or serve touches its folder), so a
+request still building or serving the comic as it was a moment ago keeps its
+files. Writes go to a temporary file renamed into place, so two requests
+building at once both end with the same complete file.
 """
 
 from __future__ import annotations
@@ -29,11 +30,12 @@ from django.conf import settings
 from mangagen.lettering import Letterable
 from mangagen.storyboards.models import KeptArt, PageFormat, Storyboard
 from mangagen.storyboards.selectors import current_takes
+from mangagen.translations import selectors as translations
 
 from .compose import PanelArt, compose_page, compose_strip
 from .layout import LayoutPanel, Page, paginate
 
-REVISION = 4  # bump when the drawing changes, so every cached page is drawn again
+REVISION = 5  # bump when the drawing changes, so every cached page is drawn again
 
 # An older key's folder goes once it has been unused this long (a PDF of the
 # comic as it was before an edit may still be reading its pages).
@@ -51,14 +53,20 @@ class Comic:
     arts: dict[int, PanelArt]
     kept: list[int]
     key: str
+    language: str  # what it is lettered in: the original's, or a translation's
+    title: str  # in that language
+    translated: bool = False
 
     @property
     def folder(self) -> Path:
         return _root(self.storyboard.pk) / self.key
 
 
-def comic_of(*, storyboard: Storyboard) -> Comic:
+def comic_of(*, storyboard: Storyboard, language: str | None = None) -> Comic:
+    """The comic as pages, lettered in `language` (None: the original's); raises
+    NoSuchTranslation for a language it has no translation into."""
     panels = list(storyboard.panels.all())
+    lettering = translations.lettering(storyboard=storyboard, language=language)
     takes = current_takes(storyboard=storyboard)
     direction = storyboard.reading_direction
     pages = paginate(
@@ -70,22 +78,33 @@ def comic_of(*, storyboard: Storyboard) -> Comic:
     arts, facts = {}, []
     for panel in panels:
         take = takes.get(panel.art_hash)
+        text = lettering.of(panel.index)
         arts[panel.index] = PanelArt(
             index=panel.index,
             letterable=Letterable.of(
-                dialogue=panel.dialogue,
-                caption=panel.caption,
+                dialogue=text.dialogue,
+                caption=text.caption,
                 shot=panel.shot,
                 characters=panel.characters,
                 faces=take.faces if take else None,
+                language=lettering.language,
             ),
             load=_loader(take) if take else None,
         )
-        facts.append([panel.index, panel.content_hash, take.pk if take else None])
+        facts.append(
+            [
+                panel.index,
+                panel.content_hash,
+                take.pk if take else None,
+                text.dialogue,
+                text.caption,
+            ]
+        )
     key = _hash(
         [
             REVISION,
-            storyboard.title,
+            lettering.language,
+            lettering.title,
             direction,
             storyboard.page_format,
             facts,
@@ -93,7 +112,18 @@ def comic_of(*, storyboard: Storyboard) -> Comic:
         ]
     )
     kept = [p.index for p in panels if p.art_hash in takes]
-    return Comic(storyboard, direction, storyboard.page_format, pages, arts, kept, key)
+    return Comic(
+        storyboard,
+        direction,
+        storyboard.page_format,
+        pages,
+        arts,
+        kept,
+        key,
+        language=lettering.language,
+        title=lettering.title,
+        translated=lettering.translated,
+    )
 
 
 def page_file(comic: Comic, number: int) -> Path:
@@ -103,7 +133,7 @@ def page_file(comic: Comic, number: int) -> Path:
         comic,
         f"page-{number:03d}.png",
         lambda path: compose_page(
-            page, arts=comic.arts, direction=comic.direction, title=comic.storyboard.title
+            page, arts=comic.arts, direction=comic.direction, title=comic.title
         ).save(path, "PNG"),
     )
 
@@ -114,9 +144,9 @@ def strip_file(comic: Comic) -> Path:
     return _built(
         comic,
         "webtoon.png",
-        lambda path: compose_strip(
-            arts, direction=comic.direction, title=comic.storyboard.title
-        ).save(path, "PNG"),
+        lambda path: compose_strip(arts, direction=comic.direction, title=comic.title).save(
+            path, "PNG"
+        ),
     )
 
 

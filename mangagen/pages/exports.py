@@ -13,7 +13,7 @@ from xml.sax.saxutils import escape
 from PIL import Image
 
 from mangagen.errors import ApplicationError
-from mangagen.lettering import one_line
+from mangagen.lettering import languages, one_line
 from mangagen.storyboards.models import ExportFormat, ReadingDirection
 
 from .builds import Comic, built, page_file, strip_file
@@ -62,7 +62,7 @@ def _pdf(comic: Comic, target: Path) -> None:
         save_all=True,
         append_images=pages[1:],
         resolution=DPI,
-        title=one_line(comic.storyboard.title),
+        title=one_line(comic.title),
         producer="Mangagen",
     )
 
@@ -75,7 +75,8 @@ def _cbz(comic: Comic, target: Path) -> None:
 
 
 def comic_info(comic: Comic) -> str:
-    """ComicInfo.xml (the Anansi schema comic readers use): title, page count, reading order."""
+    """ComicInfo.xml (the Anansi schema comic readers use): title, page count, language,
+    reading order."""
     manga = "YesAndRightToLeft" if comic.direction == ReadingDirection.RTL else "No"
     cover = ' Type="FrontCover"'
     pages = "".join(
@@ -85,8 +86,9 @@ def comic_info(comic: Comic) -> str:
         '<?xml version="1.0" encoding="utf-8"?>\n'
         '<ComicInfo xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" '
         'xmlns:xsd="http://www.w3.org/2001/XMLSchema">'
-        f"<Title>{escape(one_line(comic.storyboard.title))}</Title>"
+        f"<Title>{escape(one_line(comic.title))}</Title>"
         f"<PageCount>{len(comic.pages)}</PageCount>"
+        f"<LanguageISO>{languages.bcp47(comic.language)}</LanguageISO>"
         f"<Manga>{manga}</Manga>"
         "<BlackAndWhite>Yes</BlackAndWhite>"
         f"<Pages>{pages}</Pages>"

@@ -56,7 +56,11 @@ class StoryboardListView(APIView):
         data = serializer.validated_data
         quotas.check_storyboards(owner=request.user)
         storyboard = services.create_storyboard(
-            owner=request.user, title=data["title"], story=data["story"], style=data["style"]
+            owner=request.user,
+            title=data["title"],
+            story=data["story"],
+            style=data["style"],
+            language=data.get("language"),
         )
         if data.get("characters") or data.get("panels"):
             services.update_storyboard(

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from mangagen.characters.selectors import sheets_in_use
 from mangagen.drafting import Draft, get_drafter
+from mangagen.lettering import languages
 
 from .hashing import art_hash, content_hash, storyboard_version
 from .models import Character, KeptArt, Panel, Storyboard, Style
@@ -19,9 +20,16 @@ from .models import Character, KeptArt, Panel, Storyboard, Style
 
 @transaction.atomic
 def create_storyboard(
-    *, owner, title: str, story: str = "", style: str = Style.MANGA
+    *, owner, title: str, story: str = "", style: str = Style.MANGA, language: str | None = None
 ) -> Storyboard:
-    storyboard = Storyboard.objects.create(owner=owner, title=title, story=story, style=style)
+    """A new storyboard; its `language` guessed from the title and story when not given."""
+    storyboard = Storyboard.objects.create(
+        owner=owner,
+        title=title,
+        story=story,
+        style=style,
+        language=language or languages.guess(f"{title} {story}"),
+    )
     _rehash(storyboard)
     return storyboard
 
@@ -33,6 +41,7 @@ def update_storyboard(
     title: str | None = None,
     story: str | None = None,
     style: str | None = None,
+    language: str | None = None,
     characters: list[dict] | None = None,
     panels: list[dict] | None = None,
     layout: dict | None = None,
@@ -43,7 +52,12 @@ def update_storyboard(
     mangagen.pages); each given key replaces what was there.
     """
     storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
-    for field, value in (("title", title), ("story", story), ("style", style)):
+    for field, value in (
+        ("title", title),
+        ("story", story),
+        ("style", style),
+        ("language", language),
+    ):
         if value is not None:
             setattr(storyboard, field, value)
     for key, field in LAYOUT_FIELDS.items():

@@ -16,6 +16,7 @@ from ledger import services as ledger
 from mangagen.jobs import selectors as job_selectors
 from mangagen.jobs.api import job_body, owned_job
 from mangagen.jobs.models import LIVE_STATES, JobState
+from mangagen.lettering import languages
 from mangagen.storyboards import limits
 from mangagen.storyboards.models import (
     ExportFormat,
@@ -85,6 +86,7 @@ def _step(request, storyboard, step: str):
                 for i, (name, label) in enumerate(STEPS)
             ],
             "styles": Style.choices,
+            "languages": languages.choices(),
             "shots": Shot.choices,
             "live_job_states": LIVE_JOB_STATES,
             "limits": {k: v for k, v in vars(limits).items() if k.startswith("MAX_")},
@@ -134,6 +136,7 @@ def read_comic(request, pk: int):
         "studio/reader.html",
         {
             "storyboard": storyboard,
+            "original_name": languages.name(storyboard.language),
             "templates": PageTemplate.choices,
             "directions": ReadingDirection.choices,
             "formats": PageFormat.choices,
