@@ -2,6 +2,7 @@
 
 from mangagen.characters.models import CharacterSheet
 from mangagen.jobs.models import Job, JobEvent, JobPanel
+from mangagen.pages.models import PageBuild
 from mangagen.payments.models import Purchase, StripeEvent
 from mangagen.storyboards.models import Character, KeptArt, Panel, Storyboard
 
@@ -12,6 +13,7 @@ __all__ = [
     "JobEvent",
     "JobPanel",
     "KeptArt",
+    "PageBuild",
     "Panel",
     "Purchase",
     "Storyboard",

@@ -2,6 +2,8 @@
 (as the local demo has it) unless the environment says otherwise."""
 
 import os
+import tempfile
+from pathlib import Path
 
 os.environ.setdefault("DEBUG", "on")
 
@@ -11,3 +13,8 @@ from mangagen.settings import *  # noqa: F403
 # test database, which a pool's idle connections would keep open. (The stacks
 # the browser tests start run the project's settings, pool included.)
 DATABASES["default"].get("OPTIONS", {}).pop("pool", None)  # noqa: F405
+
+# Files go to a folder of this test session's own, never to a developer's media/ (a test
+# that prunes or deletes files works on what its own database knows). Tests that need
+# their own pick one (conftest's `instant_renders`, `media`).
+MEDIA_ROOT = Path(tempfile.mkdtemp(prefix="mangagen-test-media-"))

@@ -5,6 +5,11 @@ current text (while the panel's picture is still the one the storyboard
 asks for; otherwise the text the job started with), so a text edit shows at
 once without a render. A comic's kept takes are served the same way, to its
 owner only.
+
+The lettered picture is kept in the cache (Redis) under the image's name, one
+entry per image, overwritten when its text changes: however often a person
+edits a balloon, their images take one entry each. Drawing one that is not
+in the cache counts against the person's drawing budget (`quotas.drawing`).
 """
 
 import hashlib
@@ -17,6 +22,8 @@ from django.core.cache import cache
 from django.db.models.fields.files import FieldFile
 from django.http import Http404, HttpResponse, HttpResponseNotModified
 
+from mangagen import quotas
+from mangagen.api.errors import plain_error_response
 from mangagen.lettering import Letterable
 from mangagen.pages.builds import REVISION
 from mangagen.pages.compose import PanelArt, compose_panel
@@ -24,7 +31,9 @@ from mangagen.storyboards.models import KeptArt, Storyboard
 
 from .models import SHOWN_STATES, JobPanel
 
-LETTERED_TTL = 24 * 3600  # seconds a lettered panel stays drawn in the cache
+# Seconds a lettered panel stays drawn in the cache: the first paint after Generate
+# and a session's revisits; past it a view draws it again.
+LETTERED_TTL = 3600
 
 
 @dataclass
@@ -59,7 +68,8 @@ def _find(user, name: str) -> _Shown | None:
 
 
 def _lettering(shown: _Shown, path: str) -> tuple[str, str, Callable[[], bytes]]:
-    """The ETag, the cache key and the drawing of a shown panel with its lettering."""
+    """The ETag, the cache key (one per image) and the drawing of a shown panel with
+    its lettering."""
     same_art = shown.storyboard.panels.filter(art_hash=shown.art_hash).order_by("index")
     current = same_art.filter(index=shown.index).first() if shown.index else None
     current = current or same_art.first()
@@ -87,7 +97,26 @@ def _lettering(shown: _Shown, path: str) -> tuple[str, str, Callable[[], bytes]]
         return buffer.getvalue()
 
     # The key is only reachable after the owner check of the view.
-    return f'"{digest.hexdigest()[:32]}"', f"lettered-panel:{digest.hexdigest()}", lettered
+    return f'"{digest.hexdigest()[:32]}"', lettered_cache_key(path), lettered
+
+
+def _cached(key: str, etag: str) -> bytes | None:
+    """The lettered picture in the cache, if it was drawn with this text (the ETag)."""
+    entry = cache.get(key)
+    if isinstance(entry, tuple) and len(entry) == 2 and entry[0] == etag:
+        return entry[1]
+    return None
+
+
+def _store(key: str, etag: str, png: bytes) -> None:
+    cache.set(key, (etag, png), LETTERED_TTL)  # replaces the drawing of the old text
+
+
+def lettered_cache_key(image_name: str) -> str:
+    """The cache key of an image's lettered picture (`renders/…` or the URL's path),
+    one per image: to find it, and to forget it with the image."""
+    path = image_name.removeprefix("renders/")
+    return f"lettered-panel:{hashlib.sha256(path.encode()).hexdigest()}"
 
 
 def draw_ahead(panel: JobPanel) -> None:
@@ -98,8 +127,9 @@ def draw_ahead(panel: JobPanel) -> None:
     shown = _Shown(
         panel.image, job.storyboard, panel.art_hash, panel.faces, panel.spec, panel.index
     )
-    _, key, lettered = _lettering(shown, (panel.image.name or "").removeprefix("renders/"))
-    cache.get_or_set(key, lettered, LETTERED_TTL)
+    etag, key, lettered = _lettering(shown, (panel.image.name or "").removeprefix("renders/"))
+    if _cached(key, etag) is None:
+        _store(key, etag, lettered())
 
 
 @login_required
@@ -110,10 +140,17 @@ def render_image(request, path: str):
     etag, key, lettered = _lettering(shown, path)
     if request.headers.get("If-None-Match") == etag:
         return HttpResponseNotModified()
-    # Drawn once per picture and text (the key names both), not on every request: a
-    # person's first paint after Generate and every other tab then skip the lettering
-    # (and a render's worker draws it ahead: draw_ahead).
-    png = cache.get_or_set(key, lettered, LETTERED_TTL)
+    # Drawn once per picture and text, not on every request: a person's first paint
+    # after Generate and every other tab then skip the lettering (and a render's
+    # worker draws it ahead: draw_ahead).
+    png = _cached(key, etag)
+    if png is None:
+        try:
+            with quotas.drawing(user_id=request.user.pk):
+                png = lettered()
+        except quotas.LimitReached as refused:
+            return plain_error_response(refused)
+        _store(key, etag, png)
     response = HttpResponse(png, content_type="image/png")
     response["ETag"] = etag
     response["Cache-Control"] = "private, no-cache"  # the lettering may change under this URL

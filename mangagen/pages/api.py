@@ -1,5 +1,7 @@
 """Pages and exports of a comic (docs/api.md, "Kept panels, quote, pages, export"). Owner only."""
 
+import io
+
 from django.http import FileResponse, Http404
 from django.urls import reverse
 from django.utils.text import slugify
@@ -9,11 +11,13 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
+from mangagen import quotas
+from mangagen.api.errors import plain_error_response
 from mangagen.storyboards.api import owned_storyboard
 from mangagen.storyboards.models import ExportFormat, PageFormat, Storyboard
 
 from . import exports
-from .builds import comic_of, image_file, page_names
+from .builds import comic_of, image_png, page_names
 
 
 class PagesView(APIView):
@@ -108,7 +112,7 @@ class ExportView(APIView):
         slug = slugify(storyboard.title) or f"comic-{storyboard.pk}"
         made = exports.export(comic=comic, fmt=fmt, slug=slug)
         response = FileResponse(
-            made.path.open("rb"),
+            io.BytesIO(made.data),
             content_type=made.content_type,
             as_attachment=True,
             filename=made.filename,
@@ -125,10 +129,13 @@ def page_image(request, pk: int, key: str, name: str):
     if storyboard is None:
         raise Http404("No such page.")
     comic = comic_of(storyboard=storyboard)
-    path = comic.kept and comic.key == key and image_file(comic, name)
-    if not path:
+    try:
+        png = comic.kept and comic.key == key and image_png(comic, name)
+    except quotas.LimitReached as refused:
+        return plain_error_response(refused)
+    if not png:
         raise Http404("No such page (the comic may have changed: reload).")
-    response = FileResponse(path.open("rb"), content_type="image/png")
+    response = FileResponse(io.BytesIO(png), content_type="image/png")
     response["Cache-Control"] = "private, max-age=31536000, immutable"  # the key is the content
     response["X-Content-Type-Options"] = "nosniff"
     return response
