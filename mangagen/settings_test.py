@@ -3,9 +3,13 @@
 
 import os
 import tempfile
-from pathlib import Path
 
 os.environ.setdefault("DEBUG", "on")
+# Files go to a folder of this test session's own, never to a developer's media/ (a test
+# that prunes or deletes files works on what its own database knows); the processes a
+# test starts inherit it. Tests that need their own pick one (`instant_renders`, `media`).
+if not os.environ.get("MEDIA_ROOT"):
+    os.environ["MEDIA_ROOT"] = tempfile.mkdtemp(prefix="mangagen-test-media-")
 
 from mangagen.settings import *  # noqa: F403
 
@@ -13,8 +17,3 @@ from mangagen.settings import *  # noqa: F403
 # test database, which a pool's idle connections would keep open. (The stacks
 # the browser tests start run the project's settings, pool included.)
 DATABASES["default"].get("OPTIONS", {}).pop("pool", None)  # noqa: F405
-
-# Files go to a folder of this test session's own, never to a developer's media/ (a test
-# that prunes or deletes files works on what its own database knows). Tests that need
-# their own pick one (conftest's `instant_renders`, `media`).
-MEDIA_ROOT = Path(tempfile.mkdtemp(prefix="mangagen-test-media-"))
