@@ -130,23 +130,29 @@ def _answers(base: str) -> bool:
         return False
 
 
-def test_sign_up_generate_pages_pdf_and_a_sheet_with_nothing_on_either_machines_disk(machines):
-    base, roots, s3, bucket = machines
-    web = requests.Session()
-    web.get(f"{base}/accounts/signup/", timeout=10)
-    signed_up = web.post(
+def signed_up(base: str, username: str) -> requests.Session:
+    """A browser-like session of a person who just signed up through the form."""
+    session = requests.Session()
+    session.get(f"{base}/accounts/signup/", timeout=10)
+    answer = session.post(
         f"{base}/accounts/signup/",
         data={
-            "username": "storage-walker",
+            "username": username,
             "password1": "a-long-pass-123",
             "password2": "a-long-pass-123",
-            "csrfmiddlewaretoken": web.cookies["csrftoken"],
+            "csrfmiddlewaretoken": session.cookies["csrftoken"],
         },
         headers={"Referer": f"{base}/accounts/signup/"},
         allow_redirects=False,
         timeout=10,
     )
-    assert signed_up.status_code == 302, signed_up.text[:500]
+    assert answer.status_code == 302, answer.text[:500]
+    return session
+
+
+def test_sign_up_generate_pages_pdf_and_a_sheet_with_nothing_on_either_machines_disk(machines):
+    base, roots, s3, bucket = machines
+    web = signed_up(base, "storage-walker")
     csrf = {"X-CSRFToken": web.cookies["csrftoken"], "Referer": f"{base}/"}
     assert web.post(f"{base}/credits/demo/", headers=csrf, timeout=10).ok
 
@@ -207,19 +213,7 @@ def test_sign_up_generate_pages_pdf_and_a_sheet_with_nothing_on_either_machines_
     assert sheet.status_code == 200 and sheet.content.startswith(b"\x89PNG")
 
     # Someone else sees none of it.
-    stranger = requests.Session()
-    stranger.get(f"{base}/accounts/signup/", timeout=10)
-    stranger.post(
-        f"{base}/accounts/signup/",
-        data={
-            "username": "storage-stranger",
-            "password1": "a-long-pass-123",
-            "password2": "a-long-pass-123",
-            "csrfmiddlewaretoken": stranger.cookies["csrftoken"],
-        },
-        headers={"Referer": f"{base}/accounts/signup/"},
-        timeout=10,
-    )
+    stranger = signed_up(base, "storage-stranger")
     for url in (panel["image_url"], pages["pages"][0]["image_url"]):
         assert stranger.get(base + url, timeout=10).status_code == 404
 
