@@ -34,15 +34,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.support.stack import fresh_database_url
 
+# One page: an establishing shot, then Aiko (who speaks) and Kenji side by side.
 PANELS = [
-    {"description": "A rooftop at night.", "shot": "establishing", "caption": "Neo-Kyoto."},
+    {"description": "A station in the rain.", "shot": "establishing", "caption": "Platform 9."},
     {
-        "description": "Aiko turns.",
+        "description": "Aiko looks up.",
         "shot": "medium",
         "characters": ["Aiko"],
-        "dialogue": [{"speaker": "Aiko", "text": "Who's there?"}],
+        "dialogue": [{"speaker": "Aiko", "text": "Late again."}],
     },
-    {"description": "Kenji grins.", "shot": "close-up", "characters": ["Kenji"]},
+    {"description": "Kenji shrugs.", "shot": "medium", "characters": ["Kenji"]},
 ]
 
 
