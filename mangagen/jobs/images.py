@@ -150,6 +150,8 @@ def render_image(request, path: str):
                 png = lettered()
         except quotas.LimitReached as refused:
             return plain_error_response(refused)
+        except FileNotFoundError as gone:  # its file left storage (the comic is going)
+            raise Http404("No such image.") from gone
         _store(key, etag, png)
     response = HttpResponse(png, content_type="image/png")
     response["ETag"] = etag
