@@ -395,3 +395,14 @@ def test_a_generate_waiting_for_a_deleted_comic_answers_404(user, board, client,
     assert done == [None]
     assert response.status_code == 404 and response.json()["error"] == "not_found"
     assert not Hold.objects.exists()
+
+
+def test_an_image_whose_file_left_storage_answers_404(media, account, board, user, client, run):
+    from django.core.files.storage import default_storage
+
+    job = run.finish(run.generate(user, board))
+    panel = job.panels.get(index=3)
+    edit(board, {3: {"caption": "Not drawn yet with this text."}})  # not in the cache
+    default_storage.delete(panel.image.name)
+    client.force_login(user)
+    assert client.get(selectors.image_url(panel, job)).status_code == 404
