@@ -2,6 +2,7 @@
 
 from mangagen.characters.models import CharacterSheet
 from mangagen.jobs.models import Job, JobEvent, JobPanel
+from mangagen.pages.models import PageBuild
 from mangagen.payments.models import Purchase, StripeEvent
 from mangagen.storyboards.models import Character, KeptArt, Panel, Storyboard
 from mangagen.translations.models import Translation
@@ -13,6 +14,7 @@ __all__ = [
     "JobEvent",
     "JobPanel",
     "KeptArt",
+    "PageBuild",
     "Panel",
     "Purchase",
     "Storyboard",

@@ -11,6 +11,7 @@ from pathlib import Path
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
+from mangagen import storage_config
 from mangagen.queues import Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -279,6 +280,12 @@ if TRANSLATOR not in ("none", "openai"):
 MAX_STORYBOARDS_PER_PERSON = env.int("MAX_STORYBOARDS_PER_PERSON", default=200)
 MAX_LIVE_JOBS_PER_PERSON = env.int("MAX_LIVE_JOBS_PER_PERSON", default=3)
 DRAFT_DAILY_QUOTA = env.int("DRAFT_DAILY_QUOTA", default=50)
+# CPU seconds a person's requests may spend drawing (pages, exports, lettering not
+# in the cache) each minute; past it they answer 429 until the next minute.
+DRAWING_CPU_SECONDS_PER_MINUTE = env.float("DRAWING_CPU_SECONDS_PER_MINUTE", default=20.0)
+# The bytes a person's own sheet pictures may take in all (older ones are let go, see
+# mangagen/characters/services.py).
+SHEET_UPLOAD_BYTES_PER_PERSON = env.int("SHEET_UPLOAD_BYTES_PER_PERSON", default=100 * 1024 * 1024)
 WS_IDLE_SECONDS = env.float("WS_IDLE_SECONDS", default=600.0)
 WS_MAX_CONNECTIONS_PER_PERSON = env.int("WS_MAX_CONNECTIONS_PER_PERSON", default=12)
 RETENTION_DAYS = env.int("RETENTION_DAYS", default=90)
@@ -371,6 +378,23 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 WHITENOISE_USE_FINDERS = DEBUG
 MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(BASE_DIR / "media")))
 MEDIA_URL = "media/"
+
+# Every render, kept take, sheet, page build and export goes through Django's
+# default storage (mangagen/storage.py): MEDIA_ROOT on this machine, or a bucket
+# of any S3-compatible service that every web process and worker shares. Never
+# served directly: the views check the owner and stream the bytes.
+STORAGE_BACKEND = env.str("STORAGE_BACKEND", default="local")
+try:
+    STORAGES = storage_config.storages(
+        backend=STORAGE_BACKEND,
+        bucket=env.str("S3_BUCKET", default=""),
+        endpoint_url=env.str("S3_ENDPOINT_URL", default=""),
+        access_key=env.str("S3_ACCESS_KEY_ID", default=""),
+        secret_key=env.str("S3_SECRET_ACCESS_KEY", default=""),
+        region=env.str("S3_REGION", default="us-east-1"),
+    )
+except ValueError as refused:
+    raise ImproperlyConfigured(str(refused)) from refused
 
 # --- Production hardening (manage.py check --deploy) -------------------------
 SESSION_COOKIE_SECURE = not DEBUG

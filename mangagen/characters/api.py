@@ -6,6 +6,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from mangagen.api.throttles import WritesThrottle
+from mangagen.jobs.selectors import sheets_in_live_jobs
 from mangagen.storyboards.api import owned_storyboard
 from mangagen.storyboards.models import Storyboard
 
@@ -66,7 +67,12 @@ class SheetView(APIView):
     def put(self, request, pk: int, name: str):
         storyboard = owned_storyboard(request, pk)
         image = checked_reference(request.FILES.get("image"))
-        services.upload_sheet(storyboard=storyboard, name=name, image=image)
+        services.upload_sheet(
+            storyboard=storyboard,
+            name=name,
+            image=image,
+            in_use=sheets_in_live_jobs(storyboard=storyboard, name=name),
+        )
         return Response(_sheet_body(storyboard, name))
 
     @extend_schema(request=None, responses={204: None}, summary="Remove the character's sheet")

@@ -65,3 +65,14 @@ def state_data(job: Job) -> dict:
         "current_index": job.current_index,
         "total": job.panels.count(),
     }
+
+
+def sheets_in_live_jobs(*, storyboard, name: str) -> frozenset[str]:
+    """The hashes of the character's sheets that the storyboard's live jobs draw from
+    (each job keeps the sheets its panels were started with)."""
+    specs = JobPanel.objects.filter(job__storyboard=storyboard, job__state__in=LIVE_STATES)
+    return frozenset(
+        used
+        for spec in specs.values_list("spec", flat=True)
+        if (used := (spec.get("sheets") or {}).get(name))
+    )

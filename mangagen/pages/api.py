@@ -4,6 +4,8 @@ Each takes `?lang=`: the comic lettered in one of its translations (404
 `no_such_translation` for a language it has none in), else in the original.
 """
 
+import io
+
 from django.http import FileResponse, Http404
 from django.urls import reverse
 from django.utils.text import slugify
@@ -13,12 +15,14 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
+from mangagen import quotas
+from mangagen.api.errors import plain_error_response
 from mangagen.storyboards.api import owned_storyboard
 from mangagen.storyboards.models import ExportFormat, PageFormat, Storyboard
 from mangagen.translations.errors import NoSuchTranslation
 
 from . import exports
-from .builds import comic_of, image_file, page_names
+from .builds import comic_of, image_png, page_names
 
 LANG = OpenApiParameter(
     "lang", str, description="A translation's language (default: the original's)."
@@ -126,7 +130,7 @@ class ExportView(APIView):
             slug = f"{slug}-{comic.language}"
         made = exports.export(comic=comic, fmt=fmt, slug=slug)
         response = FileResponse(
-            made.path.open("rb"),
+            io.BytesIO(made.data),
             content_type=made.content_type,
             as_attachment=True,
             filename=made.filename,
@@ -146,10 +150,13 @@ def page_image(request, pk: int, key: str, name: str):
         comic = comic_of(storyboard=storyboard, language=request.GET.get("lang"))
     except NoSuchTranslation as gone:
         raise Http404("No such page (the translation was deleted).") from gone
-    path = comic.kept and comic.key == key and image_file(comic, name)
-    if not path:
+    try:
+        png = comic.kept and comic.key == key and image_png(comic, name)
+    except quotas.LimitReached as refused:
+        return plain_error_response(refused)
+    if not png:
         raise Http404("No such page (the comic may have changed: reload).")
-    response = FileResponse(path.open("rb"), content_type="image/png")
+    response = FileResponse(io.BytesIO(png), content_type="image/png")
     response["Cache-Control"] = "private, max-age=31536000, immutable"  # the key is the content
     response["X-Content-Type-Options"] = "nosniff"
     return response

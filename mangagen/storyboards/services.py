@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
-from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
@@ -135,31 +131,6 @@ LAYOUT_FIELDS = {
     "breaks": "page_breaks",
     "templates": "page_templates",
 }
-
-
-def delete_storyboard(*, storyboard: Storyboard) -> None:
-    """Deletes a storyboard, cancelling its live jobs first so no hold is left behind.
-
-    Its kept art, character sheets and built pages leave the disk once the
-    deletion is committed; a sheet still rendering has its hold released.
-    """
-    from mangagen.characters.services import end_sheet_renders
-    from mangagen.jobs.models import LIVE_STATES
-    from mangagen.jobs.services import cancel_job
-
-    for job in storyboard.jobs.filter(state__in=LIVE_STATES):
-        cancel_job(job=job, reason="Its storyboard was deleted.")
-    end_sheet_renders(storyboard=storyboard, reason="Its storyboard was deleted.")
-    folders = [
-        Path(settings.MEDIA_ROOT) / "renders" / "kept" / str(storyboard.pk),
-        Path(settings.MEDIA_ROOT) / "pages" / str(storyboard.pk),
-        Path(settings.MEDIA_ROOT) / "sheets" / str(storyboard.pk),
-    ]
-    with transaction.atomic():
-        storyboard.delete()
-        transaction.on_commit(
-            lambda: [shutil.rmtree(folder, ignore_errors=True) for folder in folders]
-        )
 
 
 def draft_storyboard(*, storyboard: Storyboard) -> tuple[Storyboard, str]:

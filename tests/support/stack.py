@@ -47,6 +47,18 @@ def fresh_database_url(suffix: str) -> str:
     return f"sqlite:///{path}"
 
 
+def stop(process: subprocess.Popen | None) -> None:
+    """Stops a process started in a session of its own, with everything it started."""
+    if process is None:
+        return
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
 def redis_url(db: int) -> str:
     url = os.environ.get("REDIS_URL")
     if not url:
@@ -100,13 +112,7 @@ class Stack:
         return self
 
     def __exit__(self, *exc) -> None:
-        if self.process is None:
-            return
-        os.killpg(self.process.pid, signal.SIGTERM)
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, signal.SIGKILL)
+        stop(self.process)
 
     def command(self) -> list[str]:
         return [sys.executable, "manage.py", "runstack", "--no-demo", "--port", str(self.port)]
