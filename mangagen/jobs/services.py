@@ -35,6 +35,7 @@ from ledger.models import Hold
 from mangagen import quotas
 from mangagen.credit_history import RENDER_FAILED_PREFIX
 from mangagen.errors import ApplicationError
+from mangagen.observability import metrics
 from mangagen.queues import Queue
 from mangagen.renderers import RenderError, get_renderer
 from mangagen.renderers.warmth import GpuPool, Priority, Withdrawn
@@ -319,6 +320,7 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> str:
             )
         except Withdrawn:
             return "withdrawn"
+    metrics.observe_render_phases(result.metadata, result.seconds)
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job_id)
         panel = job.panels.select_for_update().filter(index=index).first()

@@ -2,8 +2,11 @@
 
 import logging
 
+import redis
 from celery import shared_task
+from django.db import InterfaceError, OperationalError
 
+from mangagen.observability import logs, metrics
 from mangagen.queues import Queue
 from mangagen.renderers import RenderError
 
@@ -13,38 +16,69 @@ from .dispatch import EXPIRE_JOB, QUEUE_LOOKAHEAD, RENDER_PANEL
 logger = logging.getLogger(__name__)
 
 MAX_RENDER_RETRIES = 3
+# A dropped database connection (a failover, pg_terminate_backend) or a Redis blip is
+# not the render's fault: the render is idempotent (its attempt and hold are fixed), so
+# it is sent again, soon, instead of failing the panel. The failover may take a while.
+PASSING_FAULTS = (OperationalError, InterfaceError, redis.ConnectionError, redis.TimeoutError)
+MAX_FAULT_RETRIES = 12
+
+
+def fault_backoff(retries: int) -> float:
+    """Seconds before trying again after the `retries`-th passing fault: 0.5, 1, 2 … 8."""
+    return min(0.5 * 2**retries, 8.0)
 
 
 @shared_task(bind=True, name=RENDER_PANEL, max_retries=MAX_RENDER_RETRIES)
 def render_panel(self, job_id: int, index: int, attempt: int) -> str:
     """One render of one panel. Redelivery after a lost worker renders again, charges once."""
+    with logs.about(job=job_id, panel=index):
+        outcome = _render(self, job_id, index, attempt)
+        metrics.record_render(outcome)
+        logger.info("Render of job %s panel %s attempt %s: %s", job_id, index, attempt, outcome)
+        return outcome
+
+
+def _render(task, job_id: int, index: int, attempt: int) -> str:
+    queue = (task.request.delivery_info or {}).get("routing_key") or Queue.RENDER
     try:
         return services.perform_render(job_id=job_id, index=index, attempt=attempt)
+    except PASSING_FAULTS as exc:
+        countdown = fault_backoff(task.request.retries)
+        logger.warning(
+            "Render of job %s panel %s met %s (%s); again in %.1fs",
+            job_id,
+            index,
+            type(exc).__name__,
+            exc,
+            countdown,
+        )
+        raise task.retry(
+            exc=exc, countdown=countdown, queue=queue, max_retries=MAX_FAULT_RETRIES
+        ) from exc
     except RenderError as exc:
-        if exc.retryable and self.request.retries < self.max_retries:
-            countdown = 2**self.request.retries
+        if exc.retryable and task.request.retries < task.max_retries:
+            countdown = 2**task.request.retries
             services.note_render_retry(
                 job_id=job_id, index=index, attempt=attempt, error=str(exc), retry_in=countdown
             )
-            queue = (self.request.delivery_info or {}).get("routing_key") or Queue.RENDER
-            raise self.retry(exc=exc, countdown=countdown, queue=queue) from exc
+            raise task.retry(exc=exc, countdown=countdown, queue=queue) from exc
         services.fail_render(job_id=job_id, index=index, attempt=attempt, error=str(exc))
-        return "failed"
+        return metrics.RenderOutcome.FAILED
     except Exception as exc:
         logger.exception("Render of job %s panel %s crashed", job_id, index)
         services.fail_render(
             job_id=job_id, index=index, attempt=attempt, error=f"The renderer crashed: {exc}"
         )
-        return "failed"
+        return metrics.RenderOutcome.FAILED
 
 
-@shared_task(name=QUEUE_LOOKAHEAD)
+@shared_task(name=QUEUE_LOOKAHEAD, autoretry_for=PASSING_FAULTS, retry_backoff=1, max_retries=8)
 def queue_lookahead(job_id: int) -> int:
     """Places the look-ahead of a job that Generate attached (off the click's request)."""
     return services.queue_lookahead(job_id=job_id)
 
 
-@shared_task(name=EXPIRE_JOB)
+@shared_task(name=EXPIRE_JOB, autoretry_for=PASSING_FAULTS, retry_backoff=1, max_retries=8)
 def expire_job(job_id: int) -> bool:
     """Runs at a job's deadline (confirm_by or the TTL)."""
     return services.expire_job_if_due(job_id=job_id)
