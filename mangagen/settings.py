@@ -189,9 +189,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "mangagen.jobs.tasks.sweep_jobs",
         "schedule": timedelta(seconds=HOLD_SWEEP_SECONDS),
     },
+    # As often as renders beat (RENDER_HEARTBEAT_SECONDS, below).
     "requeue-lost-renders": {
         "task": "mangagen.jobs.tasks.requeue_lost_renders",
-        "schedule": timedelta(seconds=5),
+        "schedule": timedelta(seconds=1),
     },
     "prune": {"task": "mangagen.tasks.prune", "schedule": timedelta(days=1)},
 }
@@ -216,8 +217,12 @@ RENDER_SECONDS = env.float("RENDER_SECONDS", default=2.0)
 # zero after RENDER_IDLE_SECONDS), shared by every worker through Redis.
 GPU_POOL_SIZE = env.int("GPU_POOL_SIZE", default=4)
 GPU_POOL_PREFIX = env.str("GPU_POOL_PREFIX", default="mangagen:gpu")
-# A render's worker beats this often; three missed beats and the sweep sends it again.
-RENDER_HEARTBEAT_SECONDS = env.float("RENDER_HEARTBEAT_SECONDS", default=5.0)
+# A render's worker beats this often; three missed beats and the sweep (which looks as
+# often) sends it again: a render lost with its worker goes again within ~4 beats.
+RENDER_HEARTBEAT_SECONDS = env.float("RENDER_HEARTBEAT_SECONDS", default=1.0)
+CELERY_BEAT_SCHEDULE["requeue-lost-renders"]["schedule"] = timedelta(
+    seconds=RENDER_HEARTBEAT_SECONDS
+)
 SPECULATION_ENABLED = env.bool("SPECULATION_ENABLED", default=True)
 SPECULATION_DEBOUNCE_MS = env.int("SPECULATION_DEBOUNCE_MS", default=1500)
 SPECULATION_CONFIRM_SECONDS = env.int("SPECULATION_CONFIRM_SECONDS", default=600)

@@ -2,11 +2,15 @@
 
 import logging
 
-import redis
 from celery import shared_task
-from django.db import InterfaceError, OperationalError
 
 from mangagen.observability import logs, metrics
+from mangagen.passing_faults import (
+    MAX_FAULT_RETRIES,
+    PASSING_FAULTS,
+    backoff,
+    forget_broken_connections,
+)
 from mangagen.queues import Queue
 from mangagen.renderers import RenderError
 
@@ -16,16 +20,6 @@ from .dispatch import EXPIRE_JOB, QUEUE_LOOKAHEAD, RENDER_PANEL
 logger = logging.getLogger(__name__)
 
 MAX_RENDER_RETRIES = 3
-# A dropped database connection (a failover, pg_terminate_backend) or a Redis blip is
-# not the render's fault: the render is idempotent (its attempt and hold are fixed), so
-# it is sent again, soon, instead of failing the panel. The failover may take a while.
-PASSING_FAULTS = (OperationalError, InterfaceError, redis.ConnectionError, redis.TimeoutError)
-MAX_FAULT_RETRIES = 12
-
-
-def fault_backoff(retries: int) -> float:
-    """Seconds before trying again after the `retries`-th passing fault: 0.5, 1, 2 … 8."""
-    return min(0.5 * 2**retries, 8.0)
 
 
 @shared_task(bind=True, name=RENDER_PANEL, max_retries=MAX_RENDER_RETRIES)
@@ -43,7 +37,9 @@ def _render(task, job_id: int, index: int, attempt: int) -> str:
     try:
         return services.perform_render(job_id=job_id, index=index, attempt=attempt)
     except PASSING_FAULTS as exc:
-        countdown = fault_backoff(task.request.retries)
+        # A dropped connection or a Redis blip: the render is idempotent, so it goes again.
+        forget_broken_connections()
+        countdown = backoff(task.request.retries)
         logger.warning(
             "Render of job %s panel %s met %s (%s); again in %.1fs",
             job_id,

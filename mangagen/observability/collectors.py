@@ -11,38 +11,20 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from functools import cache
 
 import redis
 from django.conf import settings
 from django.db import DatabaseError
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
-from redis.backoff import NoBackoff
-from redis.retry import Retry
 
 from ledger.metrics import HoldsCollector
-from mangagen.queues import Queue
+from mangagen.broker import holdings, quick_client
 from mangagen.renderers.warmth import GpuPool, PoolState
 
 from . import metrics
 
 logger = logging.getLogger(__name__)
-
-# Kombu keeps a queue's messages of each priority step in a list of its own
-# (`<queue>\x06\x16<step>`; step 0 is the queue's own name) and the messages
-# workers have taken but not acknowledged in one hash.
-PRIORITY_SEPARATOR = "\x06\x16"
-PRIORITY_STEPS = (0, 3, 6, 9)
-UNACKED_KEY = "unacked"
-
-
-@cache
-def scrape_client(url: str) -> redis.Redis:
-    """A Redis client that answers in a second or not at all: a scrape never waits on retries."""
-    return redis.Redis.from_url(
-        url, socket_timeout=1, socket_connect_timeout=1, retry=Retry(NoBackoff(), 0)
-    )
 
 
 def container_states(state: PoolState) -> dict[str, int]:
@@ -64,8 +46,8 @@ def container_states(state: PoolState) -> dict[str, int]:
 def redis_gauges() -> list[GaugeMetricFamily]:
     """Celery queue depth and the GPU pool's containers and waiting renders, read from
     Redis now. Raises RedisError when Redis does not answer."""
-    client = scrape_client(settings.REDIS_URL)
-    depth, unacked = _queues(client)
+    client = quick_client(settings.REDIS_URL)
+    depth, unacked = holdings(client)
     pool = GpuPool()
     pool.client = client  # the pool's reads, without its own client's retries
     state = pool.state()
@@ -90,18 +72,6 @@ def redis_gauges() -> list[GaugeMetricFamily]:
         metrics.QUEUE_UNACKED, "Celery messages taken by a worker and not yet done.", value=unacked
     )
     return [queues, taken, containers, waiting]
-
-
-def _queues(client: redis.Redis) -> tuple[dict[str, int], int]:
-    pipe = client.pipeline(transaction=False)
-    for queue in Queue:
-        for step in PRIORITY_STEPS:
-            pipe.llen(f"{queue}{PRIORITY_SEPARATOR}{step}" if step else str(queue))
-    pipe.hlen(UNACKED_KEY)
-    *lengths, unacked = pipe.execute()
-    steps = len(PRIORITY_STEPS)
-    depth = {str(queue): sum(lengths[n * steps : (n + 1) * steps]) for n, queue in enumerate(Queue)}
-    return depth, int(unacked)
 
 
 class ScrapeTimeCollector(Collector):

@@ -20,7 +20,7 @@ from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 from django.db.migrations.executor import MigrationExecutor
 from django.http import HttpRequest, JsonResponse
 
-from .collectors import scrape_client
+from mangagen.broker import quick_client
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ def database_answers() -> bool:
 
 def redis_answers() -> bool:
     try:
-        return bool(scrape_client(settings.REDIS_URL).ping())
+        return bool(quick_client(settings.REDIS_URL).ping())
     except redis.RedisError as exc:
         logger.warning("Readiness: Redis did not answer (%s)", exc)
         return False

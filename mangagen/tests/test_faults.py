@@ -129,3 +129,33 @@ def test_double_clicks_and_two_tabs_make_one_job(user, enqueued):
     assert Job.objects.count() == 1
     account = ledger.account_for(user)
     assert (account.available, account.held) == (4, 1)
+
+
+def test_a_render_whose_task_died_with_its_worker_before_starting_goes_again(
+    user, enqueued, monkeypatch, settings, django_capture_on_commit_callbacks
+):
+    ledger.grant(account=ledger.account_for(user), amount=3, key="seed", reason="x")
+    with django_capture_on_commit_callbacks(execute=True):
+        job, _ = services.generate(user=user, storyboard=board_of(user))
+    enqueued.clear()  # a worker took the message, and was killed before it started
+    panel = job.panels.get(index=1)
+    soon = panel.queued_at + timedelta(seconds=1)
+    later = panel.queued_at + timedelta(seconds=settings.RENDER_HEARTBEAT_SECONDS * 3 + 1)
+
+    # Messages wait in a queue: it may be among them, so nothing is sent yet.
+    monkeypatch.setattr(dispatch, "waiting", lambda: {"render": 2, "speculative": 0})
+    assert services.requeue_lost_renders(now=later) == 0
+    monkeypatch.setattr(dispatch, "waiting", lambda: {"render": 0, "speculative": 0})
+    assert services.requeue_lost_renders(now=soon) == 0  # not yet three beats
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.requeue_lost_renders(now=later) == 1
+    assert services.requeue_lost_renders(now=later) == 0  # sent once, not every sweep
+    (job_id, index, attempt), queue = enqueued.pop(0)
+    assert (job_id, index, attempt, queue) == (job.pk, 1, 1, "render")
+    requeued = job.events.filter(type="panel.requeued").get()
+    assert requeued.data["why"] == "never started"
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.perform_render(job_id=job_id, index=index, attempt=attempt) == "delivered"
+    account = ledger.account_for(user)
+    account.refresh_from_db()
+    assert (account.available, account.held) == (2, 0)
