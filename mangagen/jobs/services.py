@@ -588,7 +588,9 @@ def requeue_lost_renders(*, now: datetime | None = None) -> int:
         if beating[liveness.ticket(job_id, index, attempts)]:
             continue
         with transaction.atomic():
-            locked = _lock_if_still(job_id=job_id, pk=pk, attempts=attempts, state="rendering")
+            locked = _lock_if_still(
+                job_id=job_id, pk=pk, attempts=attempts, state=PanelState.RENDERING
+            )
             # As the locked rows say: still this attempt, still rendering, still silent.
             if locked is None or liveness.alive(liveness.ticket(job_id, index, attempts)):
                 continue
@@ -615,7 +617,9 @@ def _requeue_unstarted(*, now: datetime, cutoff: datetime) -> int:
     count = 0
     for pk, job_id, attempts in unstarted:
         with transaction.atomic():
-            locked = _lock_if_still(job_id=job_id, pk=pk, attempts=attempts, state="pending")
+            locked = _lock_if_still(
+                job_id=job_id, pk=pk, attempts=attempts, state=PanelState.PENDING
+            )
             if locked is None or not locked[1].queued_at or locked[1].queued_at > cutoff:
                 continue
             _send_again(*locked, now=now, why="never started")
