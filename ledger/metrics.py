@@ -83,11 +83,12 @@ def count_expired(holds: int) -> None:
 def describe(op: str, result: object) -> str:
     """The log line of a committed operation."""
     if isinstance(result, Hold):
+        held = f"{result.amount} credit(s)"
+        if result.captured_amount:
+            held = f"{result.captured_amount} of {held}"
         return (
-            f"ledger {op}: hold #{result.pk} of account #{result.account_id}, "
-            f"{result.amount} credit(s), {result.state}"
-            + (f", {result.captured_amount} captured" if result.captured_amount else "")
-            + f" ({result.reference})"
+            f"ledger {op}: hold #{result.pk} of account #{result.account_id}"
+            f" ({result.reference}): {result.state}, {held}"
         )
     if isinstance(result, Transfer):
         return (
