@@ -10,7 +10,7 @@ from mangagen.jobs.images import render_image
 from mangagen.observability.exposition import metrics_view
 from mangagen.pages.api import page_image
 from mangagen.payments import api as payments
-from mangagen.views import accounts, credits, studio
+from mangagen.views import accounts, credits, studio, translations
 
 urlpatterns = [
     path("", studio.dashboard, name="home"),
@@ -23,6 +23,9 @@ urlpatterns = [
         name="comic-download",
     ),
     path("comics/<int:pk>/read/", studio.read_comic, name="comic-read"),
+    path(
+        "comics/<int:pk>/translations/", translations.translations_page, name="comic-translations"
+    ),
     path("comics/<int:pk>/pages/<str:key>/<str:name>", page_image, name="page-image"),
     path("comics/<int:pk>/<slug:step>/", studio.wizard_step, name="comic-step"),
     path("credits/", credits.credits_page, name="credits"),
@@ -43,6 +46,7 @@ urlpatterns = [
     path("api/", include("ledger.urls")),
     path("api/", include("mangagen.storyboards.urls")),
     path("api/", include("mangagen.characters.urls")),
+    path("api/", include("mangagen.translations.urls")),
     path("api/", include("mangagen.jobs.urls")),
     path("api/", include("speculation.urls")),
     path("api/credits/packs/", payments.PacksView.as_view(), name="api-credit-packs"),

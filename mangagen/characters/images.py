@@ -3,6 +3,8 @@
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 
+from mangagen import storage
+
 from .models import CharacterSheet, SheetState
 
 
@@ -11,10 +13,10 @@ def sheet_image(request, path: str):
     sheet = CharacterSheet.objects.filter(
         image=f"sheets/{path}", storyboard__owner=request.user, state=SheetState.READY
     ).first()
-    if sheet is None:
+    png = storage.read(sheet.image.name) if sheet is not None else None
+    if png is None:
         raise Http404("No such image.")
-    with sheet.image.open("rb") as handle:
-        response = HttpResponse(handle.read(), content_type="image/png")
+    response = HttpResponse(png, content_type="image/png")
     response["Cache-Control"] = "private, max-age=3600"  # a sheet's file never changes
     response["X-Content-Type-Options"] = "nosniff"
     return response

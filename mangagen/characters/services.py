@@ -9,6 +9,11 @@ Lock order: the storyboard row, then its sheet rows, then the ledger's own.
 A sheet that becomes (or stops being) the one in use re-hashes the
 storyboard's panels in the same transaction, so the quote and Generate see
 the new art hashes at once.
+
+Uploads are free, so they are bounded instead: a character keeps the pictures
+of its SHEETS_KEPT_PER_CHARACTER newest sheets (never one a live job draws
+from), and a person's uploaded pictures take at most
+SHEET_UPLOAD_BYTES_PER_PERSON in all.
 """
 
 from __future__ import annotations
@@ -20,7 +25,9 @@ import secrets
 
 from django.conf import settings
 from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
 from django.db import close_old_connections, connection, transaction
+from django.db.models import Sum
 from django.utils import timezone
 from PIL import Image
 
@@ -36,12 +43,14 @@ from mangagen.storyboards.models import Character, Storyboard
 from mangagen.storyboards.services import rehash_storyboard
 
 from .hashing import rendered_sheet_hash, uploaded_sheet_hash
-from .models import CharacterSheet, SheetSource, SheetState
+from .models import CharacterSheet, SheetSource, SheetState, UploadProblem
 from .selectors import is_lost
+from .uploads import Refused
 
 logger = logging.getLogger(__name__)
 
 SHEET_CREDITS = 1  # a sheet is a render, priced like a panel's
+SHEETS_KEPT_PER_CHARACTER = 3  # pictures kept of a character's sheets, the newest first
 
 
 class SheetError(ApplicationError):
@@ -131,7 +140,9 @@ def perform_sheet_render(*, sheet_id: int) -> str:
             sheet.error = f"This render's hold ended before it could be shown ({exc}). Try again."
             sheet.save(update_fields=["state", "error"])
             return "discarded"
-        sheet.image.save("sheet.png", ContentFile(as_png(result.image)), save=False)
+        png = as_png(result.image)
+        sheet.image.save("sheet.png", ContentFile(png), save=False)
+        sheet.bytes = len(png)
         sheet.state = SheetState.READY
         sheet.rendered_at = timezone.now()
         sheet.save()
@@ -151,28 +162,86 @@ def fail_sheet_render(*, sheet_id: int, error: str) -> None:
             _fail(sheet, error=error)
 
 
-def upload_sheet(*, storyboard: Storyboard, name: str, image: bytes) -> CharacterSheet:
+def upload_sheet(
+    *, storyboard: Storyboard, name: str, image: bytes, in_use: frozenset[str] = frozenset()
+) -> CharacterSheet:
     """Makes the person's own picture (validated and re-encoded, see uploads.py) the sheet
-    in use. A sheet still rendering is replaced (its hold released). Costs nothing."""
-    with transaction.atomic():
-        storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
-        _character(storyboard, name)
-        rendering = _rendering(storyboard, name)
-        if rendering is not None:
-            _fail(rendering, error="Replaced by an uploaded picture.")
-        sheet = CharacterSheet(
-            storyboard=storyboard,
-            name=name,
-            source=SheetSource.UPLOADED,
-            state=SheetState.READY,
-            style=storyboard.style,
-            hash=uploaded_sheet_hash(image=image),
-            rendered_at=timezone.now(),
-        )
-        sheet.image.save("sheet.png", ContentFile(image), save=False)
-        sheet.save()
-        rehash_storyboard(storyboard=storyboard)
+    in use. A sheet still rendering is replaced (its hold released). Costs nothing.
+
+    The character's pictures past the SHEETS_KEPT_PER_CHARACTER newest go (rows now,
+    files once committed), except sheets whose hash is in `in_use` (a live job draws
+    from them). Raises Refused (UPLOADS_FULL) when the person's uploaded pictures
+    would take more than SHEET_UPLOAD_BYTES_PER_PERSON; then nothing changes.
+    """
+    saved: list[str] = []
+    try:
+        with transaction.atomic():
+            storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
+            _character(storyboard, name)
+            older = _past_the_newest(
+                storyboard, name, keep=SHEETS_KEPT_PER_CHARACTER - 1, in_use=in_use
+            )
+            _check_upload_bytes(storyboard=storyboard, adding=len(image), leaving=older)
+            rendering = _rendering(storyboard, name)
+            if rendering is not None:
+                _fail(rendering, error="Replaced by an uploaded picture.")
+            sheet = CharacterSheet(
+                storyboard=storyboard,
+                name=name,
+                source=SheetSource.UPLOADED,
+                state=SheetState.READY,
+                style=storyboard.style,
+                hash=uploaded_sheet_hash(image=image),
+                bytes=len(image),
+                rendered_at=timezone.now(),
+            )
+            sheet.image.save("sheet.png", ContentFile(image), save=False)
+            saved.append(sheet.image.name)
+            sheet.save()
+            _delete_sheets(older)
+            rehash_storyboard(storyboard=storyboard)
+    except BaseException:
+        for stored in saved:  # rolled back: no row will ever name it
+            default_storage.delete(stored)
+        raise
     return sheet
+
+
+def _past_the_newest(
+    storyboard: Storyboard, name: str, *, keep: int, in_use: frozenset[str]
+) -> list[CharacterSheet]:
+    """The character's sheets with a picture past its `keep` newest, but none in use."""
+    pictured = (
+        CharacterSheet.objects.select_for_update()
+        .filter(storyboard=storyboard, name=name)
+        .exclude(image="")
+        .order_by("-pk")
+    )
+    return [sheet for sheet in list(pictured)[keep:] if sheet.hash not in in_use]
+
+
+def _check_upload_bytes(
+    *, storyboard: Storyboard, adding: int, leaving: list[CharacterSheet]
+) -> None:
+    cap = settings.SHEET_UPLOAD_BYTES_PER_PERSON
+    uploaded = CharacterSheet.objects.filter(
+        storyboard__owner_id=storyboard.owner_id, source=SheetSource.UPLOADED
+    ).exclude(image="")
+    stored = uploaded.aggregate(total=Sum("bytes"))["total"] or 0
+    freed = sum(s.bytes for s in leaving if s.source == SheetSource.UPLOADED)
+    if stored - freed + adding > cap:
+        raise Refused(
+            UploadProblem.UPLOADS_FULL,
+            f"Your own pictures would take more than {cap // (1024 * 1024)} MB in all; "
+            "delete a character's sheet you no longer use, then upload again.",
+        )
+
+
+def _delete_sheets(sheets: list[CharacterSheet]) -> None:
+    """Deletes the rows now and their pictures once the transaction commits."""
+    files = [sheet.image.name for sheet in sheets if sheet.image]
+    CharacterSheet.objects.filter(pk__in=[s.pk for s in sheets]).delete()
+    transaction.on_commit(lambda: [default_storage.delete(f) for f in files], robust=True)
 
 
 def delete_sheet(*, storyboard: Storyboard, name: str) -> None:
@@ -186,10 +255,8 @@ def delete_sheet(*, storyboard: Storyboard, name: str) -> None:
         for sheet in sheets:
             if sheet.state == SheetState.RENDERING:
                 _release(sheet, reason="sheet deleted")
-        files = [sheet.image for sheet in sheets if sheet.image]
-        CharacterSheet.objects.filter(pk__in=[s.pk for s in sheets]).delete()
+        _delete_sheets(sheets)
         rehash_storyboard(storyboard=storyboard)
-        transaction.on_commit(lambda: [f.storage.delete(f.name) for f in files])
 
 
 def end_sheet_renders(*, storyboard: Storyboard, reason: str) -> int:

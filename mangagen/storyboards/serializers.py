@@ -8,7 +8,7 @@ from rest_framework import serializers
 
 from mangagen.characters.selectors import sheets_json
 from mangagen.drafting.rules import find_names
-from mangagen.lettering import one_line
+from mangagen.lettering import languages, one_line
 
 from . import limits
 from .models import PageFormat, PageTemplate, ReadingDirection, Shot, Storyboard, Style
@@ -111,11 +111,27 @@ class StoryboardWriteSerializer(serializers.Serializer):
         max_length=limits.MAX_STORY, allow_blank=True, trim_whitespace=False, default=""
     )
     style = serializers.ChoiceField(choices=Style.choices, default=Style.MANGA)
+    language = serializers.CharField(
+        max_length=16, required=False, help_text="The original's language (`en`, `ja`, …)."
+    )
     characters = serializers.ListField(
         child=CharacterSerializer(), max_length=limits.MAX_CHARACTERS
     )
     panels = serializers.ListField(child=PanelSerializer(), max_length=limits.MAX_PANELS)
     layout = LayoutSerializer(required=False)
+
+    def validate_language(self, language):
+        code = languages.normalise(language)
+        if code is None:
+            raise serializers.ValidationError(
+                f"Not a language the lettering can set; use one of {', '.join(languages.CODES)}."
+            )
+        # The related name: a translation may not be in the original's own language.
+        if self.instance is not None and self.instance.translations.filter(language=code).exists():
+            raise serializers.ValidationError(
+                f"This comic has a {languages.name(code)} translation; delete it first."
+            )
+        return code
 
     def validate_characters(self, characters):
         seen = set()
@@ -170,6 +186,7 @@ class StoryboardSerializer(serializers.ModelSerializer):
             "title",
             "story",
             "style",
+            "language",
             "characters",
             "panels",
             "version",

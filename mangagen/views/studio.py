@@ -7,15 +7,16 @@ one contract.
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
 from ledger import selectors as ledger_selectors
 from ledger import services as ledger
+from mangagen.jobs import selectors as job_selectors
 from mangagen.jobs.api import job_body, owned_job
 from mangagen.jobs.models import LIVE_STATES, JobState
+from mangagen.lettering import languages
 from mangagen.storyboards import limits
 from mangagen.storyboards.models import (
     ExportFormat,
@@ -41,14 +42,7 @@ STEPS = [
 @login_required
 def dashboard(request):
     account = ledger.account_for(request.user)
-    storyboards = list(
-        Storyboard.objects.filter(owner=request.user)
-        .annotate(kept=Count("kept_art"))  # readable once one panel is kept
-        .prefetch_related("panels", "jobs")
-    )
-    for storyboard in storyboards:
-        confirmed = [job for job in storyboard.jobs.all() if job.confirmed]  # newest first
-        storyboard.latest_job = confirmed[0] if confirmed else None
+    storyboards = job_selectors.comics_of(owner=request.user)
     return render(
         request,
         "studio/dashboard.html",
@@ -92,6 +86,7 @@ def _step(request, storyboard, step: str):
                 for i, (name, label) in enumerate(STEPS)
             ],
             "styles": Style.choices,
+            "languages": languages.choices(),
             "shots": Shot.choices,
             "live_job_states": LIVE_JOB_STATES,
             "limits": {k: v for k, v in vars(limits).items() if k.startswith("MAX_")},
@@ -141,6 +136,7 @@ def read_comic(request, pk: int):
         "studio/reader.html",
         {
             "storyboard": storyboard,
+            "original_name": languages.name(storyboard.language),
             "templates": PageTemplate.choices,
             "directions": ReadingDirection.choices,
             "formats": PageFormat.choices,
