@@ -37,6 +37,8 @@ CELERY_TASKS_TOTAL = "mangagen_celery_tasks_total"
 CELERY_TASK_SECONDS = "mangagen_celery_task_seconds"
 DB_CONNECTION_WAIT_SECONDS = "mangagen_db_connection_wait_seconds"
 DB_CONNECTION_ERRORS_TOTAL = "mangagen_db_connection_errors_total"
+LIMIT_REFUSALS_TOTAL = "mangagen_limit_refusals_total"
+DRAWING_CPU_SECONDS_TOTAL = "mangagen_drawing_cpu_seconds_total"
 METRICS_SOURCE_UP = "mangagen_metrics_source_up"
 METRICS_PROCESSES = "mangagen_metrics_multiprocess"
 
@@ -109,6 +111,16 @@ db_connection_wait = Histogram(
 db_connection_errors = Counter(
     DB_CONNECTION_ERRORS_TOTAL,
     "Database connections that could not be had (pool timeout, server away).",
+)
+limit_refusals = Counter(
+    LIMIT_REFUSALS_TOTAL,
+    "Requests a per-person limit refused (429), by the limit's error code (mangagen/quotas.py).",
+    ["limit"],
+)
+drawing_cpu_seconds = Counter(
+    DRAWING_CPU_SECONDS_TOTAL,
+    "CPU seconds spent drawing for people's requests (pages, exports, lettering not in the "
+    "cache), the time each person's DRAWING_CPU_SECONDS_PER_MINUTE bounds.",
 )
 
 # Every label value a dashboard shows exists from the start, at zero.

@@ -22,6 +22,7 @@ from mangagen.jobs import services as jobs
 from mangagen.jobs import tasks
 from mangagen.observability import logs, metrics
 from mangagen.observability.exposition import exposition
+from mangagen.tests.test_pages import PANELS, page_png
 from tests.factories import funded_account, storyboard
 from tests.support.stack import free_port
 
@@ -217,6 +218,27 @@ def test_ledger_operations_count_when_committed_and_refusals_by_code(
     for committed in pending:
         committed()
     assert sample("ledger_operations_total", op="capture", result="ok") == captured + 1
+
+
+def test_drawing_for_people_counts_its_cpu_and_a_refusal_counts_its_limit(
+    account, user, client, run, instant_renders, settings
+):
+    board = storyboard(user, panels=PANELS)
+    run.finish(run.generate(user, board))
+    client.force_login(user)
+    drawn = sample("mangagen_drawing_cpu_seconds_total")
+    refused = sample("mangagen_limit_refusals_total", limit="drawing_budget")
+    page_png(client, board.pk)  # drawn now, on this request's thread
+    assert sample("mangagen_drawing_cpu_seconds_total") > drawn
+    # None left, whichever minute the export falls in (a budget spent by the page above
+    # would be new again if the minute turned in between).
+    settings.DRAWING_CPU_SECONDS_PER_MINUTE = 0
+    answer = client.get(f"/api/storyboards/{board.pk}/export/?format=pdf")
+    assert answer.status_code == 429 and answer.json()["error"] == "drawing_budget"
+    assert sample("mangagen_limit_refusals_total", limit="drawing_budget") == refused + 1
+    text = exposition().decode()
+    for limit in ("too_many_storyboards", "too_many_live_jobs", "draft_quota"):
+        assert f'mangagen_limit_refusals_total{{limit="{limit}"}}' in text
 
 
 # --- a dropped database connection -----------------------------------------------------------
