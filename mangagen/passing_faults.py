@@ -1,4 +1,5 @@
-"""Faults that pass: a database connection dropped by a failover, Redis away for a moment.
+"""Faults that pass: a database connection dropped by a failover, Redis away for a moment,
+the file storage's bucket unreachable for longer than boto3's own few quick retries.
 
 They are not the work's fault. A task whose work is idempotent (a render: its
 attempt and hold are fixed) is sent again after a short wait instead of
@@ -9,9 +10,19 @@ first, so that the retry (or this thread's next task) opens a fresh one.
 from __future__ import annotations
 
 import redis
+from botocore import exceptions as botocore
 from django.db import InterfaceError, OperationalError, connections
 
-PASSING_FAULTS = (OperationalError, InterfaceError, redis.ConnectionError, redis.TimeoutError)
+PASSING_FAULTS = (
+    OperationalError,
+    InterfaceError,
+    redis.ConnectionError,
+    redis.TimeoutError,
+    # STORAGE_BACKEND=s3: the bucket's endpoint refused, timed out or dropped the
+    # connection (not an answer such as 403: that one is no passing fault).
+    botocore.ConnectionError,
+    botocore.HTTPClientError,
+)
 # Enough for a failover: 0.5 + 1 + 2 + 4 + 8 × 8 s, about a minute and a quarter.
 MAX_FAULT_RETRIES = 12
 
