@@ -27,6 +27,7 @@ from django.core.cache import cache
 from django.utils import timezone
 
 from mangagen.errors import ApplicationError
+from mangagen.observability import metrics
 
 
 class Limit(StrEnum):
@@ -39,15 +40,23 @@ class Limit(StrEnum):
 
 
 class LimitReached(ApplicationError):
+    """A refusal; each is made to be raised, so it is counted as it is made
+    (mangagen_limit_refusals_total)."""
+
     status = 429
 
     def __init__(self, limit: Limit, detail: str, *, retry_after: int | None = None):
         super().__init__(detail)
+        metrics.limit_refusals.labels(limit=limit).inc()
         self.code = limit
         self.retry_after = retry_after
 
     def headers(self) -> dict[str, str]:
         return {"Retry-After": str(self.retry_after)} if self.retry_after else {}
+
+
+for _limit in Limit:  # every code on the dashboard from the start, at zero
+    metrics.limit_refusals.labels(limit=_limit)
 
 
 def check_storyboards(*, owner) -> None:
@@ -136,6 +145,7 @@ def drawing(*, user_id: int) -> Iterator[None]:
     finally:
         _drawing.depth = 0
         used_ms = max(round((time.thread_time() - started) * 1000), 1)
+        metrics.drawing_cpu_seconds.inc(used_ms / 1000)
         # add() starts the minute's count, incr() is atomic in Redis.
         if not cache.add(key, used_ms, timeout=120):
             with contextlib.suppress(ValueError):  # the minute's key expired meanwhile

@@ -10,8 +10,10 @@ from pathlib import Path
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
+from django_guid.integrations import CeleryIntegration
 
 from mangagen import storage_config
+from mangagen.observability.logs import logging_config
 from mangagen.queues import Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -74,12 +76,18 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "channels",
+    "django_guid",
     "ledger",
     "mangagen",
     "speculation",
 ]
 
 MIDDLEWARE = [
+    # Probes first: an orchestrator asks by address, over plain HTTP (observability/middleware.py).
+    "mangagen.observability.middleware.ProbesMiddleware",
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
+    # The request id (X-Request-ID), on every log line of the request and its Celery tasks.
+    "django_guid.middleware.guid_middleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -88,6 +96,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # HTTP latency and answers by view (django_http_requests_latency_seconds_by_view_method).
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
 
 ROOT_URLCONF = "mangagen.urls"
@@ -134,6 +144,12 @@ else:
     # turns it off (then CONN_MAX_AGE applies), e.g. behind PgBouncer. The
     # default matches the workers' thread count (RENDER_CONCURRENCY).
     DB_POOL_MAX_SIZE = env.int("DB_POOL_MAX_SIZE", default=32)
+    # Every connection is checked before it is handed out (the pool's check_connection,
+    # or Django's own check of a persistent one): after a failover or
+    # pg_terminate_backend, a dead connection is replaced instead of failing a request.
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    # Times each wait for a connection (mangagen_db_connection_wait_seconds).
+    DATABASES["default"]["ENGINE"] = "mangagen.observability.postgresql"
     if DB_POOL_MAX_SIZE:
         DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
             "min_size": 1,
@@ -197,9 +213,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "mangagen.jobs.tasks.sweep_jobs",
         "schedule": timedelta(seconds=HOLD_SWEEP_SECONDS),
     },
+    # As often as renders beat (RENDER_HEARTBEAT_SECONDS, below).
     "requeue-lost-renders": {
         "task": "mangagen.jobs.tasks.requeue_lost_renders",
-        "schedule": timedelta(seconds=5),
+        "schedule": timedelta(seconds=1),
     },
     "prune": {"task": "mangagen.tasks.prune", "schedule": timedelta(days=1)},
 }
@@ -224,8 +241,12 @@ RENDER_SECONDS = env.float("RENDER_SECONDS", default=2.0)
 # zero after RENDER_IDLE_SECONDS), shared by every worker through Redis.
 GPU_POOL_SIZE = env.int("GPU_POOL_SIZE", default=4)
 GPU_POOL_PREFIX = env.str("GPU_POOL_PREFIX", default="mangagen:gpu")
-# A render's worker beats this often; three missed beats and the sweep sends it again.
-RENDER_HEARTBEAT_SECONDS = env.float("RENDER_HEARTBEAT_SECONDS", default=5.0)
+# A render's worker beats this often; three missed beats and the sweep (which looks as
+# often) sends it again: a render lost with its worker goes again within ~4 beats.
+RENDER_HEARTBEAT_SECONDS = env.float("RENDER_HEARTBEAT_SECONDS", default=1.0)
+CELERY_BEAT_SCHEDULE["requeue-lost-renders"]["schedule"] = timedelta(
+    seconds=RENDER_HEARTBEAT_SECONDS
+)
 SPECULATION_ENABLED = env.bool("SPECULATION_ENABLED", default=True)
 SPECULATION_DEBOUNCE_MS = env.int("SPECULATION_DEBOUNCE_MS", default=1500)
 SPECULATION_CONFIRM_SECONDS = env.int("SPECULATION_CONFIRM_SECONDS", default=600)
@@ -409,9 +430,21 @@ SECURE_HSTS_SECONDS = 0 if DEBUG else env.int("SECURE_HSTS_SECONDS", default=315
 SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
 SECURE_HSTS_PRELOAD = not DEBUG
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+# --- Operating it: logs, request ids, metrics -------------------------------------
+# LOG_FORMAT=json: one JSON object per line (time, level, logger, message, request_id,
+# job and panel where known); text otherwise. mangagen/observability/logs.py.
+LOG_FORMAT = env.str("LOG_FORMAT", default="text")
+if LOG_FORMAT not in ("text", "json"):
+    raise ImproperlyConfigured("LOG_FORMAT must be text or json.")
+LOGGING = logging_config(level=env.str("LOG_LEVEL", default="INFO"), json=LOG_FORMAT == "json")
+DJANGO_GUID = {
+    # A proxy's id (a UUID) is kept; anything else is replaced by a new one.
+    "GUID_HEADER_NAME": "X-Request-ID",
+    "VALIDATE_GUID": True,
+    "INTEGRATIONS": [CeleryIntegration()],
 }
+# /metrics answers `Authorization: Bearer <METRICS_TOKEN>` (and staff); empty: staff only.
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+PROMETHEUS_LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, float("inf"))
+# Prometheus may scrape over plain HTTP inside the network.
+SECURE_REDIRECT_EXEMPT = [r"^metrics$"]

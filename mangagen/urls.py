@@ -7,6 +7,7 @@ from mangagen.api.credits import PublicTransfersView
 from mangagen.api.me import MeView
 from mangagen.characters.images import sheet_image
 from mangagen.jobs.images import render_image
+from mangagen.observability.exposition import metrics_view
 from mangagen.pages.api import page_image
 from mangagen.payments import api as payments
 from mangagen.views import accounts, credits, studio, translations
@@ -53,4 +54,5 @@ urlpatterns = [
     path("stripe/webhook/", payments.stripe_webhook, name="stripe-webhook"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("metrics", metrics_view, name="metrics"),
 ]

@@ -35,6 +35,7 @@ from ledger.models import Hold
 from mangagen import quotas
 from mangagen.credit_history import RENDER_FAILED_PREFIX
 from mangagen.errors import ApplicationError
+from mangagen.observability import metrics
 from mangagen.queues import Queue
 from mangagen.renderers import RenderError, get_renderer
 from mangagen.renderers.warmth import GpuPool, Priority, Withdrawn
@@ -319,6 +320,7 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> str:
             )
         except Withdrawn:
             return "withdrawn"
+    metrics.observe_render_phases(result.metadata, result.seconds)
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job_id)
         panel = job.panels.select_for_update().filter(index=index).first()
@@ -556,24 +558,14 @@ def requeue_stuck_renders(*, now: datetime | None = None) -> int:
                 )
             ):
                 continue
-            panel.state = PanelState.PENDING
-            panel.queued_at = now
-            panel.save(update_fields=["state", "queued_at"])
-            emit(
-                job=job,
-                type=EventType.PANEL_REQUEUED,
-                data={"index": panel.index, "attempt": panel.attempts},
-            )
-            queue = Queue.SPECULATIVE if (panel.lookahead or not job.confirmed) else Queue.RENDER
-            dispatch.render_on_commit(
-                job_id=job.pk, index=panel.index, attempt=panel.attempts, queue=queue
-            )
+            _send_again(job, panel, now=now, why="stuck")
             count += 1
     return count
 
 
 def requeue_lost_renders(*, now: datetime | None = None) -> int:
-    """Sends again every render whose worker stopped beating; returns how many.
+    """Sends again every render whose worker stopped beating, and every render whose
+    task a dead worker took before it started; returns how many.
 
     A render is RENDERING from the moment its task starts (waiting for a
     container included) and its worker beats every RENDER_HEARTBEAT_SECONDS.
@@ -582,6 +574,7 @@ def requeue_lost_renders(*, now: datetime | None = None) -> int:
     """
     now = now or timezone.now()
     grace = timedelta(seconds=settings.RENDER_HEARTBEAT_SECONDS * 3)
+    count = _requeue_unstarted(now=now, cutoff=now - grace)
     candidates = list(
         JobPanel.objects.filter(
             job__state__in=LIVE_STATES,
@@ -591,35 +584,74 @@ def requeue_lost_renders(*, now: datetime | None = None) -> int:
         ).values_list("pk", "job_id", "index", "attempts")
     )
     beating = liveness.alive_many([liveness.ticket(j, i, a) for _, j, i, a in candidates])
-    count = 0
     for pk, job_id, index, attempts in candidates:
         if beating[liveness.ticket(job_id, index, attempts)]:
             continue
         with transaction.atomic():
-            job = Job.objects.select_for_update().get(pk=job_id)
-            panel = job.panels.select_for_update().get(pk=pk)
+            locked = _lock_if_still(
+                job_id=job_id, pk=pk, attempts=attempts, state=PanelState.RENDERING
+            )
             # As the locked rows say: still this attempt, still rendering, still silent.
-            if (
-                not job.live
-                or panel.attempts != attempts
-                or panel.state != PanelState.RENDERING
-                or liveness.alive(liveness.ticket(job_id, index, attempts))
-            ):
+            if locked is None or liveness.alive(liveness.ticket(job_id, index, attempts)):
                 continue
-            panel.state = PanelState.PENDING
-            panel.queued_at = now
-            panel.save(update_fields=["state", "queued_at"])
-            emit(
-                job=job,
-                type=EventType.PANEL_REQUEUED,
-                data={"index": index, "attempt": attempts, "why": "worker lost"},
-            )
-            queue = (
-                Queue.RENDER if _priority(job, panel) == Priority.CONFIRMED else Queue.SPECULATIVE
-            )
-            dispatch.render_on_commit(job_id=job.pk, index=index, attempt=attempts, queue=queue)
+            _send_again(*locked, now=now, why="worker lost")
             count += 1
     return count
+
+
+def _requeue_unstarted(*, now: datetime, cutoff: datetime) -> int:
+    """Sends again the renders queued before `cutoff` that never started, when no queue
+    holds a message: a worker took their task and died before starting it (its message
+    would come back only after the broker's visibility timeout). While messages wait,
+    they may be among them, and the stuck-render sweep is the backstop."""
+    unstarted = list(
+        JobPanel.objects.filter(
+            job__state__in=LIVE_STATES,
+            hold__state=Hold.State.PENDING,
+            state=PanelState.PENDING,
+            queued_at__lte=cutoff,
+        ).values_list("pk", "job_id", "attempts")
+    )
+    if not unstarted or any(dispatch.waiting().values()):
+        return 0
+    count = 0
+    for pk, job_id, attempts in unstarted:
+        with transaction.atomic():
+            locked = _lock_if_still(
+                job_id=job_id, pk=pk, attempts=attempts, state=PanelState.PENDING
+            )
+            if locked is None or not locked[1].queued_at or locked[1].queued_at > cutoff:
+                continue
+            _send_again(*locked, now=now, why="never started")
+            count += 1
+    return count
+
+
+def _lock_if_still(
+    *, job_id: int, pk: int, attempts: int, state: str
+) -> tuple[Job, JobPanel] | None:
+    """Locks a job and its panel: (job, panel) if the job is live and the panel still
+    waits in `state` for this attempt, None otherwise (it moved on meanwhile)."""
+    job = Job.objects.select_for_update().get(pk=job_id)
+    panel = job.panels.select_for_update().get(pk=pk)
+    if not job.live or panel.attempts != attempts or panel.state != state:
+        return None
+    return job, panel
+
+
+def _send_again(job: Job, panel: JobPanel, *, now: datetime, why: str) -> None:
+    """Sends the panel's current attempt again (same hold: charged once). The caller holds
+    the job's and the panel's row locks and has checked the render is lost."""
+    panel.state = PanelState.PENDING
+    panel.queued_at = now
+    panel.save(update_fields=["state", "queued_at"])
+    emit(
+        job=job,
+        type=EventType.PANEL_REQUEUED,
+        data={"index": panel.index, "attempt": panel.attempts, "why": why},
+    )
+    queue = Queue.RENDER if _priority(job, panel) == Priority.CONFIRMED else Queue.SPECULATIVE
+    dispatch.render_on_commit(job_id=job.pk, index=panel.index, attempt=panel.attempts, queue=queue)
 
 
 def expire_job_if_due(*, job_id: int, now: datetime | None = None) -> bool:
