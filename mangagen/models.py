@@ -2,10 +2,15 @@
 
 from mangagen.characters.models import CharacterSheet
 from mangagen.jobs.models import Job, JobEvent, JobPanel
+from mangagen.library.models import CastMember, CastSheet, SavedPlace
 from mangagen.payments.models import Purchase, StripeEvent
+from mangagen.places.models import Place
+from mangagen.series.models import Series
 from mangagen.storyboards.models import Character, KeptArt, Panel, Storyboard
 
 __all__ = [
+    "CastMember",
+    "CastSheet",
     "Character",
     "CharacterSheet",
     "Job",
@@ -13,7 +18,10 @@ __all__ = [
     "JobPanel",
     "KeptArt",
     "Panel",
+    "Place",
     "Purchase",
+    "SavedPlace",
+    "Series",
     "Storyboard",
     "StripeEvent",
 ]

@@ -9,6 +9,7 @@ from mangagen.characters.images import sheet_image
 from mangagen.jobs.images import render_image
 from mangagen.pages.api import page_image
 from mangagen.payments import api as payments
+from mangagen.places.images import place_image
 from mangagen.views import accounts, credits, studio
 
 urlpatterns = [
@@ -28,6 +29,7 @@ urlpatterns = [
     path("credits/demo/", credits.demo_credits, name="credits-demo"),
     path("media/renders/<path:path>", render_image, name="render-image"),
     path("media/sheets/<path:path>", sheet_image, name="sheet-image"),
+    path("media/places/<path:path>", place_image, name="place-image"),
     path("accounts/login/", accounts.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/signup/", accounts.SignupView.as_view(), name="signup"),
@@ -42,6 +44,7 @@ urlpatterns = [
     path("api/", include("ledger.urls")),
     path("api/", include("mangagen.storyboards.urls")),
     path("api/", include("mangagen.characters.urls")),
+    path("api/", include("mangagen.places.urls")),
     path("api/", include("mangagen.jobs.urls")),
     path("api/", include("speculation.urls")),
     path("api/credits/packs/", payments.PacksView.as_view(), name="api-credit-packs"),

@@ -13,8 +13,13 @@ def sheet_image(request, path: str):
     ).first()
     if sheet is None:
         raise Http404("No such image.")
-    with sheet.image.open("rb") as handle:
+    return private_png(sheet.image)
+
+
+def private_png(image) -> HttpResponse:
+    """A stored PNG whose file never changes, for its owner only (the caller checked)."""
+    with image.open("rb") as handle:
         response = HttpResponse(handle.read(), content_type="image/png")
-    response["Cache-Control"] = "private, max-age=3600"  # a sheet's file never changes
+    response["Cache-Control"] = "private, max-age=3600"
     response["X-Content-Type-Options"] = "nosniff"
     return response

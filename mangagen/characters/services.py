@@ -54,20 +54,27 @@ class NoSuchCharacter(SheetError):
     status = 404
 
 
-def request_sheet(*, storyboard: Storyboard, name: str) -> CharacterSheet:
-    """Starts rendering the character's sheet under a new hold; returns the rendering sheet.
+class NoSuchOutfit(SheetError):
+    code = "no_such_outfit"
+    status = 404
 
-    A sheet of theirs already rendering is returned as it is (a double click
+
+def request_sheet(*, storyboard: Storyboard, name: str, outfit: str = "") -> CharacterSheet:
+    """Starts rendering the character's sheet (of their usual look, or of `outfit`) under a
+    new hold; returns the rendering sheet.
+
+    A sheet of that look already rendering is returned as it is (a double click
     pays once), unless its render was lost (its hold ended, or it is older
     than RENDER_STUCK_SECONDS): then it fails and a new one starts. Raises
-    NoSuchCharacter, or InsufficientCredits (then nothing changes).
+    NoSuchCharacter, NoSuchOutfit, or InsufficientCredits (then nothing changes).
     """
     from .tasks import render_sheet
 
     with transaction.atomic():
         storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
         character = _character(storyboard, name)
-        rendering = _rendering(storyboard, name)
+        worn = _outfit_description(character, outfit)
+        rendering = _rendering(storyboard, name, outfit)
         if rendering is not None:
             if not is_lost(rendering):
                 return rendering
@@ -75,6 +82,8 @@ def request_sheet(*, storyboard: Storyboard, name: str) -> CharacterSheet:
         sheet = CharacterSheet.objects.create(
             storyboard=storyboard,
             name=name,
+            outfit=outfit,
+            outfit_description=worn,
             source=SheetSource.RENDERED,
             state=SheetState.RENDERING,
             description=character.description,
@@ -84,13 +93,15 @@ def request_sheet(*, storyboard: Storyboard, name: str) -> CharacterSheet:
                 description=character.description,
                 style=storyboard.style,
                 take=secrets.token_hex(8),
+                outfit=worn,
             ),
         )
+        look = f"{name} in {outfit}" if outfit else name
         sheet.hold = ledger.authorize(
             account=ledger.account_for(storyboard.owner),
             amount=SHEET_CREDITS,
             key=f"sheet:{sheet.pk}:render",
-            reference=f"sheet {sheet.pk} of {name} (storyboard {storyboard.pk})",
+            reference=f"sheet {sheet.pk} of {look} (storyboard {storyboard.pk})"[:200],
             expires_in=settings.RENDER_STUCK_SECONDS + 600,
         )
         sheet.save(update_fields=["hold"])
@@ -109,7 +120,9 @@ def perform_sheet_render(*, sheet_id: int) -> str:
         return "stale"
     spec = SheetSpec(
         style=sheet.style,
-        character=CharacterSpec(sheet.name, sheet.description, sheet=sheet.hash),
+        character=CharacterSpec(
+            sheet.name, sheet.description, sheet=sheet.hash, outfit=sheet.outfit_description
+        ),
     )
     if not connection.in_atomic_block:
         close_old_connections()  # the wait for a container can be long: hold no connection
@@ -151,37 +164,41 @@ def fail_sheet_render(*, sheet_id: int, error: str) -> None:
             _fail(sheet, error=error)
 
 
-def upload_sheet(*, storyboard: Storyboard, name: str, image: bytes) -> CharacterSheet:
+def upload_sheet(
+    *, storyboard: Storyboard, name: str, image: bytes, outfit: str = ""
+) -> CharacterSheet:
     """Makes the person's own picture (validated and re-encoded, see uploads.py) the sheet
-    in use. A sheet still rendering is replaced (its hold released). Costs nothing."""
+    in use, of the character's usual look or of `outfit`. A sheet of that look still
+    rendering is replaced (its hold released). Costs nothing."""
     with transaction.atomic():
         storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
-        _character(storyboard, name)
-        rendering = _rendering(storyboard, name)
+        _outfit_description(_character(storyboard, name), outfit)
+        rendering = _rendering(storyboard, name, outfit)
         if rendering is not None:
             _fail(rendering, error="Replaced by an uploaded picture.")
-        sheet = CharacterSheet(
+        sheet = _ready_sheet(
             storyboard=storyboard,
             name=name,
+            outfit=outfit,
+            image=image,
             source=SheetSource.UPLOADED,
-            state=SheetState.READY,
             style=storyboard.style,
             hash=uploaded_sheet_hash(image=image),
-            rendered_at=timezone.now(),
         )
-        sheet.image.save("sheet.png", ContentFile(image), save=False)
-        sheet.save()
         rehash_storyboard(storyboard=storyboard)
     return sheet
 
 
-def delete_sheet(*, storyboard: Storyboard, name: str) -> None:
-    """Removes every sheet of the character (a rendering one's hold is released); the files
-    leave the disk once that is committed. Their panels go back to the description alone."""
+def delete_sheet(*, storyboard: Storyboard, name: str, outfit: str = "") -> None:
+    """Removes every sheet of the character's usual look, or of `outfit` (a rendering one's
+    hold is released); the files leave the disk once that is committed. Their panels go
+    back to the description alone."""
     with transaction.atomic():
         storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
         sheets = list(
-            CharacterSheet.objects.select_for_update().filter(storyboard=storyboard, name=name)
+            CharacterSheet.objects.select_for_update().filter(
+                storyboard=storyboard, name=name, outfit=outfit
+            )
         )
         for sheet in sheets:
             if sheet.state == SheetState.RENDERING:
@@ -190,6 +207,44 @@ def delete_sheet(*, storyboard: Storyboard, name: str) -> None:
         CharacterSheet.objects.filter(pk__in=[s.pk for s in sheets]).delete()
         rehash_storyboard(storyboard=storyboard)
         transaction.on_commit(lambda: [f.storage.delete(f.name) for f in files])
+
+
+def adopt_sheet(*, storyboard: Storyboard, name: str, outfit: str, like, image) -> None:
+    """Gives the storyboard's character a ready sheet that is the same sheet as `like`
+    (a sheet of another comic, or of the cast library): its hash, source and what it was
+    drawn from, with a copy of `image` (a stored file). Nothing is rendered or paid. The
+    caller holds the storyboard's row lock and hashes its panels again."""
+    with image.open("rb") as handle:
+        data = handle.read()
+    _ready_sheet(
+        storyboard=storyboard,
+        name=name,
+        outfit=outfit,
+        image=data,
+        source=like.source,
+        description=like.description,
+        outfit_description=like.outfit_description,
+        style=like.style,
+        hash=like.hash,
+    )
+
+
+def _ready_sheet(
+    *, storyboard: Storyboard, name: str, outfit: str, image: bytes, **made_from
+) -> CharacterSheet:
+    """A ready sheet of that look, its picture `image` (PNG bytes); `made_from` its source,
+    hash, and what a rendered one was drawn from."""
+    sheet = CharacterSheet(
+        storyboard=storyboard,
+        name=name,
+        outfit=outfit,
+        state=SheetState.READY,
+        rendered_at=timezone.now(),
+        **made_from,
+    )
+    sheet.image.save("sheet.png", ContentFile(image), save=False)
+    sheet.save()
+    return sheet
 
 
 def end_sheet_renders(*, storyboard: Storyboard, reason: str) -> int:
@@ -213,10 +268,20 @@ def _character(storyboard: Storyboard, name: str) -> Character:
     return character
 
 
-def _rendering(storyboard: Storyboard, name: str) -> CharacterSheet | None:
+def _outfit_description(character: Character, outfit: str) -> str:
+    """The description of the character's `outfit` ("" for their usual look)."""
+    if not outfit:
+        return ""
+    for worn in character.outfits:
+        if worn["name"] == outfit:
+            return worn.get("description", "")
+    raise NoSuchOutfit(f"{character.name} has no outfit named {outfit!r}.")
+
+
+def _rendering(storyboard: Storyboard, name: str, outfit: str) -> CharacterSheet | None:
     return (
         CharacterSheet.objects.select_for_update()
-        .filter(storyboard=storyboard, name=name, state=SheetState.RENDERING)
+        .filter(storyboard=storyboard, name=name, outfit=outfit, state=SheetState.RENDERING)
         .first()
     )
 

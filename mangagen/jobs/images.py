@@ -64,7 +64,10 @@ def _lettering(shown: _Shown, path: str) -> tuple[str, str, Callable[[], bytes]]
     current = same_art.filter(index=shown.index).first() if shown.index else None
     current = current or same_art.first()
     if current is not None:
-        fields = {k: getattr(current, k) for k in ("dialogue", "caption", "shot", "characters")}
+        fields = {
+            k: getattr(current, k)
+            for k in ("dialogue", "caption", "shot", "characters", "blocking")
+        }
     else:
         spec = shown.spec
         fields = {
@@ -72,6 +75,7 @@ def _lettering(shown: _Shown, path: str) -> tuple[str, str, Callable[[], bytes]]
             "caption": spec.get("caption", ""),
             "shot": spec.get("shot", "medium"),
             "characters": spec.get("characters", []),
+            "blocking": spec.get("blocking", {}),
         }
     direction = shown.storyboard.reading_direction
     digest = hashlib.sha256(repr((REVISION, path, fields, direction, shown.faces)).encode())

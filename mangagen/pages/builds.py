@@ -78,6 +78,7 @@ def comic_of(*, storyboard: Storyboard) -> Comic:
                 shot=panel.shot,
                 characters=panel.characters,
                 faces=take.faces if take else None,
+                blocking=panel.blocking,
             ),
             load=_loader(take) if take else None,
         )

@@ -134,6 +134,7 @@ def framed(
         shot=art.letterable.shot,
         characters=art.letterable.characters,
         faces=moved,
+        blocking=art.letterable.blocking,
     )
     return letter(cropped, panel=panel, direction=direction, type_size=type_size)
 

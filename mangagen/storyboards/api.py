@@ -23,12 +23,16 @@ def owned_storyboard(request, pk: int, *, with_parts: bool = True) -> Storyboard
     skip them here."""
     queryset = Storyboard.objects.filter(owner=request.user)
     if with_parts:
-        queryset = queryset.prefetch_related("characters", "panels")
+        queryset = queryset.select_related("series").prefetch_related("characters", "panels")
     return get_object_or_404(queryset, pk=pk)
 
 
 def _fresh(storyboard: Storyboard) -> dict:
-    storyboard = Storyboard.objects.prefetch_related("characters", "panels").get(pk=storyboard.pk)
+    storyboard = (
+        Storyboard.objects.select_related("series")
+        .prefetch_related("characters", "panels")
+        .get(pk=storyboard.pk)
+    )
     return StoryboardSerializer(storyboard).data
 
 
@@ -38,8 +42,10 @@ class StoryboardListView(APIView):
 
     @extend_schema(responses=StoryboardSerializer(many=True), summary="Your storyboards")
     def get(self, request):
-        storyboards = Storyboard.objects.filter(owner=request.user).prefetch_related(
-            "characters", "panels"
+        storyboards = (
+            Storyboard.objects.filter(owner=request.user)
+            .select_related("series")
+            .prefetch_related("characters", "panels")
         )
         return Response(StoryboardSerializer(storyboards, many=True).data)
 
@@ -50,18 +56,19 @@ class StoryboardListView(APIView):
     )
     def post(self, request):
         serializer = StoryboardWriteSerializer(data=request.data, partial=False)
-        serializer.fields["characters"].required = False
-        serializer.fields["panels"].required = False
+        for optional in ("characters", "places", "panels"):
+            serializer.fields[optional].required = False
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         quotas.check_storyboards(owner=request.user)
         storyboard = services.create_storyboard(
             owner=request.user, title=data["title"], story=data["story"], style=data["style"]
         )
-        if data.get("characters") or data.get("panels"):
+        if data.get("characters") or data.get("places") or data.get("panels"):
             services.update_storyboard(
                 storyboard=storyboard,
                 characters=data.get("characters"),
+                places=data.get("places"),
                 panels=data.get("panels"),
             )
         return Response(_fresh(storyboard), status=status.HTTP_201_CREATED)

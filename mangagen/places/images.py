@@ -1,0 +1,16 @@
+"""Place pictures are never public: only the comic's owner."""
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+
+from mangagen.characters.images import private_png
+
+from .models import Place
+
+
+@login_required
+def place_image(request, path: str):
+    place = Place.objects.filter(picture=f"places/{path}", storyboard__owner=request.user).first()
+    if place is None:
+        raise Http404("No such image.")
+    return private_png(place.picture)
