@@ -7,6 +7,7 @@ from mangagen.api.credits import PublicTransfersView
 from mangagen.api.me import MeView
 from mangagen.characters.images import sheet_image
 from mangagen.jobs.images import render_image
+from mangagen.library.images import library_image
 from mangagen.pages.api import page_image
 from mangagen.payments import api as payments
 from mangagen.places.images import place_image
@@ -30,6 +31,7 @@ urlpatterns = [
     path("media/renders/<path:path>", render_image, name="render-image"),
     path("media/sheets/<path:path>", sheet_image, name="sheet-image"),
     path("media/places/<path:path>", place_image, name="place-image"),
+    path("media/library/<path:path>", library_image, name="library-image"),
     path("accounts/login/", accounts.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/signup/", accounts.SignupView.as_view(), name="signup"),
@@ -45,6 +47,8 @@ urlpatterns = [
     path("api/", include("mangagen.storyboards.urls")),
     path("api/", include("mangagen.characters.urls")),
     path("api/", include("mangagen.places.urls")),
+    path("api/", include("mangagen.series.urls")),
+    path("api/", include("mangagen.library.urls")),
     path("api/", include("mangagen.jobs.urls")),
     path("api/", include("speculation.urls")),
     path("api/credits/packs/", payments.PacksView.as_view(), name="api-credit-packs"),

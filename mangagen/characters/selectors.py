@@ -55,15 +55,18 @@ def sheets_in_use(*, storyboard: Storyboard) -> dict[str, str]:
     Characters with no such sheet are absent, so a storyboard without sheets
     hashes its panels as it always did.
     """
-    return {name: h for (name, outfit), h in _in_use(storyboard).items() if not outfit}
+    in_use = sheet_rows_in_use(storyboard=storyboard)
+    return {name: sheet.hash for (name, outfit), sheet in in_use.items() if not outfit}
 
 
 def outfit_sheets_in_use(*, storyboard: Storyboard) -> dict[tuple[str, str], str]:
     """(name, outfit) -> hash of the outfit's sheet in use (ready, not stale)."""
-    return {look: h for look, h in _in_use(storyboard).items() if look[1]}
+    in_use = sheet_rows_in_use(storyboard=storyboard)
+    return {look: sheet.hash for look, sheet in in_use.items() if look[1]}
 
 
-def _in_use(storyboard: Storyboard) -> dict[tuple[str, str], str]:
+def sheet_rows_in_use(*, storyboard: Storyboard) -> dict[tuple[str, str], CharacterSheet]:
+    """(name, outfit) -> the sheet in use of each look the comic has (ready, not stale)."""
     looks = _looks(storyboard)
     in_use = {}
     for look, sheets in by_look(storyboard=storyboard).items():
@@ -71,7 +74,7 @@ def _in_use(storyboard: Storyboard) -> dict[tuple[str, str], str]:
         if sheet is None or look not in looks:
             continue
         if not is_stale(sheet, **looks[look], style=storyboard.style):
-            in_use[look] = sheet.hash
+            in_use[look] = sheet
     return in_use
 
 

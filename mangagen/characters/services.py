@@ -32,6 +32,8 @@ from mangagen.errors import ApplicationError
 from mangagen.queues import Queue
 from mangagen.renderers import CharacterSpec, SheetSpec, get_renderer
 from mangagen.renderers.warmth import Priority, Withdrawn
+from mangagen.storyboards import limits
+from mangagen.storyboards.errors import ListFull, NameTaken
 from mangagen.storyboards.models import Character, Storyboard
 from mangagen.storyboards.services import rehash_storyboard
 
@@ -245,6 +247,37 @@ def _ready_sheet(
     sheet.image.save("sheet.png", ContentFile(image), save=False)
     sheet.save()
     return sheet
+
+
+def add_character(
+    *,
+    storyboard: Storyboard,
+    name: str,
+    description: str,
+    outfits: list[dict],
+    sheets: dict[str, tuple[object, object]],
+) -> Character:
+    """Adds a character to the storyboard, last, with `sheets` in use: outfit ("" for the
+    usual look) -> (a sheet like the one to give it, its stored image), see adopt_sheet.
+    The caller holds the storyboard's row lock and hashes its panels again.
+
+    Raises NameTaken (a character of that name, ignoring case) or ListFull.
+    """
+    names = list(storyboard.characters.values_list("name", flat=True))
+    if name.casefold() in {n.casefold() for n in names}:
+        raise NameTaken(f"This comic already has a character named {name!r}.")
+    if len(names) >= limits.MAX_CHARACTERS:
+        raise ListFull(f"A comic has at most {limits.MAX_CHARACTERS} characters.")
+    character = Character.objects.create(
+        storyboard=storyboard,
+        position=len(names) + 1,
+        name=name,
+        description=description,
+        outfits=outfits,
+    )
+    for outfit, (like, image) in sheets.items():
+        adopt_sheet(storyboard=storyboard, name=name, outfit=outfit, like=like, image=image)
+    return character
 
 
 def end_sheet_renders(*, storyboard: Storyboard, reason: str) -> int:

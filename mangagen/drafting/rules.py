@@ -13,7 +13,7 @@ from collections import Counter
 
 from mangagen.storyboards import limits
 
-from .draft import Draft
+from .draft import Draft, StoryContext
 
 QUOTE = re.compile(r"[“\"«「]([^”\"»」]+)[”\"»」]")
 WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|['’-](?=[^\W\d_]))*")
@@ -89,7 +89,16 @@ def find_names(text: str) -> list[str]:
 class RuleDrafter:
     name = "rules"
 
-    def draft(self, *, title: str, story: str, characters: list[dict]) -> Draft:
+    def draft(
+        self,
+        *,
+        title: str,
+        story: str,
+        characters: list[dict],
+        context: StoryContext | None = None,
+    ) -> Draft:
+        """`context` (a series' places and last beats) is for drafters that read it; the
+        rules know the cast from `characters`."""
         known = {c["name"]: c.get("description", "") for c in characters}
         # Names differ ignoring case (as the API requires): "Kenji" in the
         # story is the character "kenji" already there.
@@ -98,7 +107,7 @@ class RuleDrafter:
             if len(known) >= limits.MAX_CHARACTERS:
                 break
             name = name[: limits.MAX_NAME]
-            if name.casefold() not in taken:
+            if name.casefold() not in taken and not _part_of_known(name, known):
                 known[name] = ""
                 taken.add(name.casefold())
         names = list(known)
@@ -117,6 +126,13 @@ class RuleDrafter:
             characters=[{"name": n, "description": d} for n, d in known.items()],
             panels=panels,
         )
+
+
+def _part_of_known(name: str, known: dict[str, str]) -> bool:
+    """Known cast names come first: "Kenji" in the story is the cast's "Kenji Sato", not
+    a new character."""
+    word = name.casefold()
+    return any(word in known_name.casefold().split() for known_name in known)
 
 
 def _paragraphs(story: str) -> list[str]:

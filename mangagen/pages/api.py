@@ -83,7 +83,9 @@ def _url(comic, name: str) -> str:
     return reverse("page-image", args=[comic.storyboard.pk, comic.key, name])
 
 
-class ExportView(APIView):
+class DownloadView(APIView):
+    """An export: `?format=` names the file, throttled per person (THROTTLE_EXPORT)."""
+
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "export"
 
@@ -91,6 +93,8 @@ class ExportView(APIView):
         # `?format=` is this endpoint's own parameter (docs/api.md), not DRF's renderer override.
         return super().perform_content_negotiation(request, force=True)
 
+
+class ExportView(DownloadView):
     @extend_schema(
         summary="Download the comic: print PDF, CBZ, or a webtoon PNG",
         parameters=[OpenApiParameter("format", str, enum=ExportFormat.values)],
@@ -107,14 +111,18 @@ class ExportView(APIView):
         comic = comic_of(storyboard=storyboard)
         slug = slugify(storyboard.title) or f"comic-{storyboard.pk}"
         made = exports.export(comic=comic, fmt=fmt, slug=slug)
-        response = FileResponse(
-            made.path.open("rb"),
-            content_type=made.content_type,
-            as_attachment=True,
-            filename=made.filename,
+        return attachment(
+            made.path.open("rb"), content_type=made.content_type, filename=made.filename
         )
-        response["Cache-Control"] = "private, no-cache"
-        return response
+
+
+def attachment(handle, *, content_type: str, filename: str) -> FileResponse:
+    """A download of the open binary file `handle`, private to the person asking."""
+    response = FileResponse(
+        handle, content_type=content_type, as_attachment=True, filename=filename
+    )
+    response["Cache-Control"] = "private, no-cache"
+    return response
 
 
 def page_image(request, pk: int, key: str, name: str):

@@ -91,10 +91,22 @@ def comic_of(*, storyboard: Storyboard) -> Comic:
             storyboard.page_format,
             facts,
             [[p.panels, p.template] for p in pages],
+            _info_facts(storyboard),
         ]
     )
     kept = [p.index for p in panels if p.art_hash in takes]
     return Comic(storyboard, direction, storyboard.page_format, pages, arts, kept, key)
+
+
+def _info_facts(storyboard: Storyboard) -> list:
+    """What an export's ComicInfo.xml says beyond the pages: the cast, the places, and the
+    series, the chapter's number and the count of chapters."""
+    series = storyboard.series
+    return [
+        [c.name for c in storyboard.characters.all()],
+        list(storyboard.places.values_list("name", flat=True)),
+        [series.title, storyboard.chapter, series.chapters.count()] if series else None,
+    ]
 
 
 def page_file(comic: Comic, number: int) -> Path:

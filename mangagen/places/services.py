@@ -14,6 +14,8 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 
 from mangagen.errors import ApplicationError
+from mangagen.storyboards import limits
+from mangagen.storyboards.errors import ListFull, NameTaken
 from mangagen.storyboards.models import Storyboard
 
 from .models import Place
@@ -97,11 +99,19 @@ def remove_picture(*, storyboard: Storyboard, name: str) -> None:
         transaction.on_commit(lambda: storage.delete(old))
 
 
-def copy_place(*, storyboard: Storyboard, name: str, description: str, picture, digest: str):
-    """Adds a place to the storyboard (the caller holds its lock and checked the name),
-    with a copy of `picture` (a stored file, or None) under the same hash."""
-    position = Place.objects.filter(storyboard=storyboard).count() + 1
-    place = Place(storyboard=storyboard, position=position, name=name, description=description)
+def add_place(
+    *, storyboard: Storyboard, name: str, description: str, picture, digest: str
+) -> Place:
+    """Adds a place to the storyboard, last, with a copy of `picture` (a stored file, or
+    None) under the same hash. The caller holds the storyboard's row lock and hashes its
+    panels again. Raises NameTaken (a place of that name, ignoring case) or ListFull."""
+    names = list(Place.objects.filter(storyboard=storyboard).values_list("name", flat=True))
+    if name.casefold() in {n.casefold() for n in names}:
+        raise NameTaken(f"This comic already has a place named {name!r}.")
+    if len(names) >= limits.MAX_PLACES:
+        raise ListFull(f"A comic has at most {limits.MAX_PLACES} places.")
+    place = Place(storyboard=storyboard, position=len(names) + 1, name=name)
+    place.description = description
     if picture:
         with picture.open("rb") as handle:
             data = handle.read()

@@ -625,7 +625,7 @@ def placements(cast: list[CharacterSpec]) -> list[float]:
         if character.position in STANDS:
             k = crowd.get(character.position, 0)
             crowd[character.position] = k + 1
-            spots.append(STANDS[character.position] + (0.1 if k % 2 else -0.1) * ((k + 1) // 2))
+            spots.append(STANDS[character.position] + (0.15 if k % 2 else -0.15) * ((k + 1) // 2))
         else:
             spots.append(free[i])
     return [min(0.92, max(0.08, x)) for x in spots]

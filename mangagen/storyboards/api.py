@@ -27,7 +27,8 @@ def owned_storyboard(request, pk: int, *, with_parts: bool = True) -> Storyboard
     return get_object_or_404(queryset, pk=pk)
 
 
-def _fresh(storyboard: Storyboard) -> dict:
+def fresh_storyboard(storyboard: Storyboard) -> dict:
+    """The storyboard as the API answers it, read again with its parts."""
     storyboard = (
         Storyboard.objects.select_related("series")
         .prefetch_related("characters", "panels")
@@ -71,7 +72,7 @@ class StoryboardListView(APIView):
                 places=data.get("places"),
                 panels=data.get("panels"),
             )
-        return Response(_fresh(storyboard), status=status.HTTP_201_CREATED)
+        return Response(fresh_storyboard(storyboard), status=status.HTTP_201_CREATED)
 
 
 class StoryboardDetailView(APIView):
@@ -92,7 +93,7 @@ class StoryboardDetailView(APIView):
         serializer = StoryboardWriteSerializer(storyboard, data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
         services.update_storyboard(storyboard=storyboard, **serializer.validated_data)
-        return Response(_fresh(storyboard))
+        return Response(fresh_storyboard(storyboard))
 
     @extend_schema(
         responses={204: None}, summary="Delete a storyboard (its live jobs are cancelled)"
@@ -123,7 +124,7 @@ class DraftView(APIView):
             )
         quotas.take_draft(user=request.user)
         storyboard, notice = services.draft_storyboard(storyboard=storyboard)
-        data = _fresh(storyboard)
+        data = fresh_storyboard(storyboard)
         data["notice"] = notice
         return Response(data)
 

@@ -12,7 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from mangagen.characters.selectors import outfit_sheets_in_use, sheets_in_use
-from mangagen.drafting import Draft, get_drafter
+from mangagen.drafting import Draft, StoryContext, get_drafter
 from mangagen.places.selectors import places_of
 from mangagen.places.services import replace_places
 
@@ -198,15 +198,47 @@ def delete_storyboard(*, storyboard: Storyboard) -> None:
 
 
 def draft_storyboard(*, storyboard: Storyboard) -> tuple[Storyboard, str]:
-    """Fills the panels (and adds characters) from the story; returns any notice."""
-    existing = [{"name": c.name, "description": c.description} for c in storyboard.characters.all()]
-    draft: Draft = get_drafter().draft(
-        title=storyboard.title, story=storyboard.story, characters=existing
+    """Fills the panels (and adds characters) from the story, knowing the cast, the places
+    and, for a chapter of a series, how the chapter before it ended; returns any notice."""
+    cast = list(storyboard.characters.all())
+    existing = [{"name": c.name, "description": c.description} for c in cast]
+    context = StoryContext(
+        places=[
+            {"name": p.name, "description": p.description} for p in places_of(storyboard=storyboard)
+        ],
+        last_beats=last_beats(storyboard=storyboard),
     )
+    draft: Draft = get_drafter().draft(
+        title=storyboard.title, story=storyboard.story, characters=existing, context=context
+    )
+    wardrobe = {c.name: c.outfits for c in cast}  # a draft keeps the cast's outfits
+    characters = [{**c, "outfits": wardrobe.get(c["name"], [])} for c in draft.characters]
     storyboard = update_storyboard(
-        storyboard=storyboard, characters=draft.characters, panels=draft.panels
+        storyboard=storyboard, characters=characters, panels=draft.panels
     )
     return storyboard, draft.notice
+
+
+LAST_BEATS = 3  # panels of the chapter before that a next chapter's draft picks up from
+
+
+def last_beats(*, storyboard: Storyboard) -> list[str]:
+    """The last panels of the chapter before this one in its series, each as what it shows
+    then its lines ("Aiko: …"); [] for a standalone comic or a first chapter."""
+    if storyboard.series_id is None or not storyboard.chapter:
+        return []
+    previous = (
+        Storyboard.objects.filter(series_id=storyboard.series_id, chapter__lt=storyboard.chapter)
+        .order_by("-chapter")
+        .first()
+    )
+    if previous is None:
+        return []
+    beats = []
+    for panel in list(previous.panels.order_by("-index")[:LAST_BEATS])[::-1]:
+        lines = [f"{d['speaker'] or 'Narration'}: {d['text']}" for d in panel.dialogue]
+        beats.append(" ".join([panel.description, *lines, panel.caption]).strip())
+    return beats
 
 
 def rehash_storyboard(*, storyboard: Storyboard) -> None:

@@ -1,0 +1,86 @@
+"""The whole series as one file: a PDF of every chapter's pages in order, or a zip of one
+CBZ per chapter (each with its own ComicInfo.xml: Series, Number, Count).
+
+Each chapter's pages and CBZ are built once per content by mangagen.pages and reused
+here; the series file is assembled per request into a temporary file that is gone once
+sent. Chapters with nothing drawn yet are left out.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from typing import IO
+
+from django.utils.text import slugify
+from PIL import Image
+
+from mangagen.lettering import one_line
+from mangagen.pages import exports
+from mangagen.pages.builds import Comic, comic_of, page_file
+from mangagen.pages.compose import DPI
+from mangagen.pages.exports import NothingToExport
+from mangagen.storyboards.models import ExportFormat
+
+from .models import Series
+from .selectors import chapters_of
+
+# format -> (content type, file suffix)
+FORMATS = {"pdf": ("application/pdf", "pdf"), "cbz": ("application/zip", "zip")}
+
+
+@dataclass(frozen=True)
+class SeriesExport:
+    file: IO[bytes]
+    content_type: str
+    suffix: str
+
+
+def export_series(*, series: Series, fmt: str) -> SeriesExport:
+    """The series' file for `fmt` (pdf or cbz), open at its start. Raises NothingToExport
+    when no chapter has a panel drawn."""
+    comics = [comic_of(storyboard=chapter) for chapter in chapters_of(series=series)]
+    drawn = [comic for comic in comics if comic.kept]
+    if not drawn:
+        raise NothingToExport("Nothing is drawn in this series yet: generate a chapter first.")
+    # Unlinked already: nothing is left once it is closed (the response closes it when sent).
+    handle = tempfile.TemporaryFile()  # noqa: SIM115
+    try:
+        if fmt == "pdf":
+            _pdf(drawn, handle, title=one_line(series.title))
+        else:
+            _cbz_per_chapter(drawn, handle)
+    except BaseException:
+        handle.close()
+        raise
+    handle.seek(0)
+    content_type, suffix = FORMATS[fmt]
+    return SeriesExport(handle, content_type, suffix)
+
+
+def _pdf(comics: list[Comic], target: IO[bytes], *, title: str) -> None:
+    """Every chapter's pages, in order, at B5 print size. Pages are appended one at a
+    time, so a long series never holds more than one decoded page in memory."""
+    first = True
+    for comic in comics:
+        for page in comic.pages:
+            with Image.open(page_file(comic, page.number)) as image:
+                image.convert("RGB").save(
+                    target,
+                    "PDF",
+                    append=not first,
+                    resolution=DPI,
+                    title=title,
+                    producer="Mangagen",
+                )
+            first = False
+
+
+def _cbz_per_chapter(comics: list[Comic], target: IO[bytes]) -> None:
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_STORED) as archive:
+        for comic in comics:
+            chapter = comic.storyboard.chapter or 0
+            slug = slugify(comic.storyboard.title) or f"chapter-{chapter}"
+            made = exports.export(comic=comic, fmt=ExportFormat.CBZ, slug=slug)
+            archive.write(made.path, f"{chapter:03d}-{made.filename}")
