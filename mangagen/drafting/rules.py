@@ -110,13 +110,15 @@ class RuleDrafter:
             if name.casefold() not in taken and not _part_of_known(name, known):
                 known[name] = ""
                 taken.add(name.casefold())
-        names = list(known)
+        aliases = _first_names(known)
+        names = list(known) + list(aliases)
         panels = []
         for paragraph in _paragraphs(story):
             sentences = _sentences(paragraph)
             size = 2 if len(sentences) > 3 else max(len(sentences), 1)
             for start in range(0, len(sentences), size):
-                panels.append(_panel(" ".join(sentences[start : start + size]), names))
+                panel = _panel(" ".join(sentences[start : start + size]), names)
+                panels.append(_as_known(panel, aliases))
         panels = _fit(panels)
         if panels:
             first = panels[0]
@@ -129,10 +131,33 @@ class RuleDrafter:
 
 
 def _part_of_known(name: str, known: dict[str, str]) -> bool:
-    """Known cast names come first: "Kenji" in the story is the cast's "Kenji Sato", not
-    a new character."""
+    """Known cast names come first: "Kenji" (or "Sato") in the story is the cast's
+    "Kenji Sato", not a new character."""
     word = name.casefold()
     return any(word in known_name.casefold().split() for known_name in known)
+
+
+def _first_names(known: dict[str, str]) -> dict[str, str]:
+    """first word -> the cast's name, for cast names of more than one word (a story calls
+    "Kenji Sato" "Kenji"), unless that word is a name of its own or the first of two."""
+    firsts: dict[str, list[str]] = {}
+    for name in known:
+        words = name.split()
+        if len(words) > 1 and words[0] not in known:
+            firsts.setdefault(words[0], []).append(name)
+    return {first: names[0] for first, names in firsts.items() if len(names) == 1}
+
+
+def _as_known(panel: dict, aliases: dict[str, str]) -> dict:
+    """The panel with first names said as the cast's full names."""
+    present: list[str] = []
+    for name in panel["characters"]:
+        if aliases.get(name, name) not in present:
+            present.append(aliases.get(name, name))
+    panel["characters"] = present
+    for line in panel["dialogue"]:
+        line["speaker"] = aliases.get(line["speaker"], line["speaker"])
+    return panel
 
 
 def _paragraphs(story: str) -> list[str]:

@@ -6,13 +6,11 @@ the renderer, the procedural renderer draws them, and the API refuses what a
 comic does not have with a 400 that names it.
 """
 
-import io
 from urllib.parse import quote
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test.client import BOUNDARY, MULTIPART_CONTENT, encode_multipart
-from PIL import Image
 
 from mangagen.jobs import services as jobs
 from mangagen.lettering import Letterable
@@ -85,19 +83,6 @@ def art(board):
     return {p.index: p.art_hash for p in board.panels.all()}
 
 
-def keep_everything(board):
-    """Every panel's picture kept, as after a Generate."""
-    for panel in board.panels.all():
-        storyboards.keep_render(
-            storyboard_id=board.pk,
-            art_hash=panel.art_hash,
-            image=png(),
-            faces={},
-            source=None,
-            attempt=panel.index,
-        )
-
-
 def redrawn(board, user):
     quote = selectors.quote(storyboard=board, user=user)
     return quote.render
@@ -150,7 +135,7 @@ def test_a_place_that_no_panel_uses_changes_no_hash(user, board):
 
 
 def test_an_outfits_description_redraws_exactly_the_panels_where_it_is_worn(user, board):
-    keep_everything(board)
+    factories.keep(board)
     assert redrawn(board, user) == []
     edit(board, characters=with_outfits(winter_coat="a red puffer jacket"))
     assert redrawn(board, user) == [2]
@@ -159,7 +144,7 @@ def test_an_outfits_description_redraws_exactly_the_panels_where_it_is_worn(user
 
 
 def test_renaming_an_outfit_changes_no_picture(user, board):
-    keep_everything(board)
+    factories.keep(board)
     renamed = [
         {**CHARACTERS[0], "outfits": [{**CHARACTERS[0]["outfits"][0], "name": "coat"}]},
         CHARACTERS[1],
@@ -172,7 +157,7 @@ def test_renaming_an_outfit_changes_no_picture(user, board):
 
 
 def test_changing_what_a_panel_wears_redraws_that_panel_only(user, board):
-    keep_everything(board)
+    factories.keep(board)
     panels = [dict(p) for p in PANELS]
     panels[4] = {**panels[4], "outfits": {"Aiko": "winter coat"}}
     edit(board, panels=panels)
@@ -187,7 +172,7 @@ def test_an_outfit_sheet_redraws_exactly_the_panels_where_it_is_worn(
 
     queued = []
     monkeypatch.setattr(tasks.render_sheet, "apply_async", lambda args, queue: queued.append(args))
-    keep_everything(board)
+    factories.keep(board)
     with django_capture_on_commit_callbacks(execute=True):
         sheet = sheets.request_sheet(storyboard=board, name="Aiko", outfit="winter coat")
     assert redrawn(board, user) == []  # rendering: not in use yet
@@ -209,28 +194,28 @@ def test_an_outfit_sheet_redraws_exactly_the_panels_where_it_is_worn(
 
 
 def test_a_places_description_redraws_exactly_the_panels_set_there(user, board):
-    keep_everything(board)
+    factories.keep(board)
     edit(board, places=[{**PLACES[0], "description": "the rooftop at night"}, PLACES[1]])
     assert redrawn(board, user) == [1, 2]
 
 
 def test_renaming_a_place_changes_no_picture_and_panels_follow(user, board):
-    keep_everything(board)
+    factories.keep(board)
     edit(board, places=[{**PLACES[0], "name": "Roof"}, PLACES[1]])
     assert redrawn(board, user) == []
     assert [p.place for p in board.panels.all()] == ["Roof", "Roof", "Station", "", ""]
 
 
 def test_removing_a_place_sets_its_panels_nowhere(user, board):
-    keep_everything(board)
+    factories.keep(board)
     edit(board, places=[PLACES[0]])
     assert redrawn(board, user) == [3]
     assert board.panels.get(index=3).place == ""
 
 
 def test_a_places_picture_redraws_exactly_the_panels_set_there(user, board):
-    keep_everything(board)
-    place = places.set_picture(storyboard=board, name="Station", image=png())
+    factories.keep(board)
+    place = places.set_picture(storyboard=board, name="Station", image=factories.png())
     assert redrawn(board, user) == [3]
     assert board.panels.get(index=3).art_inputs["place"]["picture"] == place.picture_hash
     places.remove_picture(storyboard=board, name="Station")
@@ -238,7 +223,7 @@ def test_a_places_picture_redraws_exactly_the_panels_set_there(user, board):
 
 
 def test_blocking_redraws_exactly_the_panels_it_changes(user, board):
-    keep_everything(board)
+    factories.keep(board)
     panels = [dict(p) for p in PANELS]
     panels[3] = {**panels[3], "blocking": {"Aiko": "right", "Kenji": "left"}}
     edit(board, panels=panels)
@@ -321,7 +306,7 @@ def test_the_storyboard_shows_places_outfits_and_blocking(client, user, board):
 def test_a_place_picture_is_the_owners_alone(client, user, board, make_user):
     client.force_login(user)
     url = f"/api/storyboards/{board.pk}/places/{quote('Station')}/picture/"
-    upload = SimpleUploadedFile("station.png", png(), content_type="image/png")
+    upload = SimpleUploadedFile("station.png", factories.png(), content_type="image/png")
     response = client.put(
         url, data=encode_multipart(BOUNDARY, {"image": upload}), content_type=MULTIPART_CONTENT
     )
@@ -335,7 +320,9 @@ def test_a_place_picture_is_the_owners_alone(client, user, board, make_user):
     assert (
         client.put(
             f"/api/storyboards/{board.pk}/places/Nowhere/picture/",
-            data=encode_multipart(BOUNDARY, {"image": SimpleUploadedFile("x.png", png())}),
+            data=encode_multipart(
+                BOUNDARY, {"image": SimpleUploadedFile("x.png", factories.png())}
+            ),
             content_type=MULTIPART_CONTENT,
         ).json()["error"]
         == "no_such_place"
@@ -350,7 +337,7 @@ def test_a_place_picture_is_the_owners_alone(client, user, board, make_user):
 def test_a_job_renders_each_panel_with_its_place_outfits_and_blocking(
     user, board, account, enqueued, monkeypatch, django_capture_on_commit_callbacks
 ):
-    places.set_picture(storyboard=board, name="Rooftop", image=png())
+    places.set_picture(storyboard=board, name="Rooftop", image=factories.png())
     seen = []
     real = ProceduralRenderer.render
 
@@ -415,7 +402,7 @@ def test_a_place_is_drawn_the_same_way_in_every_panel_and_differs_from_another()
     assert draw(two(place=roof))[0] == draw(two(place=again))[0]
     assert draw(two(place=roof))[0] != draw(two(place=beach))[0]
     assert draw(two(place=roof))[0] != draw(two())[0]
-    pictured = PlaceSpec("Rooftop", "the school rooftop at dusk", reference=png())
+    pictured = PlaceSpec("Rooftop", "the school rooftop at dusk", reference=factories.png())
     assert Backdrop.of(pictured) != Backdrop.of(roof)  # a picture is a new look of the place
 
 
@@ -450,9 +437,3 @@ def test_balloon_tails_go_where_the_blocking_stands_the_speaker_without_faces():
         dialogue=[], caption="", shot="medium", characters=["Aiko", "Kenji"], faces=None
     )
     assert unblocked.speakers()["Aiko"].x < unblocked.speakers()["Kenji"].x
-
-
-def png(size=(96, 96), colour=(20, 120, 200)) -> bytes:
-    buffer = io.BytesIO()
-    Image.new("RGB", size, colour).save(buffer, format="PNG")
-    return buffer.getvalue()

@@ -182,3 +182,15 @@ def test_draft_endpoint_shows_the_fallback_notice(client, user, settings, standi
     body = client.post(f"/api/storyboards/{board['id']}/draft/").json()
     assert "built-in rules" in body["notice"]
     assert len(body["panels"]) == 1
+
+
+def test_the_rules_prefer_the_casts_names():
+    """A chapter's cast is known: the story's "Kenji" (or "Sato") is the cast's "Kenji Sato",
+    in the panels and as a speaker, never a new character."""
+    story = 'Kenji ran up the stairs. "Wait!" Kenji shouted. Sato was always late. Mika smiled.'
+    draft = RuleDrafter().draft(
+        title="t", story=story, characters=[{"name": "Kenji Sato", "description": "tall"}]
+    )
+    assert [c["name"] for c in draft.characters] == ["Kenji Sato", "Mika"]
+    assert draft.panels[0]["characters"] == ["Kenji Sato"]
+    assert draft.panels[0]["dialogue"][0]["speaker"] == "Kenji Sato"
