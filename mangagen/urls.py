@@ -12,6 +12,7 @@ from mangagen.pages.api import page_image
 from mangagen.payments import api as payments
 from mangagen.places.images import place_image
 from mangagen.views import accounts, credits, studio
+from mangagen.views import series as series_pages
 
 urlpatterns = [
     path("", studio.dashboard, name="home"),
@@ -26,6 +27,9 @@ urlpatterns = [
     path("comics/<int:pk>/read/", studio.read_comic, name="comic-read"),
     path("comics/<int:pk>/pages/<str:key>/<str:name>", page_image, name="page-image"),
     path("comics/<int:pk>/<slug:step>/", studio.wizard_step, name="comic-step"),
+    path("series/new/", series_pages.new_series, name="series-new"),
+    path("series/<int:pk>/", series_pages.series_page, name="series"),
+    path("series/<int:pk>/chapters/new/", series_pages.next_chapter, name="series-next-chapter"),
     path("credits/", credits.credits_page, name="credits"),
     path("credits/demo/", credits.demo_credits, name="credits-demo"),
     path("media/renders/<path:path>", render_image, name="render-image"),

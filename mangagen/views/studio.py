@@ -16,6 +16,7 @@ from ledger import selectors as ledger_selectors
 from ledger import services as ledger
 from mangagen.jobs.api import job_body, owned_job
 from mangagen.jobs.models import LIVE_STATES, JobState
+from mangagen.series.models import Series
 from mangagen.storyboards import limits
 from mangagen.storyboards.models import (
     ExportFormat,
@@ -44,6 +45,7 @@ def dashboard(request):
     storyboards = list(
         Storyboard.objects.filter(owner=request.user)
         .annotate(kept=Count("kept_art"))  # readable once one panel is kept
+        .select_related("series")
         .prefetch_related("panels", "jobs")
     )
     for storyboard in storyboards:
@@ -56,6 +58,9 @@ def dashboard(request):
             "account": account,
             "holds": ledger_selectors.open_holds(account=account),
             "storyboards": storyboards,
+            "series": Series.objects.filter(owner=request.user).annotate(
+                chapter_count=Count("chapters")
+            ),
         },
     )
 
@@ -135,17 +140,36 @@ def reader(request, pk: int, job_pk: int):
 @login_required
 def read_comic(request, pk: int):
     """The pages, read in the comic's direction; open once one panel is drawn."""
-    storyboard = get_object_or_404(Storyboard, pk=pk, owner=request.user)
+    storyboard = get_object_or_404(
+        Storyboard.objects.select_related("series"), pk=pk, owner=request.user
+    )
     return render(
         request,
         "studio/reader.html",
         {
             "storyboard": storyboard,
+            "chapters": neighbours(storyboard),
             "templates": PageTemplate.choices,
             "directions": ReadingDirection.choices,
             "formats": PageFormat.choices,
         },
     )
+
+
+def neighbours(storyboard: Storyboard) -> dict | None:
+    """A chapter's place in its series for the reader: the chapters before and after it
+    and how many there are; None for a standalone comic."""
+    if storyboard.series_id is None:
+        return None
+    chapters = list(storyboard.series.chapters.order_by("chapter"))
+    at = next(i for i, c in enumerate(chapters) if c.pk == storyboard.pk)
+    return {
+        "series": storyboard.series,
+        "number": storyboard.chapter,
+        "count": len(chapters),
+        "previous": chapters[at - 1] if at > 0 else None,
+        "next": chapters[at + 1] if at + 1 < len(chapters) else None,
+    }
 
 
 @login_required
