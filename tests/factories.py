@@ -68,3 +68,13 @@ def keep(board: Storyboard, *, indices: list[int] | None = None) -> None:
                 # keep_render is idempotent per (source, attempt): a take of its own each.
                 attempt=next(_takes),
             )
+
+
+def pdf_page_count(data: bytes) -> int:
+    """The pages of a PDF as its page tree says (Pillow's output, appended to or not): the
+    `/Count` of the last `/Pages` object, the one an incremental update leaves in force."""
+    import re
+
+    counts = re.findall(rb"/Type /Pages\s*/Count (\d+)", data)
+    assert counts, "no page tree in this PDF"
+    return int(counts[-1])
