@@ -17,7 +17,7 @@ PlaceBody = inline_serializer(
     "PlaceBody",
     {
         "place": inline_serializer(
-            "Place",
+            "PlaceWithPicture",
             {
                 "name": serializers.CharField(),
                 "description": serializers.CharField(),

@@ -25,7 +25,7 @@ class SeriesListView(APIView):
     throttle_classes = [WritesThrottle]
     throttle_scope = "storyboards"
 
-    @extend_schema(responses=OpenApiTypes.OBJECT, summary="Your series")
+    @extend_schema(responses=OpenApiTypes.OBJECT, summary="Your series", operation_id="series_list")
     def get(self, request):
         series = Series.objects.filter(owner=request.user)
         return Response([selectors.series_json(s) for s in series])
