@@ -194,3 +194,25 @@ def test_the_rules_prefer_the_casts_names():
     assert [c["name"] for c in draft.characters] == ["Kenji Sato", "Mika"]
     assert draft.panels[0]["characters"] == ["Kenji Sato"]
     assert draft.panels[0]["dialogue"][0]["speaker"] == "Kenji Sato"
+
+
+def test_the_chat_drafter_is_told_the_places_and_how_the_last_chapter_ended(standin):
+    from mangagen.drafting import StoryContext
+
+    panels = [
+        {"description": "The roof.", "place": "Rooftop"},
+        {"description": "Somewhere.", "place": "The Moon"},  # not a place of the comic
+    ]
+    standin.reply(chat(json.dumps({"characters": [], "panels": panels})))
+    context = StoryContext(
+        places=[{"name": "Rooftop", "description": "the school rooftop"}],
+        last_beats=["Kenji runs up the stairs. Kenji: Sorry!"],
+    )
+    draft = drafter(standin).draft(
+        title="Chapter 2", story="Aiko waits.", characters=[], context=context
+    )
+    assert draft.notice == ""
+    assert [p["place"] for p in draft.panels] == ["Rooftop", ""]
+    told = standin.requests[0]["json"]["messages"][-1]["content"]
+    assert "Known places:\n- Rooftop: the school rooftop" in told
+    assert "The previous chapter ended with:\n- Kenji runs up the stairs. Kenji: Sorry!" in told
