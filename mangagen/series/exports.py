@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import tempfile
 import zipfile
+from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO
 
 from django.utils.text import slugify
@@ -48,7 +50,8 @@ def export_series(*, series: Series, fmt: str) -> SeriesExport:
     handle = tempfile.TemporaryFile()  # noqa: SIM115
     try:
         if fmt == "pdf":
-            _pdf(drawn, handle, title=one_line(series.title))
+            pages = (page_file(c, page.number) for c in drawn for page in c.pages)
+            write_pdf(pages, handle, title=one_line(series.title))
         else:
             _cbz_per_chapter(drawn, handle)
     except BaseException:
@@ -59,22 +62,21 @@ def export_series(*, series: Series, fmt: str) -> SeriesExport:
     return SeriesExport(handle, content_type, suffix)
 
 
-def _pdf(comics: list[Comic], target: IO[bytes], *, title: str) -> None:
-    """Every chapter's pages, in order, at B5 print size. Pages are appended one at a
-    time, so a long series never holds more than one decoded page in memory."""
-    first = True
-    for comic in comics:
-        for page in comic.pages:
-            with Image.open(page_file(comic, page.number)) as image:
-                image.convert("RGB").save(
-                    target,
-                    "PDF",
-                    append=not first,
-                    resolution=DPI,
-                    title=title,
-                    producer="Mangagen",
-                )
-            first = False
+def write_pdf(pages: Iterable[Path], target: IO[bytes], *, title: str) -> None:
+    """The page images `pages`, in order, as one PDF at B5 print size, into `target` (open
+    for reading and writing). Each page is appended to the file on its own (an update of
+    it), so a long series never holds more than one decoded page: saving them all in one
+    call, or even a dozen at a time, held several times as much (bench/series_pdf.py)."""
+    for number, path in enumerate(pages):
+        with Image.open(path) as image:
+            image.convert("RGB").save(
+                target,
+                "PDF",
+                append=number > 0,
+                resolution=DPI,
+                title=title,
+                producer="Mangagen",
+            )
 
 
 def _cbz_per_chapter(comics: list[Comic], target: IO[bytes]) -> None:
