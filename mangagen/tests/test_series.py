@@ -341,3 +341,31 @@ def pdf_pages(response) -> int:
     data = b"".join(response.streaming_content)
     assert data.startswith(b"%PDF")
     return factories.pdf_page_count(data)
+
+
+# --- the pages ----------------------------------------------------------------------------------
+
+
+def test_the_series_pages_start_a_series_and_its_chapters(person, user, make_user, client):
+    refused = person.post("/series/new/", {"title": "", "style": "manga"})
+    assert refused.status_code == 200 and b"This field is required." in refused.content
+    made = person.post("/series/new/", {"title": "Rooftops", "style": "noir"})
+    series_id = int(made["Location"].rstrip("/").split("/")[-1])
+    page = person.get(made["Location"])
+    assert page.status_code == 200 and b"Start chapter 1" in page.content
+
+    story = 'Aiko waits on the roof. "Late again," Aiko said.'
+    started = person.post(f"/series/{series_id}/chapters/new/", {"story": story, "title": ""})
+    chapter_id = int(started["Location"].split("/")[2])
+    assert started["Location"] == f"/comics/{chapter_id}/characters/"
+    drafted = person.get(f"/api/storyboards/{chapter_id}/").json()
+    assert drafted["style"] == "noir" and drafted["panels"]  # drafted from its story
+    assert [c["name"] for c in drafted["characters"]] == ["Aiko"]
+    wizard = person.get(started["Location"])
+    assert b"Rooftops, chapter 1" in wizard.content
+    reader = person.get(f"/comics/{chapter_id}/read/")
+    assert b"Rooftops \xc2\xb7 chapter 1 of 1" in reader.content
+
+    client.force_login(make_user())
+    assert client.get(f"/series/{series_id}/").status_code == 404
+    assert client.post(f"/series/{series_id}/chapters/new/", {"story": "x"}).status_code == 404
