@@ -55,7 +55,7 @@ def run_one(way: str, folder: Path) -> None:
     started = time.monotonic()
     with tempfile.TemporaryFile() as target:
         if way == "append":
-            write_pdf(paths, target, title="bench")
+            write_pdf((path.read_bytes() for path in paths), target, title="bench")
         else:
             pages = [Image.open(path).convert("RGB") for path in paths]
             pages[0].save(target, "PDF", save_all=True, append_images=pages[1:], resolution=DPI)

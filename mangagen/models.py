@@ -3,10 +3,12 @@
 from mangagen.characters.models import CharacterSheet
 from mangagen.jobs.models import Job, JobEvent, JobPanel
 from mangagen.library.models import CastMember, CastSheet, SavedPlace
+from mangagen.pages.models import PageBuild
 from mangagen.payments.models import Purchase, StripeEvent
 from mangagen.places.models import Place
 from mangagen.series.models import Series
 from mangagen.storyboards.models import Character, KeptArt, Panel, Storyboard
+from mangagen.translations.models import Translation
 
 __all__ = [
     "CastMember",
@@ -17,6 +19,7 @@ __all__ = [
     "JobEvent",
     "JobPanel",
     "KeptArt",
+    "PageBuild",
     "Panel",
     "Place",
     "Purchase",
@@ -24,4 +27,5 @@ __all__ = [
     "Series",
     "Storyboard",
     "StripeEvent",
+    "Translation",
 ]

@@ -1,8 +1,9 @@
 """Per-person caps, so one account cannot grow the database, the job queue or the
 operator's chat bill without bound. A refused request changes nothing.
 
-Drafting with a chat model (`DRAFTER=openai`) costs the operator per call, so
-it has a daily quota per person rather than a credit price: credits pay for
+Drafting with a chat model (`DRAFTER=openai`, and translations with
+`TRANSLATOR=openai`) costs the operator per call, so it has a daily quota
+per person rather than a credit price: credits pay for
 renders a person sees, and charging for a draft they may throw away would
 make the first step of every comic cost money. The free rule-based drafter
 (`DRAFTER=rules`) has no quota.
@@ -14,6 +15,10 @@ they are not money, which the ledger guards exactly.
 
 from __future__ import annotations
 
+import contextlib
+import threading
+import time
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from enum import StrEnum
 
@@ -32,6 +37,7 @@ class Limit(StrEnum):
     LIBRARY = "library_full"
     LIVE_JOBS = "too_many_live_jobs"
     DRAFTS = "draft_quota"
+    DRAWING = "drawing_budget"
 
 
 class LimitReached(ApplicationError):
@@ -103,6 +109,12 @@ def take_draft(*, user, now: datetime | None = None) -> None:
     """Counts one chat-model draft for `user` today (UTC); raises LimitReached past the quota."""
     if settings.DRAFTER == "rules":
         return
+    take_chat_call(user=user, now=now)
+
+
+def take_chat_call(*, user, now: datetime | None = None) -> None:
+    """Counts one call of the chat model for `user` today (UTC), a storyboard draft or
+    a translation draft alike; raises LimitReached past DRAFT_DAILY_QUOTA."""
     now = now or timezone.now()
     tomorrow = (now + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
     seconds_left = max(int((tomorrow - now).total_seconds()), 1)
@@ -112,7 +124,47 @@ def take_draft(*, user, now: datetime | None = None) -> None:
     if used > settings.DRAFT_DAILY_QUOTA:
         raise LimitReached(
             Limit.DRAFTS,
-            f"You have used today's {settings.DRAFT_DAILY_QUOTA} drafts; "
-            "edit the panels by hand, or draft again tomorrow.",
+            f"You have used today's {settings.DRAFT_DAILY_QUOTA} drafts by the language model; "
+            "write by hand, or draft again tomorrow.",
             retry_after=seconds_left,
         )
+
+
+_drawing = threading.local()
+
+
+@contextlib.contextmanager
+def drawing(*, user_id: int) -> Iterator[None]:
+    """Counts the CPU time this thread spends in the block, drawing for `user_id` (a page,
+    an export, a panel's lettering not in the cache), against their
+    DRAWING_CPU_SECONDS_PER_MINUTE. Raises LimitReached before drawing once this
+    minute's budget is spent; what is already built stays built and is served freely.
+
+    Drawing runs on the request's thread, so one person editing and reloading in a
+    loop could otherwise keep a web process's CPU busy. Nested blocks (a PDF builds
+    its pages) are checked each, and counted once, by the outermost.
+    """
+    now = time.time()
+    key = f"drawing:{user_id}:{int(now // 60)}"
+    spent_ms = cache.get(key) or 0
+    if spent_ms >= settings.DRAWING_CPU_SECONDS_PER_MINUTE * 1000:
+        raise LimitReached(
+            Limit.DRAWING,
+            "You have asked for a lot of drawing this minute (pages, exports, lettering); "
+            "what is drawn already is still there. Try again in a moment.",
+            retry_after=max(int(60 - now % 60), 1),
+        )
+    if getattr(_drawing, "depth", 0):
+        yield
+        return
+    _drawing.depth = 1
+    started = time.thread_time()
+    try:
+        yield
+    finally:
+        _drawing.depth = 0
+        used_ms = max(round((time.thread_time() - started) * 1000), 1)
+        # add() starts the minute's count, incr() is atomic in Redis.
+        if not cache.add(key, used_ms, timeout=120):
+            with contextlib.suppress(ValueError):  # the minute's key expired meanwhile
+                cache.incr(key, used_ms)

@@ -11,16 +11,20 @@ from pathlib import Path
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
+from mangagen import storage_config
 from mangagen.queues import Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
-if (BASE_DIR / ".env").exists():
-    environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+# The environment wins over the file, whatever sets it.
+ENV_FILE = Path(env.str("ENV_FILE", default=str(BASE_DIR / ".env")))
+if ENV_FILE.exists():
+    environ.Env.read_env(ENV_FILE, overwrite=False)
 
-# Off unless asked for: `make run`, runstack's demo and the test settings turn it on.
-DEBUG = env.bool("DEBUG", default=False)
+# Off unless asked for. `make run` sets LOCAL_RUN, which only changes DEBUG's default:
+# a DEBUG of the environment or of the .env file is kept as it is.
+DEBUG = env.bool("DEBUG", default=env.bool("LOCAL_RUN", default=False))
 
 _DEV_SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"
 SECRET_KEY = env.str("SECRET_KEY", default="")
@@ -36,6 +40,26 @@ else:
     ALLOWED_HOSTS = ALLOWED_HOSTS or ["localhost", "127.0.0.1", "[::1]", "testserver"]
 
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+
+def _loopback(host: str) -> bool:
+    host = host.strip().lstrip(".").lower()
+    return (
+        host in {"localhost", "testserver", "[::1]", "::1"}
+        or host.startswith("127.")
+        or (host.endswith(".localhost"))
+    )
+
+
+# The local demo's free things (the demo logins `make run` makes, the Credits page's
+# demo credits) only where no one else can reach them: DEBUG on, and the app serving
+# and answering loopback names alone; DEMO_MODE=on or off says so explicitly.
+DEMO_MODE = env.bool(
+    "DEMO_MODE",
+    default=DEBUG
+    and all(_loopback(h) for h in ALLOWED_HOSTS)
+    and _loopback(env.str("HOST", default="127.0.0.1")),
+)
 
 INSTALLED_APPS = [
     "daphne",
@@ -246,11 +270,22 @@ CHAT_BASE_URL = env.str("CHAT_BASE_URL", default="https://api.openai.com")
 CHAT_API_KEY = env.str("CHAT_API_KEY", default="")
 CHAT_MODEL = env.str("CHAT_MODEL", default="gpt-4o-mini")
 CHAT_TIMEOUT_SECONDS = env.float("CHAT_TIMEOUT_SECONDS", default=60.0)
+# Machine drafts of translations: `openai` asks the chat model above (counted in the
+# daily draft quota); `none` leaves translating to people.
+TRANSLATOR = env.str("TRANSLATOR", default="none")
+if TRANSLATOR not in ("none", "openai"):
+    raise ImproperlyConfigured(f"TRANSLATOR is {TRANSLATOR!r}; use one of: none, openai.")
 
 # --- Per-person bounds (mangagen/quotas.py), websockets, retention ---------------
 MAX_STORYBOARDS_PER_PERSON = env.int("MAX_STORYBOARDS_PER_PERSON", default=200)
 MAX_LIVE_JOBS_PER_PERSON = env.int("MAX_LIVE_JOBS_PER_PERSON", default=3)
 DRAFT_DAILY_QUOTA = env.int("DRAFT_DAILY_QUOTA", default=50)
+# CPU seconds a person's requests may spend drawing (pages, exports, lettering not
+# in the cache) each minute; past it they answer 429 until the next minute.
+DRAWING_CPU_SECONDS_PER_MINUTE = env.float("DRAWING_CPU_SECONDS_PER_MINUTE", default=20.0)
+# The bytes a person's own sheet pictures may take in all (older ones are let go, see
+# mangagen/characters/services.py).
+SHEET_UPLOAD_BYTES_PER_PERSON = env.int("SHEET_UPLOAD_BYTES_PER_PERSON", default=100 * 1024 * 1024)
 WS_IDLE_SECONDS = env.float("WS_IDLE_SECONDS", default=600.0)
 WS_MAX_CONNECTIONS_PER_PERSON = env.int("WS_MAX_CONNECTIONS_PER_PERSON", default=12)
 RETENTION_DAYS = env.int("RETENTION_DAYS", default=90)
@@ -298,12 +333,20 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    # JSON, a form or nothing: an endpoint that needs no body takes whatever a client
+    # sends with it (fetch and requests send `{}` as JSON, sendBeacon a form).
+    "DEFAULT_PARSER_CLASSES": [
+        "rest_framework.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "mangagen.api.errors.exception_handler",
     # Per person, so no one can flood the GPU or the ledger (429 with Retry-After).
     "DEFAULT_THROTTLE_RATES": {
         "speculate": env.str("THROTTLE_SPECULATE", default="30/min"),
+        # Leaving Review (its beacon): each leave may write a row, so it is bounded too.
+        "leave": env.str("THROTTLE_LEAVE", default="60/min"),
         "generate": env.str("THROTTLE_GENERATE", default="20/min"),
         "draft": env.str("THROTTLE_DRAFT", default="20/min"),
         "checkout": env.str("THROTTLE_CHECKOUT", default="10/min"),
@@ -335,6 +378,23 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 WHITENOISE_USE_FINDERS = DEBUG
 MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(BASE_DIR / "media")))
 MEDIA_URL = "media/"
+
+# Every render, kept take, sheet, page build and export goes through Django's
+# default storage (mangagen/storage.py): MEDIA_ROOT on this machine, or a bucket
+# of any S3-compatible service that every web process and worker shares. Never
+# served directly: the views check the owner and stream the bytes.
+STORAGE_BACKEND = env.str("STORAGE_BACKEND", default="local")
+try:
+    STORAGES = storage_config.storages(
+        backend=STORAGE_BACKEND,
+        bucket=env.str("S3_BUCKET", default=""),
+        endpoint_url=env.str("S3_ENDPOINT_URL", default=""),
+        access_key=env.str("S3_ACCESS_KEY_ID", default=""),
+        secret_key=env.str("S3_SECRET_ACCESS_KEY", default=""),
+        region=env.str("S3_REGION", default="us-east-1"),
+    )
+except ValueError as refused:
+    raise ImproperlyConfigured(str(refused)) from refused
 
 # --- Production hardening (manage.py check --deploy) -------------------------
 SESSION_COOKIE_SECURE = not DEBUG

@@ -11,7 +11,7 @@ from mangagen.library.images import library_image
 from mangagen.pages.api import page_image
 from mangagen.payments import api as payments
 from mangagen.places.images import place_image
-from mangagen.views import accounts, credits, studio
+from mangagen.views import accounts, credits, studio, translations
 from mangagen.views import series as series_pages
 
 urlpatterns = [
@@ -25,6 +25,9 @@ urlpatterns = [
         name="comic-download",
     ),
     path("comics/<int:pk>/read/", studio.read_comic, name="comic-read"),
+    path(
+        "comics/<int:pk>/translations/", translations.translations_page, name="comic-translations"
+    ),
     path("comics/<int:pk>/pages/<str:key>/<str:name>", page_image, name="page-image"),
     path("comics/<int:pk>/<slug:step>/", studio.wizard_step, name="comic-step"),
     path("series/new/", series_pages.new_series, name="series-new"),
@@ -53,6 +56,7 @@ urlpatterns = [
     path("api/", include("mangagen.places.urls")),
     path("api/", include("mangagen.series.urls")),
     path("api/", include("mangagen.library.urls")),
+    path("api/", include("mangagen.translations.urls")),
     path("api/", include("mangagen.jobs.urls")),
     path("api/", include("speculation.urls")),
     path("api/credits/packs/", payments.PacksView.as_view(), name="api-credit-packs"),

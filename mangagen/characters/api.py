@@ -2,11 +2,11 @@
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiTypes, extend_schema, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from mangagen.api.throttles import WritesThrottle
+from mangagen.jobs.selectors import sheets_in_live_jobs
 from mangagen.storyboards.api import owned_storyboard
 from mangagen.storyboards.models import Storyboard
 
@@ -49,7 +49,6 @@ def _outfit(request) -> str:
 class SheetView(APIView):
     throttle_classes = [WritesThrottle]
     throttle_scope = "generate"
-    parser_classes = [MultiPartParser]
     insufficient_credits_detail = (
         "You need a credit to render a character sheet. Buy credits and try again."
     )
@@ -81,7 +80,13 @@ class SheetView(APIView):
         storyboard = owned_storyboard(request, pk)
         image = checked_reference(request.FILES.get("image"))
         outfit = _outfit(request)
-        services.upload_sheet(storyboard=storyboard, name=name, image=image, outfit=outfit)
+        services.upload_sheet(
+            storyboard=storyboard,
+            name=name,
+            image=image,
+            outfit=outfit,
+            in_use=sheets_in_live_jobs(storyboard=storyboard, name=name),
+        )
         return Response(_sheet_body(storyboard, name, outfit))
 
     @extend_schema(

@@ -48,6 +48,7 @@ class UploadProblem(models.TextChoices):
     TOO_BIG = "image_too_big"
     BOMB = "decompression_bomb"
     TRUNCATED = "truncated_image"
+    UPLOADS_FULL = "sheet_uploads_full"  # past SHEET_UPLOAD_BYTES_PER_PERSON
 
 
 def _sheet_path(instance, filename: str) -> str:
@@ -78,6 +79,7 @@ class CharacterSheet(models.Model):
     )
     hash = models.CharField(max_length=64, help_text="Part of the art hash of the panels.")
     image = models.FileField(upload_to=_sheet_path, blank=True)
+    bytes = models.PositiveIntegerField(default=0, help_text="The size of its picture.")
     hold = models.ForeignKey(
         Hold, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )

@@ -7,11 +7,11 @@ back to the rule-based draft with a notice saying so.
 
 from __future__ import annotations
 
-import json
 import logging
 
 import requests
 
+from mangagen.chat import ask_json, reason
 from mangagen.storyboards import limits
 
 from .draft import Draft, StoryContext
@@ -61,9 +61,11 @@ class ChatDrafter:
             return self._validated(answer, characters, places=context.places)
         except (requests.RequestException, ValueError, KeyError, TypeError, IndexError) as exc:
             logger.warning("Chat drafter failed, falling back to rules: %s", exc)
-            fallback = RuleDrafter().draft(title=title, story=story, characters=characters)
+            fallback = RuleDrafter().draft(
+                title=title, story=story, characters=characters, context=context
+            )
             fallback.notice = (
-                f"The language model's draft could not be used ({_short(exc)}), "
+                f"The language model's draft could not be used ({reason(exc)}), "
                 "so this draft was made by the built-in rules instead."
             )
             return fallback
@@ -78,27 +80,15 @@ class ChatDrafter:
         if context.last_beats:
             beats = "".join(f"\n- {beat}" for beat in context.last_beats)
             known += f"\nThe previous chapter ended with:{beats}"
-        response = requests.post(
-            f"{self.base_url}/v1/chat/completions",
-            headers={"Authorization": f"Bearer {self.api_key}"} if self.api_key else {},
-            json={
-                "model": self.model,
-                "response_format": {"type": "json_object"},
-                "temperature": 0.4,
-                "messages": [
-                    {"role": "system", "content": SYSTEM_PROMPT},
-                    {
-                        "role": "user",
-                        "content": f"Title: {title}\nKnown characters:{known}\n\n{story}",
-                    },
-                ],
-            },
+        return ask_json(
+            base_url=self.base_url,
+            api_key=self.api_key,
+            model=self.model,
             timeout=self.timeout,
+            system=SYSTEM_PROMPT,
+            user=f"Title: {title}\nKnown characters:{known}\n\n{story}",
+            temperature=0.4,
         )
-        if response.status_code >= 400:
-            raise ValueError(f"the model answered HTTP {response.status_code}")
-        content = response.json()["choices"][0]["message"]["content"]
-        return json.loads(content)
 
     def _validated(self, answer: dict, existing: list[dict], *, places: list[dict]) -> Draft:
         from mangagen.storyboards.serializers import StoryboardWriteSerializer
@@ -137,8 +127,3 @@ class ChatDrafter:
             characters=serializer.validated_data["characters"],
             panels=serializer.validated_data["panels"],
         )
-
-
-def _short(exc: Exception) -> str:
-    text = str(exc) or type(exc).__name__
-    return text if len(text) < 160 else text[:157] + "…"

@@ -711,8 +711,9 @@ def _queue_lookahead(*, job: Job) -> int:
     """While the person decides on panel i, panels i+1…i+k render ahead under their own holds.
 
     They go to the capped `speculative` queue and are delivered (paid) only
-    when reached; a person who cannot pay for them simply gets none. Returns
-    how many renders it placed.
+    when reached; a person who cannot pay for them, or whose account was
+    frozen meanwhile, simply gets none (the delivery they ride on stands).
+    Returns how many renders it placed.
     """
     placed = 0
     ahead = job.panels.select_for_update().filter(
@@ -726,7 +727,7 @@ def _queue_lookahead(*, job: Job) -> int:
         try:
             with transaction.atomic():
                 _queue_render(job=job, panel=panel, queue=Queue.SPECULATIVE, lookahead=True)
-        except ledger_errors.InsufficientCredits:
+        except (ledger_errors.InsufficientCredits, ledger_errors.AccountFlagged):
             break
         placed += 1
     return placed

@@ -1,7 +1,6 @@
 """Library pictures (cast sheets, places) are never public: only their owner."""
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
 
 from mangagen.characters.images import private_png
 
@@ -13,8 +12,6 @@ def library_image(request, path: str):
     name = f"library/{path}"
     sheet = CastSheet.objects.filter(image=name, member__owner=request.user).first()
     if sheet is not None:
-        return private_png(sheet.image)
+        return private_png(sheet.image.name)
     place = SavedPlace.objects.filter(picture=name, owner=request.user).first()
-    if place is None:
-        raise Http404("No such image.")
-    return private_png(place.picture)
+    return private_png(place.picture.name if place is not None else None)

@@ -10,9 +10,10 @@ The library keeps copies of the pictures: the comic they came from may be delete
 from __future__ import annotations
 
 from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
 from django.db import transaction
 
-from mangagen import quotas
+from mangagen import quotas, storage
 from mangagen.characters.selectors import sheet_rows_in_use
 from mangagen.characters.services import NoSuchCharacter, add_character
 from mangagen.places.models import Place
@@ -26,7 +27,7 @@ from .models import CastMember, CastSheet, SavedPlace
 def save_character(*, owner, storyboard: Storyboard, name: str) -> tuple[CastMember, bool]:
     """Keeps the comic's character `name` in the owner's cast; returns it and whether it is
     new. Raises NoSuchCharacter, or LimitReached when the library is full."""
-    with transaction.atomic():
+    with storage.deleted_if_raised() as stored, transaction.atomic():
         storyboard, character = _in_comic(storyboard, Character, name)
         member, created = _entry(CastMember, owner=owner, name=name)
         member.description = character.description
@@ -48,6 +49,7 @@ def save_character(*, owner, storyboard: Storyboard, name: str) -> tuple[CastMem
                 hash=sheet.hash,
             )
             kept.image.save("sheet.png", ContentFile(_read(sheet.image)), save=False)
+            stored.append(kept.image.name)
             kept.save()
         _forget_files(old)
     return member, created
@@ -56,7 +58,7 @@ def save_character(*, owner, storyboard: Storyboard, name: str) -> tuple[CastMem
 def save_place(*, owner, storyboard: Storyboard, name: str) -> tuple[SavedPlace, bool]:
     """Keeps the comic's place `name` in the owner's library; returns it and whether it is
     new. Raises NoSuchPlace, or LimitReached when the library is full."""
-    with transaction.atomic():
+    with storage.deleted_if_raised() as stored, transaction.atomic():
         storyboard, place = _in_comic(storyboard, Place, name)
         saved, created = _entry(SavedPlace, owner=owner, name=name)
         old = [saved.picture] if saved.picture else []
@@ -65,13 +67,14 @@ def save_place(*, owner, storyboard: Storyboard, name: str) -> tuple[SavedPlace,
         if place.picture:
             saved.picture_hash = place.picture_hash
             saved.picture.save("picture.png", ContentFile(_read(place.picture)), save=False)
+            stored.append(saved.picture.name)
         saved.save()
         _forget_files(old)
     return saved, created
 
 
 def forget(*, entry: CastMember | SavedPlace) -> None:
-    """Removes a library entry; its pictures leave the disk once that is committed."""
+    """Removes a library entry; its pictures leave the storage once that is committed."""
     with transaction.atomic():
         if isinstance(entry, CastMember):
             files = [s.image for s in entry.sheets.all()]
@@ -83,8 +86,9 @@ def forget(*, entry: CastMember | SavedPlace) -> None:
 
 def add_character_to(*, storyboard: Storyboard, member: CastMember) -> Character:
     """The cast member as a character of the comic, last, with its sheets in use (the same
-    hashes: no credit). Raises NameTaken or ListFull."""
-    with transaction.atomic():
+    hashes: no credit). Raises NameTaken, ListFull, or Refused (UPLOADS_FULL: the copies
+    of uploaded sheets would pass SHEET_UPLOAD_BYTES_PER_PERSON)."""
+    with storage.deleted_if_raised() as saved, transaction.atomic():
         storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
         character = add_character(
             storyboard=storyboard,
@@ -92,6 +96,7 @@ def add_character_to(*, storyboard: Storyboard, member: CastMember) -> Character
             description=member.description,
             outfits=list(member.outfits),
             sheets={s.outfit: (s, s.image) for s in member.sheets.all()},
+            saved=saved,
         )
         rehash_storyboard(storyboard=storyboard)
     return character
@@ -100,7 +105,7 @@ def add_character_to(*, storyboard: Storyboard, member: CastMember) -> Character
 def add_place_to(*, storyboard: Storyboard, saved: SavedPlace) -> Place:
     """The saved place as a place of the comic, last, with its picture (the same hash).
     Raises NameTaken or ListFull."""
-    with transaction.atomic():
+    with storage.deleted_if_raised() as stored, transaction.atomic():
         storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
         place = add_place(
             storyboard=storyboard,
@@ -108,6 +113,7 @@ def add_place_to(*, storyboard: Storyboard, saved: SavedPlace) -> Place:
             description=saved.description,
             picture=saved.picture or None,
             digest=saved.picture_hash,
+            saved=stored,
         )
         rehash_storyboard(storyboard=storyboard)
     return place
@@ -141,4 +147,5 @@ def _read(image) -> bytes:
 
 
 def _forget_files(files) -> None:
-    transaction.on_commit(lambda: [f.storage.delete(f.name) for f in files])
+    names = [f.name for f in files]
+    transaction.on_commit(lambda: [default_storage.delete(n) for n in names], robust=True)

@@ -1,7 +1,6 @@
 """Place pictures are never public: only the comic's owner."""
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
 
 from mangagen.characters.images import private_png
 
@@ -11,6 +10,4 @@ from .models import Place
 @login_required
 def place_image(request, path: str):
     place = Place.objects.filter(picture=f"places/{path}", storyboard__owner=request.user).first()
-    if place is None:
-        raise Http404("No such image.")
-    return private_png(place.picture)
+    return private_png(place.picture.name if place is not None else None)

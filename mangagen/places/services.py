@@ -11,8 +11,10 @@ import hashlib
 import secrets
 
 from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
 from django.db import transaction
 
+from mangagen import storage
 from mangagen.errors import ApplicationError
 from mangagen.storyboards import limits
 from mangagen.storyboards.errors import ListFull, NameTaken
@@ -33,7 +35,7 @@ def picture_hash(image: bytes) -> str:
 def replace_places(*, storyboard: Storyboard, places: list[dict]) -> dict[str, str]:
     """Makes the storyboard's places `places`, in order; the caller holds the storyboard's
     row lock. A place that keeps its name, or is renamed in its row, keeps its picture; the
-    pictures of places removed leave the disk once committed. Returns old -> new names
+    pictures of places removed leave the storage once committed. Returns old -> new names
     ("" for a place removed), for the panels to follow."""
     from mangagen.storyboards.services import renamed
 
@@ -44,7 +46,7 @@ def replace_places(*, storyboard: Storyboard, places: list[dict]) -> dict[str, s
     by_new_name = {new: existing[old] for old, new in renames.items() if new}
     gone = [existing[old] for old, new in renames.items() if not new]
     Place.objects.filter(pk__in=[p.pk for p in gone]).delete()
-    files = [p.picture for p in gone if p.picture]
+    files = [p.picture.name for p in gone if p.picture]
     # Names are unique per comic: park the rows kept under a temporary name first,
     # so a swap of two names never meets the constraint half done.
     kept = [p for p in existing.values() if p not in gone]
@@ -60,26 +62,26 @@ def replace_places(*, storyboard: Storyboard, places: list[dict]) -> dict[str, s
         place.name = item["name"]
         place.description = item.get("description", "")
         place.save()
-    transaction.on_commit(lambda: [f.storage.delete(f.name) for f in files])
+    transaction.on_commit(lambda: [default_storage.delete(f) for f in files], robust=True)
     return renames
 
 
 def set_picture(*, storyboard: Storyboard, name: str, image: bytes) -> Place:
     """Makes `image` (already checked and re-encoded) the place's picture; the older one
-    leaves the disk once committed."""
+    leaves the storage once committed."""
     from mangagen.storyboards.services import rehash_storyboard
 
-    with transaction.atomic():
+    with storage.deleted_if_raised() as saved, transaction.atomic():
         storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
         place = _place(storyboard, name)
         old = place.picture.name if place.picture else ""
-        storage = place.picture.storage
         place.picture_hash = picture_hash(image)
         place.picture.save("picture.png", ContentFile(image), save=False)
+        saved.append(place.picture.name)
         place.save(update_fields=["picture", "picture_hash"])
         rehash_storyboard(storyboard=storyboard)
         if old:
-            transaction.on_commit(lambda: storage.delete(old))
+            transaction.on_commit(lambda: default_storage.delete(old), robust=True)
     return place
 
 
@@ -92,19 +94,26 @@ def remove_picture(*, storyboard: Storyboard, name: str) -> None:
         place = _place(storyboard, name)
         if not place.picture:
             return
-        old, storage = place.picture.name, place.picture.storage
+        old = place.picture.name
         place.picture, place.picture_hash = "", ""
         place.save(update_fields=["picture", "picture_hash"])
         rehash_storyboard(storyboard=storyboard)
-        transaction.on_commit(lambda: storage.delete(old))
+        transaction.on_commit(lambda: default_storage.delete(old), robust=True)
 
 
 def add_place(
-    *, storyboard: Storyboard, name: str, description: str, picture, digest: str
+    *,
+    storyboard: Storyboard,
+    name: str,
+    description: str,
+    picture,
+    digest: str,
+    saved: list[str],
 ) -> Place:
     """Adds a place to the storyboard, last, with a copy of `picture` (a stored file, or
-    None) under the same hash. The caller holds the storyboard's row lock and hashes its
-    panels again. Raises NameTaken (a place of that name, ignoring case) or ListFull."""
+    None) under the same hash, whose name is added to `saved`. The caller holds the
+    storyboard's row lock and hashes its panels again. Raises NameTaken (a place of
+    that name, ignoring case) or ListFull."""
     names = list(Place.objects.filter(storyboard=storyboard).values_list("name", flat=True))
     if name.casefold() in {n.casefold() for n in names}:
         raise NameTaken(f"This comic already has a place named {name!r}.")
@@ -117,6 +126,7 @@ def add_place(
             data = handle.read()
         place.picture_hash = digest
         place.picture.save("picture.png", ContentFile(data), save=False)
+        saved.append(place.picture.name)
     place.save()
     return place
 

@@ -1,26 +1,28 @@
 """The whole series as one file: a PDF of every chapter's pages in order, or a zip of one
-CBZ per chapter (each with its own ComicInfo.xml: Series, Number, Count).
+CBZ per chapter (each with its own ComicInfo.xml: Series, Number, Count, LanguageISO).
 
-Each chapter's pages and CBZ are built once per content by mangagen.pages and reused
-here; the series file is assembled per request into a temporary file that is gone once
-sent. Chapters with nothing drawn yet are left out.
+Each chapter's pages and CBZ are built once per content by mangagen.pages and kept in
+the media storage (local or S3); the series file is assembled per request from them into
+an unnamed temporary file of this process (never the media storage: it is no one's to
+keep) that is gone once sent. Chapters with nothing drawn yet are left out.
 """
 
 from __future__ import annotations
 
+import io
 import tempfile
 import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import IO
 
 from django.utils.text import slugify
 from PIL import Image
 
+from mangagen import quotas
 from mangagen.lettering import one_line
 from mangagen.pages import exports
-from mangagen.pages.builds import Comic, comic_of, page_file
+from mangagen.pages.builds import Comic, comic_of, page_png
 from mangagen.pages.compose import DPI
 from mangagen.pages.exports import NothingToExport
 from mangagen.storyboards.models import ExportFormat
@@ -41,7 +43,8 @@ class SeriesExport:
 
 def export_series(*, series: Series, fmt: str) -> SeriesExport:
     """The series' file for `fmt` (pdf or cbz), open at its start. Raises NothingToExport
-    when no chapter has a panel drawn."""
+    when no chapter has a panel drawn, and LimitReached when the owner's drawing budget
+    is spent."""
     comics = [comic_of(storyboard=chapter) for chapter in chapters_of(series=series)]
     drawn = [comic for comic in comics if comic.kept]
     if not drawn:
@@ -49,11 +52,13 @@ def export_series(*, series: Series, fmt: str) -> SeriesExport:
     # Unlinked already: nothing is left once it is closed (the response closes it when sent).
     handle = tempfile.TemporaryFile()  # noqa: SIM115
     try:
-        if fmt == "pdf":
-            pages = (page_file(c, page.number) for c in drawn for page in c.pages)
-            write_pdf(pages, handle, title=one_line(series.title))
-        else:
-            _cbz_per_chapter(drawn, handle)
+        # Assembling decodes and encodes every page: drawing work, counted as such.
+        with quotas.drawing(user_id=series.owner_id):
+            if fmt == "pdf":
+                pages = (page_png(c, page.number) for c in drawn for page in c.pages)
+                write_pdf(pages, handle, title=one_line(series.title))
+            else:
+                _cbz_per_chapter(drawn, handle)
     except BaseException:
         handle.close()
         raise
@@ -62,13 +67,14 @@ def export_series(*, series: Series, fmt: str) -> SeriesExport:
     return SeriesExport(handle, content_type, suffix)
 
 
-def write_pdf(pages: Iterable[Path], target: IO[bytes], *, title: str) -> None:
-    """The page images `pages`, in order, as one PDF at B5 print size, into `target` (open
-    for reading and writing). Each page is appended to the file on its own (an update of
-    it), so a long series never holds more than one decoded page: saving them all in one
-    call, or even a dozen at a time, held several times as much (bench/series_pdf.py)."""
-    for number, path in enumerate(pages):
-        with Image.open(path) as image:
+def write_pdf(pages: Iterable[bytes], target: IO[bytes], *, title: str) -> None:
+    """The page images `pages` (PNG bytes), in order, as one PDF at B5 print size, into
+    `target` (open for reading and writing). Each page is appended to the file on its own
+    (an update of it), so a long series never holds more than one decoded page: saving
+    them all in one call, or even a dozen at a time, held several times as much
+    (bench/series_pdf.py)."""
+    for number, png in enumerate(pages):
+        with Image.open(io.BytesIO(png)) as image:
             image.convert("RGB").save(
                 target,
                 "PDF",
@@ -85,4 +91,4 @@ def _cbz_per_chapter(comics: list[Comic], target: IO[bytes]) -> None:
             chapter = comic.storyboard.chapter or 0
             slug = slugify(comic.storyboard.title) or f"chapter-{chapter}"
             made = exports.export(comic=comic, fmt=ExportFormat.CBZ, slug=slug)
-            archive.write(made.path, f"{chapter:03d}-{made.filename}")
+            archive.writestr(f"{chapter:03d}-{made.filename}", made.data)

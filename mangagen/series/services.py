@@ -11,7 +11,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.db.models import Max
 
-from mangagen import quotas
+from mangagen import quotas, storage
 from mangagen.characters.services import add_character
 from mangagen.places.services import add_place
 from mangagen.storyboards import limits
@@ -50,10 +50,12 @@ def end_series(*, series: Series) -> None:
 def start_chapter(*, series: Series, story: str, title: str = "") -> Storyboard:
     """The series' next chapter, with the series' style, cast and places.
 
-    Raises LimitReached past MAX_STORYBOARDS_PER_PERSON (nothing is made).
+    Raises LimitReached past MAX_STORYBOARDS_PER_PERSON, or Refused (UPLOADS_FULL) when
+    the copies of the person's uploaded sheets would pass SHEET_UPLOAD_BYTES_PER_PERSON
+    (nothing is made, and no copied file is left in the storage).
     """
     quotas.check_storyboards(owner=series.owner)
-    with transaction.atomic():
+    with storage.deleted_if_raised() as saved, transaction.atomic():
         series = Series.objects.select_for_update().get(pk=series.pk)
         number = (series.chapters.aggregate(last=Max("chapter"))["last"] or 0) + 1
         cast = series_cast(series=series)
@@ -72,6 +74,7 @@ def start_chapter(*, series: Series, story: str, title: str = "") -> Storyboard:
                 description=character.description,
                 outfits=character.outfits,
                 sheets={o: (sheet, sheet.image) for o, sheet in carried.sheets.items()},
+                saved=saved,
             )
         for kept in cast.places[: limits.MAX_PLACES]:
             place = kept.place
@@ -81,6 +84,7 @@ def start_chapter(*, series: Series, story: str, title: str = "") -> Storyboard:
                 description=place.description,
                 picture=place.picture or None,
                 digest=place.picture_hash,
+                saved=saved,
             )
         rehash_storyboard(storyboard=storyboard)
         series.save(update_fields=["updated_at"])

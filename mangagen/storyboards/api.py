@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from mangagen import quotas
+from mangagen import deletion, quotas
 from mangagen.api.throttles import WritesThrottle
 
 from . import selectors, services
@@ -63,7 +63,11 @@ class StoryboardListView(APIView):
         data = serializer.validated_data
         quotas.check_storyboards(owner=request.user)
         storyboard = services.create_storyboard(
-            owner=request.user, title=data["title"], story=data["story"], style=data["style"]
+            owner=request.user,
+            title=data["title"],
+            story=data["story"],
+            style=data["style"],
+            language=data.get("language"),
         )
         if data.get("characters") or data.get("places") or data.get("panels"):
             services.update_storyboard(
@@ -99,7 +103,7 @@ class StoryboardDetailView(APIView):
         responses={204: None}, summary="Delete a storyboard (its live jobs are cancelled)"
     )
     def delete(self, request, pk: int):
-        services.delete_storyboard(storyboard=owned_storyboard(request, pk))
+        deletion.delete_comic(storyboard=owned_storyboard(request, pk))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -19,3 +19,4 @@ MAX_PLACE_DESCRIPTION = 500
 MAX_OUTFITS = 3  # named outfits per character
 MAX_SERIES = 100  # series per person
 MAX_LIBRARY = 200  # cast members, and places, one person keeps in the library
+MAX_TRANSLATIONS = 30  # languages a comic may be translated into

@@ -78,6 +78,11 @@ class Storyboard(models.Model):
     title = models.CharField(max_length=limits.MAX_TITLE)
     story = models.TextField(blank=True)
     style = models.CharField(max_length=16, choices=Style.choices, default=Style.MANGA)
+    language = models.CharField(
+        max_length=16,
+        default="en",
+        help_text="The original's language, a code of lettering/languages.py: how it is set.",
+    )
     version = models.CharField(max_length=64, blank=True)
     direction = models.CharField(
         max_length=3,

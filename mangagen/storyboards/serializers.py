@@ -8,7 +8,7 @@ from rest_framework import serializers
 
 from mangagen.characters.selectors import sheets_json
 from mangagen.drafting.rules import find_names
-from mangagen.lettering import one_line
+from mangagen.lettering import languages, one_line
 from mangagen.places.selectors import as_json as place_json
 from mangagen.places.selectors import places_of
 
@@ -174,6 +174,9 @@ class StoryboardWriteSerializer(serializers.Serializer):
         max_length=limits.MAX_STORY, allow_blank=True, trim_whitespace=False, default=""
     )
     style = serializers.ChoiceField(choices=Style.choices, default=Style.MANGA)
+    language = serializers.CharField(
+        max_length=16, required=False, help_text="The original's language (`en`, `ja`, …)."
+    )
     characters = serializers.ListField(
         child=CharacterSerializer(), max_length=limits.MAX_CHARACTERS
     )
@@ -184,6 +187,19 @@ class StoryboardWriteSerializer(serializers.Serializer):
     )
     panels = serializers.ListField(child=PanelSerializer(), max_length=limits.MAX_PANELS)
     layout = LayoutSerializer(required=False)
+
+    def validate_language(self, language):
+        code = languages.normalise(language)
+        if code is None:
+            raise serializers.ValidationError(
+                f"Not a language the lettering can set; use one of {', '.join(languages.CODES)}."
+            )
+        # The related name: a translation may not be in the original's own language.
+        if self.instance is not None and self.instance.translations.filter(language=code).exists():
+            raise serializers.ValidationError(
+                f"This comic has a {languages.name(code)} translation; delete it first."
+            )
+        return code
 
     def validate_characters(self, characters):
         return unique_names(characters, what="characters")
@@ -257,6 +273,7 @@ class StoryboardSerializer(serializers.ModelSerializer):
             "title",
             "story",
             "style",
+            "language",
             "characters",
             "places",
             "panels",

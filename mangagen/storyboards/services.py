@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
-from pathlib import Path
 
-from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
 
 from mangagen.characters.selectors import outfit_sheets_in_use, sheets_in_use
 from mangagen.drafting import Draft, StoryContext, get_drafter
+from mangagen.lettering import languages
 from mangagen.places.selectors import places_of
 from mangagen.places.services import replace_places
 
@@ -22,9 +20,16 @@ from .models import Character, KeptArt, Panel, Storyboard, Style
 
 @transaction.atomic
 def create_storyboard(
-    *, owner, title: str, story: str = "", style: str = Style.MANGA
+    *, owner, title: str, story: str = "", style: str = Style.MANGA, language: str | None = None
 ) -> Storyboard:
-    storyboard = Storyboard.objects.create(owner=owner, title=title, story=story, style=style)
+    """A new storyboard; its `language` guessed from the title and story when not given."""
+    storyboard = Storyboard.objects.create(
+        owner=owner,
+        title=title,
+        story=story,
+        style=style,
+        language=language or languages.guess(f"{title} {story}"),
+    )
     _rehash(storyboard)
     return storyboard
 
@@ -36,6 +41,7 @@ def update_storyboard(
     title: str | None = None,
     story: str | None = None,
     style: str | None = None,
+    language: str | None = None,
     characters: list[dict] | None = None,
     places: list[dict] | None = None,
     panels: list[dict] | None = None,
@@ -48,7 +54,12 @@ def update_storyboard(
     its name (or is renamed in its row) keeps its picture.
     """
     storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
-    for field, value in (("title", title), ("story", story), ("style", style)):
+    for field, value in (
+        ("title", title),
+        ("story", story),
+        ("style", style),
+        ("language", language),
+    ):
         if value is not None:
             setattr(storyboard, field, value)
     for key, field in LAYOUT_FIELDS.items():
@@ -169,32 +180,6 @@ LAYOUT_FIELDS = {
     "breaks": "page_breaks",
     "templates": "page_templates",
 }
-
-
-def delete_storyboard(*, storyboard: Storyboard) -> None:
-    """Deletes a storyboard, cancelling its live jobs first so no hold is left behind.
-
-    Its kept art, character sheets and built pages leave the disk once the
-    deletion is committed; a sheet still rendering has its hold released.
-    """
-    from mangagen.characters.services import end_sheet_renders
-    from mangagen.jobs.models import LIVE_STATES
-    from mangagen.jobs.services import cancel_job
-
-    for job in storyboard.jobs.filter(state__in=LIVE_STATES):
-        cancel_job(job=job, reason="Its storyboard was deleted.")
-    end_sheet_renders(storyboard=storyboard, reason="Its storyboard was deleted.")
-    folders = [
-        Path(settings.MEDIA_ROOT) / "renders" / "kept" / str(storyboard.pk),
-        Path(settings.MEDIA_ROOT) / "pages" / str(storyboard.pk),
-        Path(settings.MEDIA_ROOT) / "sheets" / str(storyboard.pk),
-        Path(settings.MEDIA_ROOT) / "places" / str(storyboard.pk),
-    ]
-    with transaction.atomic():
-        storyboard.delete()
-        transaction.on_commit(
-            lambda: [shutil.rmtree(folder, ignore_errors=True) for folder in folders]
-        )
 
 
 def draft_storyboard(*, storyboard: Storyboard) -> tuple[Storyboard, str]:

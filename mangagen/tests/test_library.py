@@ -7,6 +7,7 @@ import pytest
 from ledger import services as ledger
 from mangagen.characters import services as sheets
 from mangagen.characters import tasks
+from mangagen.deletion import delete_comic
 from mangagen.places import services as places
 from mangagen.storyboards import services as storyboards
 from tests import factories
@@ -85,7 +86,7 @@ def test_a_saved_character_joins_another_comic_with_its_sheets_at_no_cost(person
 def test_the_library_keeps_its_pictures_when_the_comic_goes(person, user, source):
     member = post(person, "/api/cast/", {"storyboard": source.pk, "name": "Aiko"}).json()
     place = post(person, "/api/places/", {"storyboard": source.pk, "name": "Rooftop"}).json()
-    storyboards.delete_storyboard(storyboard=source)
+    delete_comic(storyboard=source)
     for url in (member["sheet"]["image_url"], place["picture"]["image_url"]):
         response = person.get(url)
         assert response.status_code == 200 and response["Content-Type"] == "image/png"

@@ -369,3 +369,24 @@ def test_the_series_pages_start_a_series_and_its_chapters(person, user, make_use
     client.force_login(make_user())
     assert client.get(f"/series/{series_id}/").status_code == 404
     assert client.post(f"/series/{series_id}/chapters/new/", {"story": "x"}).status_code == 404
+
+
+def test_the_dashboard_lists_series_and_each_chapters_series_in_its_one_comics_query(person):
+    """The comics come in comics_of's one query, their series joined to it: no query per
+    chapter, however many chapters there are."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    made = new_series(person, title="Rooftops")
+    for _ in range(4):
+        chapter(person, made["id"])
+    with CaptureQueriesContext(connection) as seen:
+        page = person.get("/").content.decode()
+    series_reads = [q["sql"] for q in seen.captured_queries if 'FROM "mangagen_series"' in q["sql"]]
+    assert len(series_reads) == 1, series_reads  # the series list; the comics join theirs
+    comic_reads = [
+        q["sql"] for q in seen.captured_queries if 'FROM "mangagen_storyboard"' in q["sql"]
+    ]
+    assert len(comic_reads) == 1, comic_reads
+    assert page.count(f'href="/series/{made["id"]}/"') >= 4  # each chapter links its series
+    assert "Rooftops, chapter 4" in page

@@ -14,8 +14,10 @@ from django.urls import reverse
 
 from ledger import selectors as ledger_selectors
 from ledger import services as ledger
+from mangagen.jobs import selectors as job_selectors
 from mangagen.jobs.api import job_body, owned_job
 from mangagen.jobs.models import LIVE_STATES, JobState
+from mangagen.lettering import languages
 from mangagen.series.models import Series
 from mangagen.storyboards import limits
 from mangagen.storyboards.models import (
@@ -42,15 +44,7 @@ STEPS = [
 @login_required
 def dashboard(request):
     account = ledger.account_for(request.user)
-    storyboards = list(
-        Storyboard.objects.filter(owner=request.user)
-        .annotate(kept=Count("kept_art"))  # readable once one panel is kept
-        .select_related("series")
-        .prefetch_related("panels", "jobs")
-    )
-    for storyboard in storyboards:
-        confirmed = [job for job in storyboard.jobs.all() if job.confirmed]  # newest first
-        storyboard.latest_job = confirmed[0] if confirmed else None
+    storyboards = job_selectors.comics_of(owner=request.user)
     return render(
         request,
         "studio/dashboard.html",
@@ -97,6 +91,7 @@ def _step(request, storyboard, step: str):
                 for i, (name, label) in enumerate(STEPS)
             ],
             "styles": Style.choices,
+            "languages": languages.choices(),
             "shots": Shot.choices,
             "live_job_states": LIVE_JOB_STATES,
             "limits": {k: v for k, v in vars(limits).items() if k.startswith("MAX_")},
@@ -149,6 +144,7 @@ def read_comic(request, pk: int):
         {
             "storyboard": storyboard,
             "chapters": neighbours(storyboard),
+            "original_name": languages.name(storyboard.language),
             "templates": PageTemplate.choices,
             "directions": ReadingDirection.choices,
             "formats": PageFormat.choices,

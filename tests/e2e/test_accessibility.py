@@ -92,6 +92,14 @@ def test_every_screen_has_no_serious_or_critical_violations(page, stack):
     expect(page.locator("#webtoon-image")).to_be_visible(timeout=20000)
     check("reader, webtoon")
 
+    page.goto(f"/comics/{board}/translations/")
+    expect(page.locator("#none-yet")).to_be_visible()
+    check("translations, none yet")
+    page.get_by_label("Add a language").select_option("fr")
+    page.get_by_role("button", name="Add", exact=True).click()
+    expect(page.get_by_label("French: panel 2, line 1 (Aiko)")).to_be_visible()
+    check("translations, editing")
+
     page.goto(f"/comics/{board}/review/")
     expect(page.locator("#quote")).not_to_be_empty()
     check("review, all kept")

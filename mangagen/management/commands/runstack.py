@@ -35,8 +35,10 @@ class Command(BaseCommand):
         Path(settings.BASE_DIR, "var").mkdir(exist_ok=True)
         call_command("migrate", interactive=False, verbosity=0)
         self.stdout.write(self.style.SUCCESS("Database migrated."))
-        if settings.DEBUG and not no_demo:
+        if settings.DEMO_MODE and not no_demo:
             self._demo_logins()
+        elif not no_demo:
+            self.stdout.write("No demo logins: DEMO_MODE is off (DEBUG off, or not loopback).")
         procfile = Path(settings.BASE_DIR, "Procfile").read_text()
         # The Procfile names bare executables (daphne, python): the ones of the
         # interpreter running this command (its virtualenv) come first on PATH.

@@ -11,7 +11,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('ledger', '0012_batch_locks_holds_first'),
-        ('mangagen', '0010_page_templates_help_text'),
+        ('mangagen', '0013_page_builds_and_sheet_bytes'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
