@@ -8,7 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from mangagen.api.throttles import WritesThrottle
-from mangagen.pages.api import DownloadView, attachment
+from mangagen.pages.api import LANG, DownloadView, attachment
 from mangagen.storyboards.api import fresh_storyboard
 from mangagen.storyboards.serializers import StoryboardSerializer
 
@@ -90,7 +90,7 @@ class ChaptersView(APIView):
 class SeriesExportView(DownloadView):
     @extend_schema(
         summary="Download the whole series: one PDF, or a zip of one CBZ per chapter",
-        parameters=[OpenApiParameter("format", str, enum=list(exports.FORMATS))],
+        parameters=[OpenApiParameter("format", str, enum=list(exports.FORMATS)), LANG],
         responses={(200, "application/octet-stream"): bytes, 409: None},
     )
     def get(self, request, pk: int):
@@ -101,8 +101,12 @@ class SeriesExportView(DownloadView):
                 status=status.HTTP_400_BAD_REQUEST,
             )
         series = owned_series(request, pk)
-        made = exports.export_series(series=series, fmt=fmt)
+        made = exports.export_series(
+            series=series, fmt=fmt, language=request.query_params.get("lang") or None
+        )
         slug = slugify(series.title) or f"series-{series.pk}"
+        if made.translated:
+            slug = f"{slug}-{made.translated}"
         return attachment(
             made.file, content_type=made.content_type, filename=f"{slug}.{made.suffix}"
         )

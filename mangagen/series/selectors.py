@@ -17,7 +17,8 @@ from .models import Series
 
 def chapters_of(*, series: Series) -> list[Storyboard]:
     """The series' chapters in reading order."""
-    return list(series.chapters.order_by("chapter", "pk").prefetch_related("panels"))
+    chapters = series.chapters.order_by("chapter", "pk")
+    return list(chapters.prefetch_related("panels", "translations"))
 
 
 def chapter_json(storyboard: Storyboard) -> dict:
@@ -28,6 +29,7 @@ def chapter_json(storyboard: Storyboard) -> dict:
         "number": storyboard.chapter,
         "storyboard": storyboard.pk,
         "title": storyboard.title,
+        "language": storyboard.language,
         "panels": len(panels),
         "kept": sum(1 for p in panels if p.art_hash in takes),
     }
@@ -35,16 +37,31 @@ def chapter_json(storyboard: Storyboard) -> dict:
 
 def series_json(series: Series) -> dict:
     cast = series_cast(series=series)
+    chapters = chapters_of(series=series)
+    listed = [chapter_json(chapter) for chapter in chapters]
+    drawn = [chapter for chapter, shown in zip(chapters, listed, strict=True) if shown["kept"]]
     return {
         "id": series.pk,
         "title": series.title,
         "style": series.style,
-        "chapters": [chapter_json(chapter) for chapter in chapters_of(series=series)],
+        "chapters": listed,
+        "languages": readable_in(drawn),
         "cast": [{"name": c.character.name, "chapter": c.chapter} for c in cast.characters],
         "places": [{"name": p.place.name, "chapter": p.chapter} for p in cast.places],
         "created_at": series.created_at,
         "updated_at": series.updated_at,
     }
+
+
+def readable_in(chapters: list[Storyboard]) -> list[str]:
+    """The languages every one of `chapters` can be read in (its own, or a translation
+    into it): what a download of the whole series may take as `?lang=`. Empty when
+    `chapters` is."""
+    common: set[str] | None = None
+    for chapter in chapters:
+        own = {chapter.language} | {t.language for t in chapter.translations.all()}
+        common = own if common is None else common & own
+    return sorted(common or ())
 
 
 @dataclass(frozen=True)

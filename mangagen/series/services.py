@@ -1,6 +1,7 @@
 """Writes to series: make one, rename it, end it, and start its next chapter.
 
-A new chapter is a storyboard numbered after the last, in the series' style, that
+A new chapter is a storyboard numbered after the last, in the series' style and the
+last chapter's language, that
 starts with the series' cast and places (see selectors.series_cast): each character
 with their latest description, outfits and sheets in use — the same sheets, under the
 same hashes, so nothing is rendered or paid again — and each place with its picture.
@@ -9,7 +10,7 @@ same hashes, so nothing is rendered or paid again — and each place with its pi
 from __future__ import annotations
 
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import F
 
 from mangagen import quotas, storage
 from mangagen.characters.services import add_character
@@ -48,7 +49,8 @@ def end_series(*, series: Series) -> None:
 
 
 def start_chapter(*, series: Series, story: str, title: str = "") -> Storyboard:
-    """The series' next chapter, with the series' style, cast and places.
+    """The series' next chapter, with the series' style, cast and places, in the language
+    of the chapter before it.
 
     Raises LimitReached past MAX_STORYBOARDS_PER_PERSON, or Refused (UPLOADS_FULL) when
     the copies of the person's uploaded sheets would pass SHEET_UPLOAD_BYTES_PER_PERSON
@@ -57,11 +59,17 @@ def start_chapter(*, series: Series, story: str, title: str = "") -> Storyboard:
     quotas.check_storyboards(owner=series.owner)
     with storage.deleted_if_raised() as saved, transaction.atomic():
         series = Series.objects.select_for_update().get(pk=series.pk)
-        number = (series.chapters.aggregate(last=Max("chapter"))["last"] or 0) + 1
+        before = series.chapters.order_by(F("chapter").desc(nulls_last=True), "-pk").first()
+        number = (before.chapter or 0) + 1 if before else 1
         cast = series_cast(series=series)
         title = title or f"{series.title} — Chapter {number}"[: limits.MAX_TITLE]
         storyboard = create_storyboard(
-            owner=series.owner, title=title, story=story, style=series.style
+            owner=series.owner,
+            title=title,
+            story=story,
+            style=series.style,
+            # The series' language: the chapter before's (the first is guessed).
+            language=before.language if before else None,
         )
         storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
         storyboard.series, storyboard.chapter = series, number

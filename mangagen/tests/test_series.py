@@ -332,6 +332,71 @@ def test_chapter_sheet_urls_are_the_chapters_own(person, user, account, render_s
     assert one.sheets.filter(name="Aiko").exists()  # chapter one keeps its own
 
 
+def translate(person, board_id: int, lang: str, title: str):
+    """A translation of a chapter of PANELS: its title and Aiko's line."""
+    body = {"title": title, "panels": [{"index": 2, "dialogue": ["Il est en retard."]}]}
+    response = person.put(
+        f"/api/storyboards/{board_id}/translations/{lang}/", body, content_type="application/json"
+    )
+    assert response.status_code == 200, response.content
+
+
+def test_a_chapter_is_in_the_language_of_the_chapter_before(person):
+    made = new_series(person)
+    one = chapter(person, made["id"], story="アイコは屋上で待っている。")
+    assert one["language"] == "ja"  # the first chapter's is guessed from its story
+    patched = person.patch(
+        f"/api/storyboards/{one['id']}/", {"language": "fr"}, content_type="application/json"
+    )
+    assert patched.json()["language"] == "fr"
+    two = chapter(person, made["id"], story="Aiko waits on the roof.")
+    assert two["language"] == "fr"  # not guessed from its English story: the series'
+
+
+def test_the_whole_series_downloads_in_a_language_every_drawn_chapter_has(person, user):
+    made = new_series(person)
+    one = first_chapter(person, made["id"])
+    two = Storyboard.objects.get(pk=chapter(person, made["id"], title="Chapter two")["id"])
+    chapter(person, made["id"])  # chapter three: nothing drawn, no translation, left out
+    storyboards.update_storyboard(storyboard=two, panels=PANELS)
+    factories.keep(one)
+    factories.keep(two)
+    base = f"/api/series/{made['id']}/export/"
+    plain = person.get(f"{base}?format=cbz")
+    assert "<LanguageISO>en</LanguageISO>" in chapter_info(plain, 0)
+    translate(person, one.pk, "fr", "Le toit")
+    assert person.get(f"/api/series/{made['id']}/").json()["languages"] == ["en"]
+
+    missing = person.get(f"{base}?format=pdf&lang=fr")
+    assert missing.status_code == 404 and missing.json()["error"] == "no_such_translation"
+    assert "Chapter 2 ('Chapter two')" in missing.json()["detail"]
+
+    translate(person, two.pk, "fr", "Le lendemain")
+    assert person.get(f"/api/series/{made['id']}/").json()["languages"] == ["en", "fr"]
+    response = person.get(f"{base}?format=cbz&lang=FR")
+    assert 'filename="rooftops-fr.zip"' in response["Content-Disposition"]
+    with zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content))) as archive:
+        assert archive.namelist() == ["001-chapter-one-fr.cbz", "002-chapter-two-fr.cbz"]
+        with zipfile.ZipFile(io.BytesIO(archive.read("001-chapter-one-fr.cbz"))) as cbz:
+            info = cbz.read("ComicInfo.xml").decode()
+    assert "<Title>Le toit</Title><Series>Rooftops</Series><Number>1</Number>" in info
+    assert "<LanguageISO>fr</LanguageISO>" in info
+    pdf = person.get(f"{base}?format=pdf&lang=fr")
+    assert 'filename="rooftops-fr.pdf"' in pdf["Content-Disposition"]
+    assert pdf_pages(pdf) == pdf_pages(person.get(f"{base}?format=pdf"))
+
+    page = person.get(f"/series/{made['id']}/").content.decode()
+    assert 'data-lang="fr"' in page and "French (PDF)" in page
+
+
+def chapter_info(response, position: int) -> str:
+    """The ComicInfo.xml of the chapter at `position` in a whole series' CBZ download."""
+    with zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content))) as archive:
+        inner = archive.read(archive.namelist()[position])
+    with zipfile.ZipFile(io.BytesIO(inner)) as cbz:
+        return cbz.read("ComicInfo.xml").decode()
+
+
 def comic_info(response) -> str:
     with zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content))) as archive:
         return archive.read("ComicInfo.xml").decode()

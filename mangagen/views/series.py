@@ -10,6 +10,7 @@ from django.views.decorators.http import require_POST
 
 from mangagen import quotas
 from mangagen.errors import ApplicationError
+from mangagen.lettering import languages
 from mangagen.series import selectors, services
 from mangagen.series.models import Series
 from mangagen.storyboards import limits
@@ -45,12 +46,18 @@ def new_series(request):
 @login_required
 def series_page(request, pk: int):
     series = get_object_or_404(Series, pk=pk, owner=request.user)
+    data = selectors.series_json(series)
+    # The plain downloads are each chapter in its own language; a language offered
+    # besides is one every drawn chapter can be read in, unless all are written in it.
+    originals = {chapter["language"] for chapter in data["chapters"] if chapter["kept"]}
+    offered = [(code, languages.name(code)) for code in data["languages"] if originals != {code}]
     return render(
         request,
         "studio/series.html",
         {
             "series": series,
-            "data": selectors.series_json(series),
+            "data": data,
+            "languages": offered,
             "form": ChapterForm(),
             "limits": {"MAX_TITLE": limits.MAX_TITLE, "MAX_STORY": limits.MAX_STORY},
         },

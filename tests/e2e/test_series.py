@@ -1,8 +1,11 @@
 """A series, as a person makes one: chapter one with a character sheet, chapter two that
 starts with that character drawn from the same sheet at no cost, reading across both
-chapters, and the whole series downloaded as one PDF."""
+chapters, the whole series downloaded as one PDF, and, once both chapters are
+translated, read from chapter to chapter and downloaded in French."""
 
+import io
 import re
+import zipfile
 
 from playwright.sync_api import expect
 
@@ -10,6 +13,7 @@ from tests.factories import pdf_page_count
 
 from .conftest import wait_until
 from .test_character_sheets import approve_all, credits
+from .test_pages import _headers
 from .test_wizard import sign_up
 
 CHAPTER_ONE = 'Aiko waits on the roof. "He is late," Aiko said.\n\nKenji runs up the stairs.'
@@ -35,6 +39,14 @@ def pages_shown(page) -> None:
     expect(page.locator("#page-viewer")).to_be_visible()
     image = page.locator("#page-image")
     wait_until(lambda: image.evaluate("i => i.complete && i.naturalWidth > 0"), what="a page")
+
+
+def back_a_chapter(page, before: dict, query: str = "") -> None:
+    """In the reader, once its page is drawn, follow the link to the chapter `before` this
+    one: it opens with the same `query` (the language read in)."""
+    pages_shown(page)
+    page.get_by_role("link", name=f"← Chapter {before['series']['chapter']}").click()
+    expect(page).to_have_url(re.compile(rf"/comics/{before['id']}/read/{re.escape(query)}$"))
 
 
 def generate_all(page, board: dict) -> None:
@@ -91,9 +103,7 @@ def test_a_series_keeps_its_cast_and_reads_and_downloads_as_one(page, stack, sho
     # Read chapter two, step back to chapter one, and forward again.
     page.goto(f"/comics/{two['id']}/read/")
     expect(page.locator("#series-link")).to_have_text("Rooftops · chapter 2 of 2")
-    pages_shown(page)
-    page.get_by_role("link", name="← Chapter 1").click()
-    expect(page).to_have_url(re.compile(rf"/comics/{one['id']}/read/$"))
+    back_a_chapter(page, one)
     expect(page.locator("#series-link")).to_have_text("Rooftops · chapter 1 of 2")
     pages_shown(page)
     shoot("series-reader")
@@ -114,3 +124,30 @@ def test_a_series_keeps_its_cast_and_reads_and_downloads_as_one(page, stack, sho
     data = pdf.read_bytes()
     assert data.startswith(b"%PDF")
     assert pdf_page_count(data) == sum(pages)
+
+    # Both chapters in French: the series page offers the French downloads, the reader
+    # goes from chapter to chapter in French, and the CBZ of each says so.
+    expect(page.locator("#series-languages")).to_have_count(0)  # nothing translated yet
+    for board, title in ((one, "Les toits"), (two, "Le lendemain")):
+        answer = page.request.put(
+            f"/api/storyboards/{board['id']}/translations/fr/",
+            data={"title": title},
+            headers=_headers(page),
+        )
+        assert answer.status == 200, answer.text()
+    page.goto(f"/comics/{two['id']}/read/?lang=fr")
+    expect(page.locator("#comic-title")).to_have_text("Le lendemain")
+    back_a_chapter(page, one, "?lang=fr")
+    expect(page.locator("#comic-title")).to_have_text("Les toits")
+    page.goto(series_url)
+    with page.expect_download() as download:
+        page.get_by_role("link", name="French (CBZ)").click()
+    assert download.value.suggested_filename == "rooftops-fr.zip"
+    zipped = tmp_path / "rooftops-fr.zip"
+    download.value.save_as(zipped)
+    with zipfile.ZipFile(zipped) as archive:
+        chapters = archive.namelist()
+        assert len(chapters) == 2 and all(name.endswith("-fr.cbz") for name in chapters)
+        for name in chapters:
+            with zipfile.ZipFile(io.BytesIO(archive.read(name))) as cbz:
+                assert "<LanguageISO>fr</LanguageISO>" in cbz.read("ComicInfo.xml").decode()
