@@ -33,6 +33,13 @@ def user(make_user):
 
 
 @pytest.fixture
+def person(client, user):
+    """The test client, signed in as `user`."""
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
 def account(user):
     """The user's credits account with 10 credits (tests/factories.py for other amounts)."""
     from tests.factories import funded_account

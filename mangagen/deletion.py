@@ -1,9 +1,11 @@
-"""Deleting a comic: its jobs, sheets, pages and every file of it.
+"""Deleting a comic: its jobs, sheets, places, pages and every file of it.
 
-A comic spans the storyboards, its jobs, its sheets and its pages, so its
-deletion lives here, above all of them. Deleted content must be gone: every
-file of the comic (its jobs' renders, its kept takes, its sheets, its page
-builds) leaves the media storage, and its lettered pictures leave the cache.
+A comic spans the storyboards, its jobs, its sheets, its places and its pages,
+so its deletion lives here, above all of them. Deleted content must be gone:
+every file of the comic (its jobs' renders, its kept takes, its sheets, its
+places' pictures, its page builds) leaves the media storage, and its lettered
+pictures leave the cache. What the person kept in their library is a copy of
+its own and stays.
 """
 
 from __future__ import annotations
@@ -23,11 +25,11 @@ from mangagen.storyboards.models import KeptArt, Storyboard
 logger = logging.getLogger(__name__)
 
 # The folders of a comic's own files, each named by the storyboard's id.
-COMIC_FOLDERS = ("renders/kept", "pages", "sheets")
+COMIC_FOLDERS = ("renders/kept", "pages", "sheets", "places")
 
 
 def delete_comic(*, storyboard: Storyboard) -> None:
-    """Deletes a storyboard with its jobs, sheets and pages, in one transaction.
+    """Deletes a storyboard with its jobs, sheets, places and pages, in one transaction.
 
     The storyboard's row is locked first (as Generate locks it before starting
     a job), so no job can start between the cancelling and the deleting; live

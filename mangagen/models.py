@@ -2,12 +2,17 @@
 
 from mangagen.characters.models import CharacterSheet
 from mangagen.jobs.models import Job, JobEvent, JobPanel
+from mangagen.library.models import CastMember, CastSheet, SavedPlace
 from mangagen.pages.models import PageBuild
 from mangagen.payments.models import Purchase, StripeEvent
+from mangagen.places.models import Place
+from mangagen.series.models import Series
 from mangagen.storyboards.models import Character, KeptArt, Panel, Storyboard
 from mangagen.translations.models import Translation
 
 __all__ = [
+    "CastMember",
+    "CastSheet",
     "Character",
     "CharacterSheet",
     "Job",
@@ -16,7 +21,10 @@ __all__ = [
     "KeptArt",
     "PageBuild",
     "Panel",
+    "Place",
     "Purchase",
+    "SavedPlace",
+    "Series",
     "Storyboard",
     "StripeEvent",
     "Translation",

@@ -34,6 +34,8 @@ class Limit(StrEnum):
     """The `error` code of each refusal (the API answers 429)."""
 
     STORYBOARDS = "too_many_storyboards"
+    SERIES = "too_many_series"
+    LIBRARY = "library_full"
     LIVE_JOBS = "too_many_live_jobs"
     DRAFTS = "draft_quota"
     DRAWING = "drawing_budget"
@@ -68,6 +70,32 @@ def check_storyboards(*, owner) -> None:
         raise LimitReached(
             Limit.STORYBOARDS,
             f"You have {cap} comics, the most one account may keep; delete one to start another.",
+        )
+
+
+def check_series(*, owner) -> None:
+    """Raises LimitReached when `owner` already has limits.MAX_SERIES series."""
+    from mangagen.series.models import Series
+    from mangagen.storyboards import limits
+
+    if Series.objects.filter(owner=owner).count() >= limits.MAX_SERIES:
+        raise LimitReached(
+            Limit.SERIES,
+            f"You have {limits.MAX_SERIES} series, the most one account may keep; "
+            "delete one to start another.",
+        )
+
+
+def check_library(*, entries) -> None:
+    """Raises LimitReached when a library list (`entries`: the person's cast members, or
+    their places, as a queryset) already holds limits.MAX_LIBRARY."""
+    from mangagen.storyboards import limits
+
+    if entries.count() >= limits.MAX_LIBRARY:
+        raise LimitReached(
+            Limit.LIBRARY,
+            f"Your library keeps at most {limits.MAX_LIBRARY} characters and as many places; "
+            "remove one to save another.",
         )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Iterator
 
 from django.core.files.storage import FileSystemStorage, default_storage
 
@@ -57,6 +58,22 @@ def read(name: str) -> bytes | None:
             return handle.read()
     except FileNotFoundError:
         return None
+
+
+@contextlib.contextmanager
+def deleted_if_raised() -> Iterator[list[str]]:
+    """A list to add the names of files stored inside the block to; if the block raises
+    (its transaction rolled back, so no row will ever name them), they are deleted.
+
+    Put the block's `transaction.atomic` inside this one: a file is stored before the
+    row that names it, and a transaction cannot take a file back."""
+    saved: list[str] = []
+    try:
+        yield saved
+    except BaseException:
+        for name in saved:
+            default_storage.delete(name)
+        raise
 
 
 def delete_folder(prefix: str) -> int:

@@ -134,6 +134,11 @@ TAKES_A_BODY = {
     "POST /api/credits/checkout/",
     "POST /stripe/webhook/",
     "POST /api/storyboards/<id>/speculate/leave/",
+    "POST /api/series/",
+    "POST /api/cast/",
+    "POST /api/places/",
+    "POST /api/storyboards/<id>/characters/",
+    "POST /api/storyboards/<id>/places/",
 }
 LAST = ("DELETE /api/storyboards/<id>/", "POST /accounts/logout/")
 

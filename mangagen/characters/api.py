@@ -1,6 +1,6 @@
 """The character sheet endpoints (docs/api.md, "Character sheets"). Another person's comic: 404."""
 
-from drf_spectacular.utils import OpenApiTypes, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, OpenApiTypes, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -32,9 +32,18 @@ SheetBody = inline_serializer(
 )
 
 
-def _sheet_body(storyboard: Storyboard, name: str) -> dict:
+OUTFIT = OpenApiParameter(
+    "outfit", str, description="An outfit's name: that outfit's sheet (none: the usual look)."
+)
+
+
+def _sheet_body(storyboard: Storyboard, name: str, outfit: str) -> dict:
     storyboard = Storyboard.objects.get(pk=storyboard.pk)
-    return {"sheet": selectors.sheets_json(storyboard=storyboard).get(name)}
+    return {"sheet": selectors.sheets_json(storyboard=storyboard).get((name, outfit))}
+
+
+def _outfit(request) -> str:
+    return request.query_params.get("outfit", "")
 
 
 class SheetView(APIView):
@@ -46,13 +55,15 @@ class SheetView(APIView):
 
     @extend_schema(
         request=None,
+        parameters=[OUTFIT],
         responses={202: SheetBody, 402: OpenApiTypes.OBJECT},
         summary="Render the character's reference sheet (one credit, paid when shown)",
     )
     def post(self, request, pk: int, name: str):
         storyboard = owned_storyboard(request, pk)
-        services.request_sheet(storyboard=storyboard, name=name)
-        return Response(_sheet_body(storyboard, name), status=status.HTTP_202_ACCEPTED)
+        outfit = _outfit(request)
+        services.request_sheet(storyboard=storyboard, name=name, outfit=outfit)
+        return Response(_sheet_body(storyboard, name, outfit), status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(
         request={
@@ -61,21 +72,30 @@ class SheetView(APIView):
                 "properties": {"image": {"type": "string", "format": "binary"}},
             }
         },
+        parameters=[OUTFIT],
         responses={200: SheetBody, 400: OpenApiTypes.OBJECT},
         summary="Use your own picture as the character's sheet (PNG, JPEG or WebP)",
     )
     def put(self, request, pk: int, name: str):
         storyboard = owned_storyboard(request, pk)
         image = checked_reference(request.FILES.get("image"))
+        outfit = _outfit(request)
         services.upload_sheet(
             storyboard=storyboard,
             name=name,
             image=image,
+            outfit=outfit,
             in_use=sheets_in_live_jobs(storyboard=storyboard, name=name),
         )
-        return Response(_sheet_body(storyboard, name))
+        return Response(_sheet_body(storyboard, name, outfit))
 
-    @extend_schema(request=None, responses={204: None}, summary="Remove the character's sheet")
+    @extend_schema(
+        request=None,
+        parameters=[OUTFIT],
+        responses={204: None},
+        summary="Remove the character's sheet",
+    )
     def delete(self, request, pk: int, name: str):
-        services.delete_sheet(storyboard=owned_storyboard(request, pk), name=name)
+        storyboard = owned_storyboard(request, pk)
+        services.delete_sheet(storyboard=storyboard, name=name, outfit=_outfit(request))
         return Response(status=status.HTTP_204_NO_CONTENT)

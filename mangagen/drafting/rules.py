@@ -6,6 +6,8 @@ sentences of a long one) becomes a panel holding the people of its beat;
 quoted speech becomes dialogue spoken by the person its tag or its beat
 names; the shot follows from what the panel holds (an opening, action, one
 speaker, a group). A line that only names a narrator ("MIKA") draws nothing.
+The comic's cast comes first (a chapter's "Kenji" is the cast's "Kenji Sato"),
+and a name of one of its places is never taken for a new character.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import re
 
 from mangagen.storyboards import limits
 
-from .draft import Draft
+from .draft import Draft, StoryContext
 from .reading import QUOTE, SPEECH, WORD, Reader, read_cast
 from .reading import sentences as _sentences
 
@@ -41,9 +43,22 @@ def find_names(text: str) -> list[str]:
 class RuleDrafter:
     name = "rules"
 
-    def draft(self, *, title: str, story: str, characters: list[dict]) -> Draft:
+    def draft(
+        self,
+        *,
+        title: str,
+        story: str,
+        characters: list[dict],
+        context: StoryContext | None = None,
+    ) -> Draft:
+        """A storyboard from the story, the cast in `characters` first: a story's
+        "Kenji" (or "Sato") is the cast's "Kenji Sato". A name that is (part of) one of
+        `context`'s places is never taken for a new character; its last beats are for
+        drafters that read them."""
         known = {c["name"]: c.get("description", "") for c in characters}
-        cast = read_cast(story, list(known))
+        aliases = _first_names(known)
+        places = [p["name"] for p in context.places] if context else []
+        cast = read_cast(story, [*known, *aliases])
         # Names differ ignoring case (as the API requires): "Kenji" in the
         # story is the character "kenji" already there.
         taken = {name.casefold() for name in known}
@@ -51,10 +66,10 @@ class RuleDrafter:
             if len(known) >= limits.MAX_CHARACTERS:
                 break
             name = name[: limits.MAX_NAME]
-            if name.casefold() not in taken:
+            if name.casefold() not in taken and not _part_of(name, [*known, *places]):
                 known[name] = ""
                 taken.add(name.casefold())
-        names = list(known)
+        names = list(known) + list(aliases)
         reader = Reader(cast, names)
         panels = []
         for passage in cast.passages:
@@ -62,7 +77,7 @@ class RuleDrafter:
             size = 2 if len(sentences) > 3 else max(len(sentences), 1)
             for start in range(0, len(sentences), size):
                 chunk = " ".join(sentences[start : start + size])
-                panels.append(_panel(chunk, reader, passage.narrator))
+                panels.append(_as_known(_panel(chunk, reader, passage.narrator), aliases))
         panels = _fit(panels)
         if panels:
             first = panels[0]
@@ -72,6 +87,36 @@ class RuleDrafter:
             characters=[{"name": n, "description": d} for n, d in known.items()],
             panels=panels,
         )
+
+
+def _part_of(name: str, known: list[str]) -> bool:
+    """Whether `name` is a word of one of the `known` names (the cast's, the places'):
+    "Kenji" (or "Sato") in the story is the cast's "Kenji Sato", not a new character."""
+    word = name.casefold()
+    return any(word in known_name.casefold().split() for known_name in known)
+
+
+def _first_names(known: dict[str, str]) -> dict[str, str]:
+    """first word -> the cast's name, for cast names of more than one word (a story calls
+    "Kenji Sato" "Kenji"), unless that word is a name of its own or the first of two."""
+    firsts: dict[str, list[str]] = {}
+    for name in known:
+        words = name.split()
+        if len(words) > 1 and words[0] not in known:
+            firsts.setdefault(words[0], []).append(name)
+    return {first: names[0] for first, names in firsts.items() if len(names) == 1}
+
+
+def _as_known(panel: dict, aliases: dict[str, str]) -> dict:
+    """The panel with first names said as the cast's full names."""
+    present: list[str] = []
+    for name in panel["characters"]:
+        if aliases.get(name, name) not in present:
+            present.append(aliases.get(name, name))
+    panel["characters"] = present
+    for line in panel["dialogue"]:
+        line["speaker"] = aliases.get(line["speaker"], line["speaker"])
+    return panel
 
 
 def _panel(chunk: str, reader: Reader, narrator: str) -> dict:

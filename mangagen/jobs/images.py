@@ -91,6 +91,7 @@ def _lettering(
             "caption": text.caption,
             "shot": current.shot,
             "characters": current.characters,
+            "blocking": current.blocking,
             "language": lettering.language if lettering else shown.storyboard.language,
         }
     else:
@@ -100,6 +101,7 @@ def _lettering(
             "caption": spec.get("caption", ""),
             "shot": spec.get("shot", "medium"),
             "characters": spec.get("characters", []),
+            "blocking": spec.get("blocking", {}),
             "language": shown.storyboard.language,  # the text the job started with
         }
     direction = shown.storyboard.reading_direction

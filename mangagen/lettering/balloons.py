@@ -50,6 +50,11 @@ SHOT_ZONES = {
 }
 
 
+# Where a character the blocking places stands, as a fraction of the width, when the
+# renderer reported no faces (the procedural renderer's figures stand there too).
+BLOCKING_X = {"left": 0.22, "center": 0.5, "right": 0.78}
+
+
 @dataclass(frozen=True)
 class Speaker:
     """A face: centre and radius as fractions of the panel's width (x) and height (y, r)."""
@@ -74,6 +79,7 @@ class Letterable:
     shot: str = "medium"
     characters: tuple[str, ...] = ()
     faces: dict[str, Speaker] = field(default_factory=dict)
+    blocking: dict[str, str] = field(default_factory=dict)  # name -> left | center | right
     language: str = ORIGINAL_DEFAULT  # what the text is written in: how it is set
 
     @classmethod
@@ -85,6 +91,7 @@ class Letterable:
         shot: str,
         characters,
         faces: dict | None,
+        blocking: dict | None = None,
         language: str = ORIGINAL_DEFAULT,
     ):
         return cls(
@@ -97,16 +104,21 @@ class Letterable:
             shot=shot,
             characters=tuple(characters),
             faces={name: Speaker(*xyr) for name, xyr in (faces or {}).items()},
+            blocking=dict(blocking or {}),
             language=language,
         )
 
     def speakers(self) -> dict[str, Speaker]:
-        """Faces as reported, else guessed from the shot (characters left to right)."""
+        """Faces as reported, else guessed from the shot: where the blocking puts each
+        character, the others left to right."""
         if self.faces:
             return dict(self.faces)
         y, r = SHOT_ZONES.get(self.shot, SHOT_ZONES["medium"])
         n = len(self.characters)
-        return {name: Speaker((i + 1) / (n + 1), y, r) for i, name in enumerate(self.characters)}
+        return {
+            name: Speaker(BLOCKING_X.get(self.blocking.get(name, ""), (i + 1) / (n + 1)), y, r)
+            for i, name in enumerate(self.characters)
+        }
 
 
 @dataclass

@@ -103,7 +103,9 @@ def _url(comic, name: str) -> str:
     return f"{url}?lang={comic.language}" if comic.translated else url
 
 
-class ExportView(APIView):
+class DownloadView(APIView):
+    """An export: `?format=` names the file, throttled per person (THROTTLE_EXPORT)."""
+
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "export"
 
@@ -111,6 +113,8 @@ class ExportView(APIView):
         # `?format=` is this endpoint's own parameter (docs/api.md), not DRF's renderer override.
         return super().perform_content_negotiation(request, force=True)
 
+
+class ExportView(DownloadView):
     @extend_schema(
         summary="Download the comic: print PDF, CBZ, or a webtoon PNG",
         parameters=[OpenApiParameter("format", str, enum=ExportFormat.values), LANG],
@@ -129,14 +133,18 @@ class ExportView(APIView):
         if comic.translated:
             slug = f"{slug}-{comic.language}"
         made = exports.export(comic=comic, fmt=fmt, slug=slug)
-        response = FileResponse(
-            io.BytesIO(made.data),
-            content_type=made.content_type,
-            as_attachment=True,
-            filename=made.filename,
+        return attachment(
+            io.BytesIO(made.data), content_type=made.content_type, filename=made.filename
         )
-        response["Cache-Control"] = "private, no-cache"
-        return response
+
+
+def attachment(handle, *, content_type: str, filename: str) -> FileResponse:
+    """A download of the open binary file `handle`, private to the person asking."""
+    response = FileResponse(
+        handle, content_type=content_type, as_attachment=True, filename=filename
+    )
+    response["Cache-Control"] = "private, no-cache"
+    return response
 
 
 def page_image(request, pk: int, key: str, name: str):

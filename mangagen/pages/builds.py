@@ -2,16 +2,17 @@
 
 `comic_of()` reads everything a page depends on (the layout, each panel's
 current text in the language asked for and kept take, the title, the
-direction and format) and hashes it into a key. Page images and exports are
-built under that key (`pages/<storyboard>/<key>/<name>` in the media
-storage, local or S3) the first time they are asked for, and read back
-after; any change to the comic, or another language, gives a new key. A
-comic keeps the files of its PAGE_BUILDS_KEPT most recently built keys
-(`PageBuild` rows): building under a new key lets the older ones go. A
-request still reading the comic as it was a moment ago loses nothing: a file
-it finds gone is drawn again from the content it holds.
-Saving replaces a file whole, so two requests building at once both end with
-the same complete file.
+direction and format, and what an export's ComicInfo.xml says: the cast,
+the places, the series and the chapter's place in it) and hashes it into a
+key. Page images and exports are built under that key
+(`pages/<storyboard>/<key>/<name>` in the media storage, local or S3) the
+first time they are asked for, and read back after; any change to the
+comic, or another language, gives a new key. A comic keeps the files of its
+PAGE_BUILDS_KEPT most recently built keys (`PageBuild` rows): building under
+a new key lets the older ones go. A request still reading the comic as it
+was a moment ago loses nothing: a file it finds gone is drawn again from the
+content it holds. Saving replaces a file whole, so two requests building at
+once both end with the same complete file.
 
 Drawing costs CPU on the request's thread: each build is counted against
 the owner's drawing budget (`quotas.drawing`); reading a built file is free.
@@ -95,6 +96,7 @@ def comic_of(*, storyboard: Storyboard, language: str | None = None) -> Comic:
                 shot=panel.shot,
                 characters=panel.characters,
                 faces=take.faces if take else None,
+                blocking=panel.blocking,
                 language=lettering.language,
             ),
             load=_loader(take) if take else None,
@@ -117,6 +119,7 @@ def comic_of(*, storyboard: Storyboard, language: str | None = None) -> Comic:
             storyboard.page_format,
             facts,
             [[p.panels, p.template] for p in pages],
+            _info_facts(storyboard),
         ]
     )
     kept = [p.index for p in panels if p.art_hash in takes]
@@ -132,6 +135,17 @@ def comic_of(*, storyboard: Storyboard, language: str | None = None) -> Comic:
         title=lettering.title,
         translated=lettering.translated,
     )
+
+
+def _info_facts(storyboard: Storyboard) -> list:
+    """What an export's ComicInfo.xml says beyond the pages: the cast, the places, and the
+    series, the chapter's number and the count of chapters."""
+    series = storyboard.series
+    return [
+        [c.name for c in storyboard.characters.all()],
+        list(storyboard.places.values_list("name", flat=True)),
+        [series.title, storyboard.chapter, series.chapters.count()] if series else None,
+    ]
 
 
 def page_png(comic: Comic, number: int) -> bytes:

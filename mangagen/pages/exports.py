@@ -80,23 +80,98 @@ def _cbz(comic: Comic) -> bytes:
     return target.getvalue()
 
 
+# ComicInfo.xml's elements in the order its schema (the Anansi project's ComicInfo v2.0)
+# requires: they form an xs:sequence, so a reader that validates refuses any other order.
+# Every element written goes through comic_info_xml, which puts it in its place.
+COMIC_INFO_ORDER = (
+    "Title",
+    "Series",
+    "Number",
+    "Count",
+    "Volume",
+    "AlternateSeries",
+    "AlternateNumber",
+    "AlternateCount",
+    "Summary",
+    "Notes",
+    "Year",
+    "Month",
+    "Day",
+    "Writer",
+    "Penciller",
+    "Inker",
+    "Colorist",
+    "Letterer",
+    "CoverArtist",
+    "Editor",
+    "Publisher",
+    "Imprint",
+    "Genre",
+    "Web",
+    "PageCount",
+    "LanguageISO",
+    "Format",
+    "BlackAndWhite",
+    "Manga",
+    "Characters",
+    "Teams",
+    "Locations",
+    "ScanInformation",
+    "StoryArc",
+    "SeriesGroup",
+    "AgeRating",
+    "Pages",
+    "CommunityRating",
+    "MainCharacterOrTeam",
+    "Review",
+)
+
+
 def comic_info(comic: Comic) -> str:
-    """ComicInfo.xml (the Anansi schema comic readers use): title, page count, language,
-    reading order."""
-    manga = "YesAndRightToLeft" if comic.direction == ReadingDirection.RTL else "No"
+    """ComicInfo.xml (the Anansi schema comic readers use): title (in the language it
+    is lettered in), series, number and count for a chapter, page count, language,
+    reading order, cast and places."""
+    storyboard = comic.storyboard
+    fields: dict[str, str | int] = {
+        "Title": one_line(comic.title),
+        "PageCount": len(comic.pages),
+        "LanguageISO": languages.bcp47(comic.language),
+        "BlackAndWhite": "Yes",
+        "Manga": "YesAndRightToLeft" if comic.direction == ReadingDirection.RTL else "No",
+    }
+    if storyboard.series_id is not None:
+        fields["Series"] = one_line(storyboard.series.title)
+        fields["Number"] = str(storyboard.chapter)
+        fields["Count"] = storyboard.series.chapters.count()
+    names = ", ".join(one_line(c.name) for c in storyboard.characters.all())
+    places = ", ".join(one_line(p.name) for p in storyboard.places.all())
+    if names:
+        fields["Characters"] = names
+    if places:
+        fields["Locations"] = places
+    return comic_info_xml(fields, pages=len(comic.pages))
+
+
+def comic_info_xml(fields: dict[str, str | int], *, pages: int) -> str:
+    """The document, each of `fields` (element -> text) in the schema's order, then one
+    `<Page>` per page (the first the front cover). Raises ValueError for an element the
+    schema does not have."""
+    unknown = set(fields) - set(COMIC_INFO_ORDER)
+    if unknown:
+        raise ValueError(f"ComicInfo has no element {sorted(unknown)[0]!r}")
     cover = ' Type="FrontCover"'
-    pages = "".join(
-        f'<Page Image="{i}"{cover if i == 0 else ""} />' for i in range(len(comic.pages))
+    listed = "".join(f'<Page Image="{i}"{cover if i == 0 else ""} />' for i in range(pages))
+    body = "".join(
+        f"<Pages>{listed}</Pages>"
+        if name == "Pages"
+        else f"<{name}>{escape(str(fields[name]))}</{name}>"
+        for name in COMIC_INFO_ORDER
+        if name in fields or (name == "Pages" and pages)
     )
     return (
         '<?xml version="1.0" encoding="utf-8"?>\n'
         '<ComicInfo xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" '
         'xmlns:xsd="http://www.w3.org/2001/XMLSchema">'
-        f"<Title>{escape(one_line(comic.title))}</Title>"
-        f"<PageCount>{len(comic.pages)}</PageCount>"
-        f"<LanguageISO>{languages.bcp47(comic.language)}</LanguageISO>"
-        f"<Manga>{manga}</Manga>"
-        "<BlackAndWhite>Yes</BlackAndWhite>"
-        f"<Pages>{pages}</Pages>"
+        f"{body}"
         "</ComicInfo>"
     )

@@ -65,8 +65,10 @@ function render() {
   root.dataset.language = state.language;
   document.getElementById("comic-title").textContent = state.title;
   document.getElementById("comic-title").lang = state.language;
-  for (const link of document.querySelectorAll("[download]")) {
-    link.classList.toggle("disabled", empty);
+  for (const link of document.querySelectorAll("[download]")) link.classList.toggle("disabled", empty);
+  // The downloads, and the chapters before and after, in the language read in (a chapter
+  // without that translation opens in its original).
+  for (const link of document.querySelectorAll("[download], #previous-chapter, #next-chapter")) {
     const href = new URL(link.href);
     if (langQuery()) href.searchParams.set("lang", lang);
     else href.searchParams.delete("lang");
