@@ -20,6 +20,7 @@ from mangagen.characters.services import end_sheet_renders
 from mangagen.jobs.images import lettered_cache_key
 from mangagen.jobs.models import LIVE_STATES, JobPanel
 from mangagen.jobs.services import cancel_job
+from mangagen.storyboards.lock_objects import try_lock_storyboard
 from mangagen.storyboards.models import KeptArt, Storyboard
 
 logger = logging.getLogger(__name__)
@@ -38,11 +39,11 @@ def delete_comic(*, storyboard: Storyboard) -> None:
     storyboard deleted meanwhile is nothing to do.
     """
     with transaction.atomic():
-        # FOR NO KEY UPDATE: a render being delivered meanwhile only references the row
-        # (its kept take's foreign key) and must not wait for this lock while holding
-        # its job's, which the cancelling below waits for.
-        locked = Storyboard.objects.select_for_update(no_key=True).filter(pk=storyboard.pk)
-        storyboard = locked.first()
+        # The comic's row first, without its key (storyboards/lock_objects.py): a render
+        # being delivered meanwhile only references the row (its kept take's foreign
+        # key) and must not wait for this lock while holding its job's, which the
+        # cancelling below waits for.
+        storyboard = try_lock_storyboard(pk=storyboard.pk)
         if storyboard is None:
             return
         for job in storyboard.jobs.filter(state__in=LIVE_STATES).order_by("pk"):

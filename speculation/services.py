@@ -24,6 +24,7 @@ from ledger import errors as ledger_errors
 from ledger.models import Hold
 from mangagen.jobs import services as jobs
 from mangagen.jobs.models import LIVE_STATES, Job, JobPanel, PanelState
+from mangagen.storyboards.lock_objects import lock_storyboards
 from mangagen.storyboards.models import Storyboard
 
 from . import admission
@@ -49,14 +50,23 @@ def speculate(*, user: User, storyboard: Storyboard, token: str = "") -> Specula
         # user (a Generate in another tab, at its commit) while this one waits to lock
         # that Generate's job: a deadlock.
         get_user_model().objects.select_for_update(no_key=True).get(pk=user.pk)
-        storyboard.refresh_from_db()
         if token:
             earlier = Speculation.objects.filter(user=user, token=token).first()
             if earlier is not None:
                 return earlier  # a repeat, or the beacon said the person left already
-        for live in Speculation.objects.filter(user=user, outcome=Outcome.LIVE).select_related(
-            "job"
-        ):
+        lives = list(
+            Speculation.objects.filter(user=user, outcome=Outcome.LIVE).select_related("job")
+        )
+        # Then the comics whose jobs this may start or end, in pk order (the one lock
+        # order: storyboards/lock_objects.py), before any job.
+        locked = {
+            comic.pk: comic
+            for comic in lock_storyboards(pks=[storyboard.pk, *(s.storyboard_id for s in lives)])
+        }
+        if storyboard.pk not in locked:
+            raise Storyboard.DoesNotExist("The comic was deleted.")
+        storyboard = locked[storyboard.pk]
+        for live in lives:
             if (
                 live.storyboard_id == storyboard.pk
                 and live.version == storyboard.version
@@ -128,6 +138,10 @@ def leave(*, user: User, storyboard: Storyboard, token: str) -> Speculation:
     with transaction.atomic():
         get_user_model().objects.select_for_update(no_key=True).get(pk=user.pk)
         speculation = Speculation.objects.filter(user=user, token=token).first()
+        # The comics before the speculation's row and its job (the one lock order):
+        # Generate holds its comic, then its job, then marks the speculation a hit.
+        comics = {storyboard.pk} | ({speculation.storyboard_id} if speculation else set())
+        lock_storyboards(pks=comics)
         now = timezone.now()
         if speculation is None:
             return Speculation.objects.create(

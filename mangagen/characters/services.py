@@ -43,6 +43,7 @@ from mangagen.renderers import CharacterSpec, SheetSpec, get_renderer
 from mangagen.renderers.warmth import Priority, Withdrawn
 from mangagen.storyboards import limits
 from mangagen.storyboards.errors import ListFull, NameTaken
+from mangagen.storyboards.lock_objects import lock_storyboard, try_lock_storyboard
 from mangagen.storyboards.models import Character, Storyboard
 from mangagen.storyboards.services import rehash_storyboard
 
@@ -84,7 +85,7 @@ def request_sheet(*, storyboard: Storyboard, name: str, outfit: str = "") -> Cha
     from .tasks import render_sheet
 
     with transaction.atomic():
-        storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
+        storyboard = lock_storyboard(pk=storyboard.pk)
         character = _character(storyboard, name)
         worn = _outfit_description(character, outfit)
         rendering = _rendering(storyboard, name, outfit)
@@ -146,7 +147,7 @@ def perform_sheet_render(*, sheet_id: int) -> str:
     except Withdrawn:
         return "discarded"
     with transaction.atomic():
-        storyboard = Storyboard.objects.select_for_update().filter(pk=sheet.storyboard_id).first()
+        storyboard = try_lock_storyboard(pk=sheet.storyboard_id)
         sheet = CharacterSheet.objects.select_for_update().filter(pk=sheet_id).first()
         if storyboard is None or sheet is None or sheet.state != SheetState.RENDERING:
             return "discarded"
@@ -173,7 +174,7 @@ def fail_sheet_render(*, sheet_id: int, error: str) -> None:
         sheet = CharacterSheet.objects.filter(pk=sheet_id).first()
         if sheet is None:
             return
-        Storyboard.objects.select_for_update().filter(pk=sheet.storyboard_id).first()
+        try_lock_storyboard(pk=sheet.storyboard_id)
         sheet = CharacterSheet.objects.select_for_update().filter(pk=sheet_id).first()
         if sheet is not None and sheet.state == SheetState.RENDERING:
             _fail(sheet, error=error)
@@ -198,7 +199,7 @@ def upload_sheet(
     then nothing changes.
     """
     with storage.deleted_if_raised() as saved, transaction.atomic():
-        storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
+        storyboard = lock_storyboard(pk=storyboard.pk)
         _outfit_description(_character(storyboard, name), outfit)
         older = _past_the_newest(
             storyboard, name, outfit, keep=SHEETS_KEPT_PER_CHARACTER - 1, in_use=in_use
@@ -264,7 +265,7 @@ def delete_sheet(*, storyboard: Storyboard, name: str, outfit: str = "") -> None
     hold is released); the files leave the storage once that is committed. Their panels
     go back to the description alone."""
     with transaction.atomic():
-        storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
+        storyboard = lock_storyboard(pk=storyboard.pk)
         sheets = list(
             CharacterSheet.objects.select_for_update().filter(
                 storyboard=storyboard, name=name, outfit=outfit
@@ -373,7 +374,7 @@ def add_character(
 def end_sheet_renders(*, storyboard: Storyboard, reason: str) -> int:
     """Fails every sheet of the storyboard still rendering, releasing its hold; returns how many."""
     with transaction.atomic():
-        Storyboard.objects.select_for_update().filter(pk=storyboard.pk).first()
+        try_lock_storyboard(pk=storyboard.pk)
         rendering = CharacterSheet.objects.select_for_update().filter(
             storyboard=storyboard, state=SheetState.RENDERING
         )

@@ -5,9 +5,12 @@ confirmed job; release on every other path (cancel, expiry, failure,
 invalidation). A person pays for each render they are shown, redos
 included, and nothing else.
 
-Lock order: the job row, then its panel rows, then (when a transaction
+Lock order (storyboards/lock_objects.py): a path that creates, confirms,
+replaces or ends a job takes its comic's row first (`lock_storyboard`, FOR NO
+KEY UPDATE); then the job row, then its panel rows, then (when a transaction
 resolves more than one) the panels' pending holds by pk, then the ledger's
-own locks (hold → key → accounts by pk). Every conditional end re-checks its
+own locks (hold → key → accounts by pk). The worker's and the sweeps' paths,
+which neither create nor end a job, start at the job row. Every conditional end re-checks its
 condition on the locked job row (`_end(only_if=…)`). A job's state changes
 through `_change` (save, then `job.state`).
 
@@ -39,6 +42,7 @@ from mangagen.observability import metrics
 from mangagen.queues import Queue
 from mangagen.renderers import RenderError, get_renderer
 from mangagen.renderers.warmth import GpuPool, Priority, Withdrawn
+from mangagen.storyboards.lock_objects import lock_storyboard, try_lock_storyboard
 from mangagen.storyboards.models import Storyboard, panels_complete
 from mangagen.storyboards.selectors import current_takes
 from mangagen.storyboards.services import keep_render
@@ -133,7 +137,7 @@ def start_job(
     pay for one render; either way nothing is created.
     """
     with transaction.atomic():
-        storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
+        storyboard = lock_storyboard(pk=storyboard.pk)
         panels = list(storyboard.panels.all())
         if not panels_complete(panels):
             raise StoryboardIncomplete("Every panel needs a description before rendering.")
@@ -190,6 +194,7 @@ def confirm_job(*, job: Job) -> Job:
     and is returned ended.
     """
     with transaction.atomic():
+        storyboard = lock_storyboard(pk=job.storyboard_id)
         job = Job.objects.select_for_update().get(pk=job.pk)
         if job.confirmed or not job.live:
             return job
@@ -198,7 +203,6 @@ def confirm_job(*, job: Job) -> Job:
         if past_deadline(job, timezone.now()):
             return _end(job=job, state=JobState.EXPIRED, reason="Past its deadline.")[0]
         _lock_open_holds(job)
-        storyboard = Storyboard.objects.get(pk=job.storyboard_id)
         if storyboard.version != job.version:
             _rebase(job=job, storyboard=storyboard)
         now = timezone.now()
@@ -438,6 +442,7 @@ def approve_panel(*, job: Job, index: int) -> Job:
     cannot be paid for (then nothing changes).
     """
     with transaction.atomic():
+        lock_storyboard(pk=job.storyboard_id)  # the last approval ends the job
         job = Job.objects.select_for_update().get(pk=job.pk)
         panel = _decision_panel(job, index, allowed=(PanelState.DELIVERED,), verb="approve")
         panel.state = PanelState.APPROVED
@@ -682,6 +687,8 @@ def _end(
     Returns the job and whether this call ended it.
     """
     with transaction.atomic():
+        if try_lock_storyboard(pk=job.storyboard_id) is None:
+            return job, False  # its comic was deleted, jobs and all
         job = Job.objects.select_for_update().get(pk=job.pk)
         if not job.live or (only_if is not None and not only_if(job)):
             return job, False

@@ -18,6 +18,7 @@ from mangagen.characters.selectors import sheet_rows_in_use
 from mangagen.characters.services import NoSuchCharacter, add_character
 from mangagen.places.models import Place
 from mangagen.places.services import NoSuchPlace, add_place
+from mangagen.storyboards.lock_objects import lock_storyboard
 from mangagen.storyboards.models import Character, Storyboard
 from mangagen.storyboards.services import rehash_storyboard
 
@@ -89,7 +90,7 @@ def add_character_to(*, storyboard: Storyboard, member: CastMember) -> Character
     hashes: no credit). Raises NameTaken, ListFull, or Refused (UPLOADS_FULL: the copies
     of uploaded sheets would pass SHEET_UPLOAD_BYTES_PER_PERSON)."""
     with storage.deleted_if_raised() as saved, transaction.atomic():
-        storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
+        storyboard = lock_storyboard(pk=storyboard.pk)
         character = add_character(
             storyboard=storyboard,
             name=member.name,
@@ -106,7 +107,7 @@ def add_place_to(*, storyboard: Storyboard, saved: SavedPlace) -> Place:
     """The saved place as a place of the comic, last, with its picture (the same hash).
     Raises NameTaken or ListFull."""
     with storage.deleted_if_raised() as stored, transaction.atomic():
-        storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
+        storyboard = lock_storyboard(pk=storyboard.pk)
         place = add_place(
             storyboard=storyboard,
             name=saved.name,
@@ -122,7 +123,7 @@ def add_place_to(*, storyboard: Storyboard, saved: SavedPlace) -> Place:
 def _in_comic(storyboard: Storyboard, model, name: str):
     """The storyboard, locked, and its character (or place) `name`; raises NoSuchCharacter
     (or NoSuchPlace)."""
-    storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
+    storyboard = lock_storyboard(pk=storyboard.pk)
     found = model.objects.filter(storyboard=storyboard, name=name).first()
     if found is None:
         missing, what = (NoSuchPlace, "place") if model is Place else (NoSuchCharacter, "character")

@@ -18,6 +18,7 @@ from mangagen import storage
 from mangagen.errors import ApplicationError
 from mangagen.storyboards import limits
 from mangagen.storyboards.errors import ListFull, NameTaken
+from mangagen.storyboards.lock_objects import lock_storyboard
 from mangagen.storyboards.models import Storyboard
 
 from .models import Place
@@ -72,7 +73,7 @@ def set_picture(*, storyboard: Storyboard, name: str, image: bytes) -> Place:
     from mangagen.storyboards.services import rehash_storyboard
 
     with storage.deleted_if_raised() as saved, transaction.atomic():
-        storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
+        storyboard = lock_storyboard(pk=storyboard.pk)
         place = _place(storyboard, name)
         old = place.picture.name if place.picture else ""
         place.picture_hash = picture_hash(image)
@@ -90,7 +91,7 @@ def remove_picture(*, storyboard: Storyboard, name: str) -> None:
     from mangagen.storyboards.services import rehash_storyboard
 
     with transaction.atomic():
-        storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
+        storyboard = lock_storyboard(pk=storyboard.pk)
         place = _place(storyboard, name)
         if not place.picture:
             return

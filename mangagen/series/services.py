@@ -16,6 +16,7 @@ from mangagen import quotas, storage
 from mangagen.characters.services import add_character
 from mangagen.places.services import add_place
 from mangagen.storyboards import limits
+from mangagen.storyboards.lock_objects import lock_storyboard
 from mangagen.storyboards.models import Storyboard, Style
 from mangagen.storyboards.services import create_storyboard, rehash_storyboard
 
@@ -71,7 +72,7 @@ def start_chapter(*, series: Series, story: str, title: str = "") -> Storyboard:
             # The series' language: the chapter before's (the first is guessed).
             language=before.language if before else None,
         )
-        storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
+        storyboard = lock_storyboard(pk=storyboard.pk)
         storyboard.series, storyboard.chapter = series, number
         storyboard.save(update_fields=["series", "chapter"])
         for carried in cast.characters[: limits.MAX_CHARACTERS]:

@@ -15,6 +15,7 @@ from mangagen.places.selectors import places_of
 from mangagen.places.services import replace_places
 
 from .hashing import ArtLooks, art_hash, content_hash, storyboard_version
+from .lock_objects import lock_storyboard
 from .models import Character, KeptArt, Panel, Storyboard, Style
 
 
@@ -53,7 +54,7 @@ def update_storyboard(
     mangagen.pages); each given key replaces what was there. A place that keeps
     its name (or is renamed in its row) keeps its picture.
     """
-    storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
+    storyboard = lock_storyboard(pk=storyboard.pk)
     for field, value in (
         ("title", title),
         ("story", story),

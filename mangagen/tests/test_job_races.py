@@ -22,6 +22,10 @@ from mangagen.tests.concurrency import meanwhile
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
+# Every path that confirms or ends a job locks its comic's row first (the one lock
+# order, storyboards/lock_objects.py): the other connection acts just before that.
+COMIC = "mangagen_storyboard"
+
 
 @pytest.fixture(autouse=True)
 def fast(instant_renders, enqueued):
@@ -54,7 +58,7 @@ def test_a_closing_tabs_beacon_never_cancels_the_job_the_other_tab_just_confirme
     board = make_board(funded)
     job = speculative_job(funded, board)
     client.force_login(funded)
-    with meanwhile(lambda: services.confirm_job(job=job)) as other:
+    with meanwhile(lambda: services.confirm_job(job=job), table=COMIC) as other:
         response = client.post(f"/api/jobs/{job.pk}/cancel/?if_unconfirmed=1")
     assert other and not isinstance(other[0], Exception), other
     assert response.status_code == 200
@@ -67,7 +71,7 @@ def test_a_closing_tabs_beacon_never_cancels_the_job_the_other_tab_just_confirme
 def test_the_deadline_task_never_expires_a_job_confirmed_after_its_read(funded):
     job = speculative_job(funded, make_board(funded), confirm_in=60)
     later = job.confirm_by + timedelta(seconds=1)  # the task's clock, a moment past confirm_by
-    with meanwhile(lambda: services.confirm_job(job=job)) as other:
+    with meanwhile(lambda: services.confirm_job(job=job), table=COMIC) as other:
         expired = services.expire_job_if_due(job_id=job.pk, now=later)
     assert other and other[0].confirmed
     job.refresh_from_db()
@@ -79,7 +83,7 @@ def test_the_deadline_task_never_expires_a_job_confirmed_after_its_read(funded):
 def test_the_sweep_never_expires_a_job_confirmed_after_its_read(funded):
     job = speculative_job(funded, make_board(funded), confirm_in=60)
     later = job.confirm_by + timedelta(seconds=1)
-    with meanwhile(lambda: services.confirm_job(job=job)) as other:
+    with meanwhile(lambda: services.confirm_job(job=job), table=COMIC) as other:
         expired = services.expire_due_jobs(now=later)
     assert other and other[0].confirmed
     job.refresh_from_db()
@@ -91,7 +95,7 @@ def test_the_sweep_never_expires_a_job_confirmed_after_its_read(funded):
 def test_generate_never_answers_attached_with_a_job_ended_after_its_read(funded):
     board = make_board(funded)
     job = speculative_job(funded, board)
-    with meanwhile(lambda: services.cancel_job(job=job)):
+    with meanwhile(lambda: services.cancel_job(job=job), table=COMIC):
         answer, how = services.generate(user=funded, storyboard=board)
     answer.refresh_from_db()
     assert answer.live and answer.confirmed

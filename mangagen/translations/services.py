@@ -12,6 +12,7 @@ from django.db import transaction
 from mangagen import quotas
 from mangagen.lettering import languages
 from mangagen.storyboards import limits
+from mangagen.storyboards.lock_objects import lock_storyboard
 from mangagen.storyboards.models import Storyboard
 
 from . import selectors
@@ -111,7 +112,7 @@ def delete_translation(*, storyboard: Storyboard, language: str) -> None:
 def _locked(storyboard: Storyboard, language: str) -> tuple[Storyboard, Translation]:
     """The storyboard and its translation into `language`, locked in that order; a new
     (unsaved) translation when it has none yet."""
-    storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
+    storyboard = lock_storyboard(pk=storyboard.pk)
     target = _target(storyboard, language)
     translation = (
         Translation.objects.select_for_update()

@@ -48,12 +48,15 @@ def board(user, title):
 
 
 def test_a_newer_speculation_never_cancels_an_older_one_its_tab_just_confirmed(user, enqueued):
-    """Tab one clicks Generate between tab two's read of the older speculation and its lock."""
+    """Tab one clicks Generate between tab two's read of the older speculation and its
+    locks (the comics' rows come first, then its job's)."""
     ledger.grant(account=ledger.account_for(user), amount=3, key="some", reason="x")
     first, second = board(user, "Tab one"), board(user, "Tab two")
     older = services.speculate(user=user, storyboard=first)
     assert older.job_id
-    with meanwhile(lambda: jobs.generate(user=user, storyboard=first)) as other:
+    with meanwhile(
+        lambda: jobs.generate(user=user, storyboard=first), table="mangagen_storyboard"
+    ) as other:
         newer = services.speculate(user=user, storyboard=second)
     job, how = other[0]
     assert (job.pk, how) == (older.job_id, "attached")
