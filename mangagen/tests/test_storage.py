@@ -129,8 +129,17 @@ def test_a_request_still_reading_an_old_version_gets_whole_files(media, account,
 # --- drawing is bounded per person ---------------------------------------------------------------
 
 
+@pytest.fixture
+def one_minute(monkeypatch):
+    """The drawing budget's clock stays in one minute: a test that spends the budget
+    and is refused must not see the minute turn between the two."""
+    from mangagen import quotas
+
+    monkeypatch.setattr(quotas, "clock", lambda: 1_800_000_030.0)
+
+
 def test_drawing_is_throttled_per_person_and_what_is_built_is_still_served(
-    account, board, user, client, run, make_user, settings
+    account, board, user, client, run, make_user, settings, one_minute
 ):
     run.finish(run.generate(user, board))
     client.force_login(user)
@@ -196,7 +205,7 @@ def test_lettered_panels_take_one_cache_entry_per_image_however_often_the_text_c
 
 
 def test_lettering_not_in_the_cache_is_throttled_per_person(
-    account, board, user, client, run, settings
+    account, board, user, client, run, settings, one_minute
 ):
     job = run.finish(run.generate(user, board))
     client.force_login(user)
