@@ -1,6 +1,6 @@
 """The one place where an image model's prompt is built from a panel."""
 
-from .base import PanelSpec, SheetSpec
+from .base import CharacterSpec, PanelSpec, SheetSpec
 
 STYLE_WORDS = {
     "manga": "black-and-white manga panel, clean ink lines, screentone shading",
@@ -19,24 +19,58 @@ SHOT_WORDS = {
 }
 
 
+POSITION_WORDS = {"left": "on the left", "center": "in the center", "right": "on the right"}
+NEGATIVE = "text, lettering, speech balloons, captions, watermark, signature, logo, blurry"
+
+
+def character_words(character: CharacterSpec) -> str:
+    """A character as the prompt draws them: name, look, and the outfit the panel gives."""
+    look = character.description.strip() or "distinctive look"
+    if character.outfit.strip():
+        look += f", wearing {character.outfit.strip()}"
+    return f"{character.name}: {look}"
+
+
+def blocking_text(spec: PanelSpec) -> str:
+    """Where the panel's characters stand, as words ("Aiko on the left, Kenji on the
+    right"); "" when the panel places no one."""
+    placed = [
+        f"{c.name} {POSITION_WORDS[c.position]}"
+        for c in spec.characters
+        if c.position in POSITION_WORDS
+    ]
+    return ", ".join(placed)
+
+
 def image_prompt(spec: PanelSpec, *, references: tuple[str, ...] = ()) -> str:
-    """The panel's prompt; `references` names, in order, the characters whose sheets are
-    sent with it as reference images."""
+    """The panel's prompt; `references` names, in order, what the reference images sent
+    with it show (a character's name for their sheet; the place's name for its picture)."""
     parts = [STYLE_WORDS.get(spec.style, STYLE_WORDS["manga"]), SHOT_WORDS.get(spec.shot, "")]
     parts.append(spec.description.strip())
+    if spec.place is not None:
+        setting = spec.place.description.strip()
+        parts.append(f"Setting: {spec.place.name}" + (f", {setting}" if setting else ""))
     for character in spec.characters:
-        look = character.description.strip() or "distinctive look"
-        parts.append(f"{character.name}: {look}")
+        parts.append(character_words(character))
+    parts.append(blocking_text(spec))
     if references:
         named = ", ".join(f"image {i} is {name}" for i, name in enumerate(references, start=1))
-        parts.append(
-            f"The reference images are character sheets ({named}): draw each of them with "
-            "the same face, hair and clothes as their sheet, in this panel's pose and framing"
-        )
+        place = spec.place.name if spec.place is not None else None
+        sheets = [n for n in references if n != place]
+        words = f"The reference images ({named}) are "
+        words += "character sheets" if sheets else ""
+        words += " and " if sheets and place in references else ""
+        words += "a picture of the setting" if place in references else ""
+        if sheets:
+            words += (
+                ": draw each character with the same face, hair and clothes as their sheet, "
+                "in this panel's pose and framing"
+            )
+        parts.append(words)
     if spec.characters:  # the lettering layer goes over the art, wherever it covers least
         parts.append("leave some empty space near the top for speech balloons")
     parts.append("no text, no lettering, no speech balloons, no watermark")
-    return ". ".join(p for p in parts if p)
+    return ". ".join(p.strip().rstrip(".") for p in parts if p.strip())
 
 
 def sheet_prompt(spec: SheetSpec) -> str:
@@ -52,3 +86,9 @@ def sheet_prompt(spec: SheetSpec) -> str:
         "no text, no labels, no watermark",
     ]
     return ". ".join(parts)
+
+
+def negative_prompt() -> str:
+    """What a model that takes a negative prompt is asked to leave out (the lettering
+    layer draws every word)."""
+    return NEGATIVE
