@@ -13,7 +13,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from mangagen.drafting.catalog import DrafterName
 from mangagen.queues import Queue
-from mangagen.renderers import templates
+from mangagen.renderers import templates, workflows
 from mangagen.renderers.catalog import ImagesServer, RendererName, refuse_unknown
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -277,6 +277,28 @@ REPLICATE_BASE_URL = env.str("REPLICATE_BASE_URL", default="https://api.replicat
 REPLICATE_INPUT = _template(env.str("REPLICATE_INPUT", default=""), what="REPLICATE_INPUT")
 if RENDERER == RendererName.REPLICATE and not REPLICATE_API_TOKEN:
     raise ImproperlyConfigured("RENDERER=replicate needs REPLICATE_API_TOKEN.")
+RUNPOD_API_KEY = env.str("RUNPOD_API_KEY", default="")
+RUNPOD_ENDPOINT_ID = env.str("RUNPOD_ENDPOINT_ID", default="")
+RUNPOD_BASE_URL = env.str("RUNPOD_BASE_URL", default="https://api.runpod.ai")
+RUNPOD_INPUT = _template(env.str("RUNPOD_INPUT", default=""), what="RUNPOD_INPUT")
+if RENDERER == RendererName.RUNPOD and not (RUNPOD_API_KEY and RUNPOD_ENDPOINT_ID):
+    raise ImproperlyConfigured("RENDERER=runpod needs RUNPOD_API_KEY and RUNPOD_ENDPOINT_ID.")
+COMFYUI_BASE_URL = env.str("COMFYUI_BASE_URL", default="http://127.0.0.1:8188")
+COMFYUI_WORKFLOW = env.str("COMFYUI_WORKFLOW", default="")
+COMFYUI_REFERENCE_WORKFLOW = env.str("COMFYUI_REFERENCE_WORKFLOW", default="")
+if RENDERER == RendererName.COMFYUI:
+    for _path in filter(None, (COMFYUI_WORKFLOW, COMFYUI_REFERENCE_WORKFLOW)):
+        try:
+            workflows.load(_path)
+        except ValueError as exc:
+            raise ImproperlyConfigured(str(exc)) from exc
+A1111_BASE_URL = env.str("A1111_BASE_URL", default="http://127.0.0.1:7860")
+A1111_AUTH = env.str("A1111_AUTH", default="")
+A1111_PAYLOAD = _template(env.str("A1111_PAYLOAD", default=""), what="A1111_PAYLOAD")
+A1111_REFERENCE_MODULE = env.str("A1111_REFERENCE_MODULE", default="ip-adapter_clip_h")
+A1111_REFERENCE_MODEL = env.str("A1111_REFERENCE_MODEL", default="ip-adapter-plus_sdxl_vit-h")
+if A1111_AUTH and ":" not in A1111_AUTH:
+    raise ImproperlyConfigured("A1111_AUTH is user:password (as the web UI's --api-auth).")
 # A person's own reference image: at most this many bytes, and sides within these pixels.
 SHEET_UPLOAD_MAX_BYTES = env.int("SHEET_UPLOAD_MAX_BYTES", default=5 * 1024 * 1024)
 SHEET_UPLOAD_MIN_SIDE = env.int("SHEET_UPLOAD_MIN_SIDE", default=64)

@@ -51,6 +51,53 @@ def build(name: str) -> Renderer:
             intake=intake(settings.REPLICATE_BASE_URL, *DELIVERY_HOSTS),
         )
         return remote(adapter, http)
+    if name == RendererName.RUNPOD:
+        from .runpod import RunPodAdapter
+
+        http = provider_http(
+            "RunPod",
+            settings.RUNPOD_BASE_URL,
+            headers={"Authorization": f"Bearer {settings.RUNPOD_API_KEY}"},
+        )
+        return remote(
+            RunPodAdapter(
+                endpoint=settings.RUNPOD_ENDPOINT_ID,
+                template=settings.RUNPOD_INPUT,
+                intake=intake(settings.RUNPOD_BASE_URL),
+            ),
+            http,
+        )
+    if name == RendererName.COMFYUI:
+        from . import workflows
+        from .comfyui import ComfyUIAdapter
+
+        plain = workflows.load(
+            settings.COMFYUI_WORKFLOW or workflows.shipped_path(workflows.TXT2IMG)
+        )
+        references = workflows.load(
+            settings.COMFYUI_REFERENCE_WORKFLOW or workflows.shipped_path(workflows.REFERENCES)
+        )
+        adapter = ComfyUIAdapter(
+            base_url=settings.COMFYUI_BASE_URL,
+            workflow=plain,
+            reference_workflow=references,
+            model=workflows.checkpoint_of(plain) or settings.COMFYUI_WORKFLOW,
+            intake=intake(settings.COMFYUI_BASE_URL),
+        )
+        return remote(adapter, provider_http("ComfyUI", settings.COMFYUI_BASE_URL))
+    if name == RendererName.A1111:
+        from .a1111 import A1111Adapter
+
+        user, _, password = settings.A1111_AUTH.partition(":")
+        auth = (user, password) if settings.A1111_AUTH else None
+        http = provider_http("AUTOMATIC1111", settings.A1111_BASE_URL, auth=auth)
+        adapter = A1111Adapter(
+            template=settings.A1111_PAYLOAD,
+            module=settings.A1111_REFERENCE_MODULE,
+            reference_model=settings.A1111_REFERENCE_MODEL,
+            intake=intake(settings.A1111_BASE_URL),
+        )
+        return remote(adapter, http)
     raise ValueError(f"Unknown RENDERER {name!r} (use one of: {', '.join(RendererName)}).")
 
 

@@ -97,7 +97,7 @@ class Intake:
         """The bytes at `url`, at most `max_bytes` of them, from an allowed host only."""
         if not self.allowed(url):
             raise RenderError(
-                f"The image provider answered with a picture at {host_of(url) or url!r}, "
+                f"The image provider answered with a picture at {(host_of(url) or url)!r}, "
                 "a host it is not allowed to fetch from (RENDER_IMAGE_HOSTS).",
                 retryable=False,
             )

@@ -120,9 +120,10 @@ class ProviderHTTP:
         **body: Any,
     ) -> Answer:
         """Sends the request until it is answered (2xx), refused (4xx: RenderError, not
-        retryable; `refuse` may turn a refusal into another RenderError, or None to
-        return it as an Answer), or the retries (`self.retries` unless told) are spent
-        (RenderError, retryable)."""
+        retryable), or the retries (`self.retries` unless told) are spent (RenderError,
+        retryable). `refuse` sees every other answer but a 429 first: the RenderError it
+        returns is raised at once (a provider's 5xx that is really a refusal); None
+        leaves the answer to the rules above."""
         retries = self.retries if retries is None else retries
         last = "no attempt made"
         for attempt in range(retries + 1):
@@ -142,6 +143,9 @@ class ProviderHTTP:
             else:
                 if response.status_code < 300:
                     return self._answer(response)
+                refusal = refuse(response) if refuse and response.status_code != 429 else None
+                if refusal is not None:
+                    raise refusal
                 if response.status_code == 429:
                     last = f"HTTP 429: {provider_message(response)}"
                     wait = retry_after(
@@ -155,10 +159,7 @@ class ProviderHTTP:
                     last = f"HTTP {response.status_code}: {provider_message(response)}"
                     state, detail = ProviderState.UNREACHABLE, "The image provider is failing"
                 else:
-                    refusal = refuse(response) if refuse else self.refusal(response)
-                    if refusal is None:
-                        return self._answer(response)
-                    raise refusal
+                    raise self.refusal(response)
             if attempt == retries:
                 break
             wait = self.backoff * 2**attempt if wait is None else wait

@@ -299,17 +299,18 @@ class RemoteRenderer(Renderer):
                     break
                 if status.failed:
                     raise RenderError(
-                        f"{self.name} failed the render: {status.failed}",
+                        f"{self.http.name} failed the render: {status.failed}",
                         retryable=status.retryable,
                     )
                 if status.cancelled:
                     raise RenderError(
-                        f"{self.name} cancelled the render by itself.", retryable=True
+                        f"{self.http.name} cancelled the render by itself.", retryable=True
                     )
                 report(StateChange(state))
                 if time.monotonic() - clock.submitted > self.deadline_seconds:
+                    seconds = f"{self.deadline_seconds:.0f} s"
                     raise RenderError(
-                        f"{self.name} did not finish the render in {self.deadline_seconds:.0f} s.",
+                        f"{self.http.name} did not finish the render in {seconds}.",
                         retryable=True,
                     )
                 watch.pause(self.poll_seconds)
@@ -337,7 +338,9 @@ class RemoteRenderer(Renderer):
         try:
             return self.adapter.cancel(submission, status, call)
         except Exception:
-            logger.warning("Could not cancel %s render %s", self.name, submission.id, exc_info=True)
+            logger.warning(
+                "Could not cancel %s render %s", self.http.name, submission.id, exc_info=True
+            )
             return False
 
     @contextlib.contextmanager

@@ -25,23 +25,35 @@ THIRDS = {"left": 0, "center": 1, "right": 2}
 
 
 @dataclass(frozen=True)
-class Reference:
-    """A reference picture: whom or what it shows, and its bytes (stored PNG)."""
+class Box:
+    """A part of the frame, in pixels (multiples of 8, as latent models need)."""
 
-    name: str
-    image: bytes
-    kind: str  # "character" | "place"
-
-
-@dataclass(frozen=True)
-class Region:
-    """A character's words and box, in pixels (multiples of 8, as latent models need)."""
-
-    words: str
     x: int
     y: int
     width: int
     height: int
+
+    def whole(self, width: int, height: int) -> bool:
+        return (self.x, self.y, self.width, self.height) == (0, 0, width, height)
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A reference picture: whom or what it shows, its bytes (stored PNG), and the box
+    of the frame it is about (its character's third; the whole frame for a place)."""
+
+    name: str
+    image: bytes
+    kind: str  # "character" | "place"
+    box: Box
+
+
+@dataclass(frozen=True)
+class Region:
+    """A character's words and box."""
+
+    words: str
+    box: Box
 
 
 @dataclass(frozen=True)
@@ -79,19 +91,38 @@ class RenderRequest:
             "blocking": self.blocking,
             "reference_images": list(references),
         }
-        whole = Region("", 0, 0, self.width, self.height)
+        frame = Box(0, 0, self.width, self.height)
         for i in range(1, SLOTS + 1):
             present = i <= len(references)
             values[f"reference_{i}"] = references[i - 1] if present else ""
             values[f"reference_{i}_weight"] = 1.0 if present else 0.0
-            region = self.regions[i - 1] if i <= len(self.regions) else whole
+            box = self.references[i - 1].box if i <= len(self.references) else frame
+            values.update(_box(f"reference_{i}", box))
+            region = self.regions[i - 1] if i <= len(self.regions) else Region("", frame)
             values[f"character_{i}"] = region.words
-            values[f"character_{i}_x"] = region.x
-            values[f"character_{i}_y"] = region.y
-            values[f"character_{i}_width"] = region.width
-            values[f"character_{i}_height"] = region.height
+            values.update(_box(f"character_{i}", region.box))
             values[f"character_{i}_strength"] = 1.0 if i <= len(self.regions) else 0.0
         return values
+
+
+def _box(prefix: str, box: Box) -> dict[str, int]:
+    return {
+        f"{prefix}_x": box.x,
+        f"{prefix}_y": box.y,
+        f"{prefix}_width": box.width,
+        f"{prefix}_height": box.height,
+    }
+
+
+def box_of(position: str, width: int, height: int) -> Box:
+    """The third of the frame `position` names (`left`, `center`, `right`), or the whole
+    frame; in multiples of 8."""
+    where = THIRDS.get(position)
+    if where is None:
+        return Box(0, 0, width, height)
+    third = width // 3 // 8 * 8
+    wide = third if where < 2 else (width - 2 * third) // 8 * 8
+    return Box(where * third, 0, wide, height)
 
 
 def provider_size(width: int, height: int, *, pixels: int = 1024 * 1024) -> tuple[int, int]:
@@ -109,23 +140,20 @@ def panel_request(
 ) -> RenderRequest:
     """A panel's request, with at most `max_references` reference pictures."""
     references = [
-        Reference(c.name, c.reference, "character") for c in spec.characters if c.reference
+        Reference(c.name, c.reference, "character", box_of(c.position, width, height))
+        for c in spec.characters
+        if c.reference
     ][:max_references]
     if spec.place is not None and spec.place.reference and len(references) < max_references:
-        references.append(Reference(spec.place.name, spec.place.reference, "place"))
-    third = width // 3 // 8 * 8
+        references.append(
+            Reference(spec.place.name, spec.place.reference, "place", Box(0, 0, width, height))
+        )
     regions = []
     for character in spec.characters[:SLOTS]:
-        where = THIRDS.get(character.position)
-        if where is None:
-            box = (0, 0, width, height)
-        else:
-            box = (where * third, 0, width - 2 * third if where == 2 else third, height)
-            box = (box[0], 0, box[2] // 8 * 8, height)
         words = character_words(character)
         if character.position:
             words += f", {character.position} of the frame"
-        regions.append(Region(words, *box))
+        regions.append(Region(words, box_of(character.position, width, height)))
     return RenderRequest(
         prompt=image_prompt(spec, references=tuple(r.name for r in references)),
         negative_prompt=negative_prompt(),

@@ -33,6 +33,10 @@ GENERAL = (
 NUMBERED = (
     "reference_{i}",  # the i-th reference image (each adapter says in which form)
     "reference_{i}_weight",  # 1 when there is an i-th reference, else 0
+    "reference_{i}_x",  # the box of whom it shows, in pixels (the whole frame if no one's)
+    "reference_{i}_y",
+    "reference_{i}_width",
+    "reference_{i}_height",
     "character_{i}",  # the i-th character's words (name, look, outfit, where they stand)
     "character_{i}_x",  # the box blocking gives them, in pixels (the whole frame if none)
     "character_{i}_y",

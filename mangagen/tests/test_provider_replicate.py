@@ -6,71 +6,33 @@ from __future__ import annotations
 
 import io
 import json
-import threading
 import uuid
 
 import pytest
 from PIL import Image
 
-from mangagen.renderers import CharacterSpec, PanelSpec, PlaceSpec, RenderError, get_renderer
+from mangagen.renderers import CharacterSpec, PlaceSpec, RenderError, get_renderer
 from mangagen.renderers.base import ProviderState
 from mangagen.renderers.provider_http import PROVIDER_DOWN
 from mangagen.renderers.replicate import DEFAULT_INPUT, data_url
 from mangagen.renderers.warmth import GpuPool, Priority, Withdrawn
+from mangagen.tests.remote_renders import png, quick, render_in_thread, spec
 from tests.support.providers.replicate import ReplicateStandIn, version_of
 from tests.support.waiting import wait_for
-
-AIKO = CharacterSpec("Aiko", "long black hair", position="left")
-KENJI = CharacterSpec("Kenji", "glasses", position="right", outfit="a raincoat")
-
-
-def spec(*characters, **extra) -> PanelSpec:
-    return PanelSpec(
-        style="manga",
-        description="A rooftop in the rain.",
-        shot="wide",
-        characters=characters or (AIKO, KENJI),
-        art_hash=uuid.uuid4().hex,
-        **extra,
-    )
-
-
-def png(size=(64, 64), shade=90) -> bytes:
-    buffer = io.BytesIO()
-    Image.new("RGB", size, (shade, shade, shade)).save(buffer, format="PNG")
-    return buffer.getvalue()
 
 
 @pytest.fixture
 def replicate(settings):
     with ReplicateStandIn(cold_boot=1.2, render=0.2, capacity=2) as standin:
-        settings.RENDERER = "replicate"
-        settings.REPLICATE_BASE_URL = standin.url
-        settings.REPLICATE_API_TOKEN = "r8_test"
-        settings.REPLICATE_MODEL = "black-forest-labs/flux-schnell"
-        settings.REPLICATE_INPUT = None
-        settings.RENDER_POLL_SECONDS = 0.05
-        settings.RENDER_HTTP_TIMEOUT_SECONDS = 5
-        settings.RENDER_HTTP_RETRIES = 2
-        settings.RENDER_HTTP_BACKOFF_SECONDS = 0.05
-        settings.RENDER_IMAGE_HOSTS = []
+        quick(
+            settings,
+            "replicate",
+            REPLICATE_BASE_URL=standin.url,
+            REPLICATE_API_TOKEN="r8_test",
+            REPLICATE_MODEL="black-forest-labs/flux-schnell",
+            REPLICATE_INPUT=None,
+        )
         yield standin
-
-
-def render_in_thread(renderer, panel, ticket, **kwargs):
-    """Starts a render in a thread; returns a dict that gets `result` or `error`."""
-    outcome: dict = {}
-
-    def run():
-        try:
-            outcome["result"] = renderer.render(panel, 7, ticket=ticket, **kwargs)
-        except BaseException as exc:
-            outcome["error"] = exc
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    outcome["thread"] = thread
-    return outcome
 
 
 def test_a_panel_is_a_prediction_with_the_filled_template(replicate):
@@ -133,11 +95,11 @@ def test_a_render_withdrawn_while_the_worker_boots_is_cancelled_at_replicate(rep
 
 def test_a_render_withdrawn_while_processing_is_cancelled_too(replicate, settings):
     replicate.render_seconds = 30
-    renderer, ticket = get_renderer(), f"t:{uuid.uuid4()}"
-    outcome = render_in_thread(renderer, spec(), ticket)
+    renderer, ticket, states = get_renderer(), f"t:{uuid.uuid4()}", []
+    outcome = render_in_thread(renderer, spec(), ticket, on_state=states.append)
     wait_for(
-        lambda: [p for p in replicate.predictions.values() if p.status == "processing"],
-        what="processing",
+        lambda: ProviderState.RENDERING in [s.state for s in states],
+        what="the render to be seen processing",
     )
     GpuPool().withdraw(ticket)
     outcome["thread"].join(timeout=10)

@@ -67,6 +67,7 @@ class Reply:
     raw: bytes | None = None
     content_type: str = "application/json"
     headers: dict[str, str] = field(default_factory=dict)
+    chunked: bool = False  # sent in chunks, with no Content-Length
 
 
 @dataclass
@@ -137,6 +138,19 @@ class Fleet:
                     return "running"
         return ""
 
+    def cancel(self, job: Any, *, render: float) -> float:
+        """Takes a job off the fleet; returns the seconds of boot and render it spared
+        (`render`: what a whole render takes)."""
+        with self.lock:
+            now = time.monotonic()
+            worker = self.worker_of(job)
+            boot_left = max(0.0, worker.ready_at - now) if worker else 0.0
+            started = getattr(job, "fleet_started_at", None)
+            ran = now - started if started is not None else 0.0
+            if not self.withdraw(job):
+                return 0.0
+            return boot_left + max(0.0, render - ran)
+
     def worker_of(self, job: Any) -> Worker | None:
         with self.lock:
             return next((w for w in self.workers if w.job is job), None)
@@ -148,10 +162,9 @@ class Fleet:
                 job = worker.job
                 if job is None:
                     continue
-                if not getattr(job, "started", False) and worker.ready_at <= now:
-                    job.started = True
-                    self.start_job(job, now)
-                elif getattr(job, "started", False) and self.finish_job(job, now):
+                if not getattr(job, "fleet_started", False) and worker.ready_at <= now:
+                    self._start(job, now)
+                elif getattr(job, "fleet_started", False) and self.finish_job(job, now):
                     worker.job = None
                     worker.last_used = now
             while self.waiting:
@@ -168,8 +181,11 @@ class Fleet:
                 job = worker.job
                 job.worker = worker.index
                 if worker.ready_at <= now:
-                    job.started = True
-                    self.start_job(job, now)
+                    self._start(job, now)
+
+    def _start(self, job: Any, now: float) -> None:
+        job.fleet_started, job.fleet_started_at = True, now
+        self.start_job(job, now)
 
     def _run(self) -> None:
         while not self._stop.wait(self.tick):
@@ -238,11 +254,20 @@ class StandIn:
                 try:
                     self.send_response(reply.status)
                     self.send_header("Content-Type", reply.content_type)
-                    self.send_header("Content-Length", str(len(payload)))
+                    if reply.chunked:
+                        self.send_header("Transfer-Encoding", "chunked")
+                    else:
+                        self.send_header("Content-Length", str(len(payload)))
                     for name, value in reply.headers.items():
                         self.send_header(name, value)
                     self.end_headers()
-                    self.wfile.write(payload)
+                    if not reply.chunked:
+                        self.wfile.write(payload)
+                        return
+                    for start in range(0, len(payload), 16384):
+                        piece = payload[start : start + 16384]
+                        self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+                    self.wfile.write(b"0\r\n\r\n")
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
@@ -291,3 +316,31 @@ class StandIn:
 
     def not_found(self, request: Request) -> Reply:
         return Reply(404, {"detail": "Not Found"})
+
+
+class FleetStandIn(StandIn):
+    """A serverless provider's stand-in: its jobs run on a Fleet (`self.fleet`), whose
+    thread runs while the server does."""
+
+    def __init__(self, *, cold_boot: float, render: float, capacity: int, idle: float):
+        super().__init__()
+        self.render_seconds = render
+        self.fleet = Fleet(capacity=capacity, cold_boot=cold_boot, idle=idle)
+        self.fleet.start_job = self.start_job
+        self.fleet.finish_job = self.finish_job
+
+    def start(self) -> FleetStandIn:
+        super().start()
+        self.fleet.begin()
+        return self
+
+    def stop(self) -> None:
+        self.fleet.end()
+        super().stop()
+
+    def start_job(self, job: Any, now: float) -> None:
+        """A worker starts running `job` now."""
+
+    def finish_job(self, job: Any, now: float) -> bool:
+        """Whether `job` is done (its worker is then free); called every tick."""
+        return True

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from .base import Fleet, Reply, Request, StandIn, draw
+from .base import FleetStandIn, Reply, Request, draw
 
 FLUX_SCHNELL = {
     "prompt": {"type": "string", "required": True},
@@ -92,7 +92,7 @@ class Prediction:
     saved: float = 0.0  # seconds of boot and render a cancel spared the fleet
 
 
-class ReplicateStandIn(StandIn):
+class ReplicateStandIn(FleetStandIn):
     name = "replicate"
 
     def __init__(
@@ -105,9 +105,8 @@ class ReplicateStandIn(StandIn):
         idle: float = 60.0,
         models: dict[str, dict] | None = None,
     ):
-        super().__init__()
+        super().__init__(cold_boot=cold_boot, render=render, capacity=capacity, idle=idle)
         self.token = token
-        self.render_seconds = render
         self.models = models or {
             "black-forest-labs/flux-schnell": FLUX_SCHNELL,
             "black-forest-labs/flux-kontext-dev": KONTEXT,
@@ -117,23 +116,11 @@ class ReplicateStandIn(StandIn):
         self.files: dict[str, bytes] = {}
         self.fail_with: str = ""  # the next predictions fail with this error (a model error)
         self.ignore_cancel = False  # cancel is answered but nothing stops (a provider bug)
-        self.fleet = Fleet(capacity=capacity, cold_boot=cold_boot, idle=idle)
-        self.fleet.start_job = self._start
-        self.fleet.finish_job = self._finish
         self.route("POST", r"/v1/models/(?P<owner>[^/]+)/(?P<name>[^/]+)/predictions", self.create)
         self.route("POST", r"/v1/predictions", self.create_version)
         self.route("GET", r"/v1/predictions/(?P<id>[^/]+)", self.get)
         self.route("POST", r"/v1/predictions/(?P<id>[^/]+)/cancel", self.cancel)
         self.route("GET", r"/files/(?P<id>[^/]+)/(?P<name>[^/]+)", self.file)
-
-    def start(self) -> ReplicateStandIn:
-        super().start()
-        self.fleet.begin()
-        return self
-
-    def stop(self) -> None:
-        self.fleet.end()
-        super().stop()
 
     # --- what tests and benches read -----------------------------------------------------
 
@@ -210,17 +197,9 @@ class ReplicateStandIn(StandIn):
             return problem(404, "Not found", "The requested resource could not be found.")
         with self.fleet.lock:
             if prediction.status in ("starting", "processing") and not self.ignore_cancel:
-                now = time.monotonic()
-                worker = self.fleet.worker_of(prediction)
-                boot_left = max(0.0, worker.ready_at - now) if worker else 0.0
-                ran = now - prediction.started if prediction.started else 0.0
-                where = self.fleet.withdraw(prediction)
-                if where in ("booting", "running"):
-                    prediction.saved = boot_left + max(0.0, self.render_seconds - ran)
-                elif where == "queued":
-                    prediction.saved = self.render_seconds
+                prediction.saved = self.fleet.cancel(prediction, render=self.render_seconds)
                 prediction.status = "canceled"
-                prediction.completed = now
+                prediction.completed = time.monotonic()
         return Reply(200, self.shown(prediction))
 
     def file(self, request: Request) -> Reply:
@@ -232,12 +211,12 @@ class ReplicateStandIn(StandIn):
 
     # --- the fleet's side --------------------------------------------------------------------
 
-    def _start(self, prediction: Prediction, now: float) -> None:
+    def start_job(self, prediction: Prediction, now: float) -> None:
         if prediction.status == "starting":
             prediction.status = "processing"
             prediction.started = now
 
-    def _finish(self, prediction: Prediction, now: float) -> bool:
+    def finish_job(self, prediction: Prediction, now: float) -> bool:
         if prediction.status != "processing":
             return True
         if prediction.started is None or now - prediction.started < self.render_seconds:
