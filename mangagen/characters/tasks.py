@@ -23,7 +23,9 @@ def render_sheet(self, sheet_id: int) -> str:
     except RenderError as exc:
         if exc.retryable and self.request.retries < self.max_retries:
             raise self.retry(exc=exc, countdown=2**self.request.retries) from exc
-        services.fail_sheet_render(sheet_id=sheet_id, error=str(exc))
+        # The provider's words for the log; what it means for the person on the sheet.
+        logger.warning("Render of sheet %s failed: %s", sheet_id, exc)
+        services.fail_sheet_render(sheet_id=sheet_id, error=exc.public, detail=str(exc))
         return "failed"
     except Exception as exc:
         logger.exception("Render of sheet %s crashed", sheet_id)

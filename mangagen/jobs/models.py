@@ -162,14 +162,31 @@ class JobEvent(models.Model):
         return {"seq": self.seq, "type": self.type, "at": self.at.isoformat(), "data": self.data}
 
 
+class RenderOutcome(models.TextChoices):
+    """How a render attempt ended (what perform_render returns, and what the metrics of
+    renders count: `mangagen_renders_total{outcome}`)."""
+
+    DELIVERED = "delivered"  # shown to a confirmed job and paid
+    READY = "ready"  # rendered for an unconfirmed job, not shown yet
+    FAILED = "failed"  # failed for good; its hold released
+    WITHDRAWN = "withdrawn"  # its job ended before it reached a provider (or could be stopped)
+    CANCELLED_AT_PROVIDER = "cancelled_at_provider"  # its job ended; stopped at the provider
+    DISCARDED = "discarded"  # rendered for a job that had ended or moved on
+
+
 class RenderAttempt(models.Model):
     """One render attempt of a job's panel and the hold it is paid from, recorded when it
-    is queued: what the speculation metrics count (the panel row keeps only its latest)."""
+    is queued: what the speculation metrics count (the panel row keeps only its latest).
+    Once it ends: how (`outcome`), what its phases took, and, when it was cancelled at
+    the provider, about how many seconds of the provider's time that spared."""
 
     job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="render_attempts")
     index = models.PositiveSmallIntegerField()
     attempt = models.PositiveSmallIntegerField()
     hold = models.OneToOneField(Hold, on_delete=models.PROTECT, related_name="+")
+    outcome = models.CharField(max_length=24, choices=RenderOutcome.choices, blank=True)
+    phases = models.JSONField(default=dict, blank=True)
+    provider_seconds_saved = models.FloatField(null=True, blank=True)
 
     class Meta:
         constraints = [

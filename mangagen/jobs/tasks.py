@@ -6,9 +6,11 @@ from celery import shared_task
 
 from mangagen.queues import Queue
 from mangagen.renderers import RenderError
+from mangagen.renderers.base import RENDER_FAILED
 
 from . import services
 from .dispatch import EXPIRE_JOB, QUEUE_LOOKAHEAD, RENDER_PANEL
+from .models import RenderOutcome
 
 logger = logging.getLogger(__name__)
 
@@ -21,21 +23,30 @@ def render_panel(self, job_id: int, index: int, attempt: int) -> str:
     try:
         return services.perform_render(job_id=job_id, index=index, attempt=attempt)
     except RenderError as exc:
+        # The provider's own words go to the log and to operators; the person is told
+        # only what it means for them (exc.public).
         if exc.retryable and self.request.retries < self.max_retries:
             countdown = 2**self.request.retries
+            logger.warning("Render of job %s panel %s will be retried: %s", job_id, index, exc)
             services.note_render_retry(
-                job_id=job_id, index=index, attempt=attempt, error=str(exc), retry_in=countdown
+                job_id=job_id, index=index, attempt=attempt, error=exc.public, retry_in=countdown
             )
             queue = (self.request.delivery_info or {}).get("routing_key") or Queue.RENDER
             raise self.retry(exc=exc, countdown=countdown, queue=queue) from exc
-        services.fail_render(job_id=job_id, index=index, attempt=attempt, error=str(exc))
-        return "failed"
+        services.fail_render(
+            job_id=job_id, index=index, attempt=attempt, error=exc.public, detail=str(exc)
+        )
+        return RenderOutcome.FAILED
     except Exception as exc:
         logger.exception("Render of job %s panel %s crashed", job_id, index)
         services.fail_render(
-            job_id=job_id, index=index, attempt=attempt, error=f"The renderer crashed: {exc}"
+            job_id=job_id,
+            index=index,
+            attempt=attempt,
+            error=RENDER_FAILED,
+            detail=f"The renderer crashed: {exc}",
         )
-        return "failed"
+        return RenderOutcome.FAILED
 
 
 @shared_task(name=QUEUE_LOOKAHEAD)

@@ -165,6 +165,7 @@ class ProceduralRenderer(Renderer):
                 },
                 "provider": self.name,
                 "model": self.model,
+                "partial_boot": slot.joined,
                 "cold_start_seconds": self.cold_start_seconds if slot.cold else 0.0,
                 "queued_seconds": round(slot.queued_seconds, 3),
                 "container": slot.index,

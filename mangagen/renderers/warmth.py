@@ -176,6 +176,7 @@ class Slot:
     ready_at: float  # when its boot ends (now, if it was warm)
     cold: bool
     queued_seconds: float  # how long the render waited for a container
+    joined: bool = False  # it took over the rest of someone else's boot, not a whole one
 
 
 @dataclass(frozen=True)
@@ -279,12 +280,14 @@ class GpuPool:
             raise Withdrawn(ticket)
         if answer[0] == 0:
             return None, int(answer[1])
+        ready_at, cold = int(answer[1]) / 1000, bool(answer[2])
         return Slot(
             index=int(answer[0]),
             ticket=ticket,
-            ready_at=int(answer[1]) / 1000,
-            cold=bool(answer[2]),
+            ready_at=ready_at,
+            cold=cold,
             queued_seconds=0.0,
+            joined=cold and ready_at < time.time() + boot - 0.05,
         ), 0
 
     def acquire(

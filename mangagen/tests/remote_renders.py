@@ -9,7 +9,7 @@ import uuid
 
 from PIL import Image
 
-from mangagen.renderers import CharacterSpec, PanelSpec
+from mangagen.renderers import CharacterSpec, PanelSpec, RenderResult
 
 AIKO = CharacterSpec("Aiko", "long black hair", position="left")
 KENJI = CharacterSpec("Kenji", "glasses", position="right", outfit="a raincoat")
@@ -74,3 +74,36 @@ def render_in_thread(renderer, panel, name, **kwargs) -> dict:
     outcome["thread"] = threading.Thread(target=run, daemon=True)
     outcome["thread"].start()
     return outcome
+
+
+def replicate_settings(settings, standin, **extra) -> None:
+    """Settings for the Replicate renderer against `standin`, FLUX schnell's defaults."""
+    provider = {
+        "REPLICATE_BASE_URL": standin.url,
+        "REPLICATE_API_TOKEN": "r8_test",
+        "REPLICATE_MODEL": "black-forest-labs/flux-schnell",
+        "REPLICATE_INPUT": None,
+    }
+    quick(settings, "replicate", **provider | extra)
+
+
+def finished(
+    cold_start: float,
+    render: float,
+    *,
+    provider: str = "replicate",
+    model: str = "flux",
+    partial: bool = False,
+) -> RenderResult:
+    """A render's result as a renderer reports its phases (the picture left out)."""
+    phases = {"queued": 0.1, "cold_start": cold_start, "render": render}
+    return RenderResult(
+        image=b"",
+        content_type="image/png",
+        width=1,
+        height=1,
+        renderer=provider,
+        seconds=cold_start + render,
+        cold=cold_start > 0,
+        metadata={"phases": phases, "provider": provider, "model": model, "partial_boot": partial},
+    )

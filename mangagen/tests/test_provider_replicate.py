@@ -16,7 +16,7 @@ from mangagen.renderers.base import ProviderState
 from mangagen.renderers.provider_http import PROVIDER_DOWN
 from mangagen.renderers.replicate import DEFAULT_INPUT, data_url
 from mangagen.renderers.warmth import GpuPool, Priority, Withdrawn
-from mangagen.tests.remote_renders import png, quick, render_in_thread, spec
+from mangagen.tests.remote_renders import png, render_in_thread, replicate_settings, spec
 from tests.support.providers.replicate import ReplicateStandIn, version_of
 from tests.support.waiting import wait_for
 
@@ -24,14 +24,7 @@ from tests.support.waiting import wait_for
 @pytest.fixture
 def replicate(settings):
     with ReplicateStandIn(cold_boot=1.2, render=0.2, capacity=2) as standin:
-        quick(
-            settings,
-            "replicate",
-            REPLICATE_BASE_URL=standin.url,
-            REPLICATE_API_TOKEN="r8_test",
-            REPLICATE_MODEL="black-forest-labs/flux-schnell",
-            REPLICATE_INPUT=None,
-        )
+        replicate_settings(settings, standin)
         yield standin
 
 
