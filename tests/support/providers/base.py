@@ -151,6 +151,13 @@ class Fleet:
                 return 0.0
             return boot_left + max(0.0, render - ran)
 
+    def cool(self) -> None:
+        """Every free worker scaled to zero: the next job boots one."""
+        with self.lock:
+            for worker in self.workers:
+                if worker.job is None:
+                    worker.ready_at = worker.last_used = 0.0
+
     def worker_of(self, job: Any) -> Worker | None:
         with self.lock:
             return next((w for w in self.workers if w.job is job), None)

@@ -122,6 +122,15 @@ class ReplicateStandIn(FleetStandIn):
         self.route("POST", r"/v1/predictions/(?P<id>[^/]+)/cancel", self.cancel)
         self.route("GET", r"/files/(?P<id>[^/]+)/(?P<name>[^/]+)", self.file)
 
+    def environment(self) -> dict[str, str]:
+        """The settings a stack needs to render here (RENDERER=replicate, polled often)."""
+        return {
+            "RENDERER": "replicate",
+            "REPLICATE_BASE_URL": self.url,
+            "REPLICATE_API_TOKEN": self.token,
+            "RENDER_POLL_SECONDS": "0.1",
+        }
+
     # --- what tests and benches read -----------------------------------------------------
 
     def cancelled(self) -> list[Prediction]:
@@ -130,6 +139,17 @@ class ReplicateStandIn(FleetStandIn):
 
     def boots(self) -> int:
         return self.fleet.boots
+
+    def spent_seconds(self) -> float:
+        """The fleet's time spent: every boot begun, and every prediction's processing."""
+        now = time.monotonic()
+        with self.lock:
+            running = sum(
+                (p.completed or now) - p.started
+                for p in self.predictions.values()
+                if p.started is not None
+            )
+        return self.boots() * self.fleet.cold_boot + running
 
     # --- the API ---------------------------------------------------------------------------
 
