@@ -112,6 +112,7 @@ def refusal(response: requests.Response) -> RenderError | None:
 
 class A1111Adapter:
     name = "a1111"
+    resumable = False  # its request blocks: a second life cannot follow it
     max_references = CONTROLNET_UNITS
 
     def __init__(

@@ -38,6 +38,7 @@ from .workflows import references_in
 
 class ComfyUIAdapter:
     name = "comfyui"
+    resumable = True
 
     def __init__(
         self,

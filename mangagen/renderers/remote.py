@@ -9,6 +9,9 @@ it. `RemoteRenderer` owns everything else:
 - waiting: polls every `poll_seconds`, beats (`while_waiting`), tells
   `on_state` each change (queued at the provider, booting, rendering, the
   provider not answering) and gives up past `deadline_seconds` (cancelling);
+- a second life: a render sent again after its worker died follows the
+  render it had submitted (kept in Redis by ticket) rather than paying for
+  another, where the adapter allows it (`resumable`);
 - withdrawal: every wait watches the render's ticket; withdrawn (its job
   ended: the person left, cancelled, a newer speculation replaced it), the
   render is cancelled at the provider at once and Withdrawn is raised with
@@ -89,11 +92,14 @@ class Call(Protocol):
 
 class Adapter(Protocol):
     """How one provider speaks. `call` sends HTTP with the render's retry and
-    withdrawal rules; each method raises RenderError when the provider refuses."""
+    withdrawal rules; each method raises RenderError when the provider refuses.
+    `resumable`: a submission is known by its id alone, so a render sent again after
+    its worker died can follow the one already at the provider."""
 
     name: str
     model: str
     max_references: int
+    resumable: bool
 
     def submit(self, request: RenderRequest, call: Call) -> Submission: ...
 
@@ -266,8 +272,14 @@ class RemoteRenderer(Renderer):
                 return self.http.call(method, path, pause=watch.pause, on_state=report, **body)
 
             watch.check()  # withdrawn while it waited for a slot: nothing reached the provider
-            submission = self.adapter.submit(request, call)
-            picture, clock = self._follow(submission, call, watch, report, queued)
+            submission = self._resumed(ticket)
+            if submission is None:
+                submission = self.adapter.submit(request, call)
+                self._remember(ticket, submission)
+            try:
+                picture, clock = self._follow(submission, call, watch, report, queued)
+            finally:
+                self._forget(ticket)
         phases = clock.phases(queued)
         return picture.result(
             renderer=self.name,
@@ -342,6 +354,33 @@ class RemoteRenderer(Renderer):
                 "Could not cancel %s render %s", self.http.name, submission.id, exc_info=True
             )
             return False
+
+    # A render whose worker died after submitting it is sent again (same ticket): it
+    # follows the render already at the provider instead of paying for a second one.
+    # Only for adapters whose submission is its id (`resumable`).
+
+    def _key(self, ticket: str) -> str:
+        return f"{self.pool.prefix}:submitted:{ticket}" if self.pool is not None else ""
+
+    def _resumed(self, ticket: str) -> Submission | None:
+        if self.pool is None or not getattr(self.adapter, "resumable", False):
+            return None
+        try:
+            found = self.pool.client.get(self._key(ticket))
+        except redis.RedisError:
+            return None
+        return Submission(id=found.decode()) if found else None
+
+    def _remember(self, ticket: str, submission: Submission) -> None:
+        if self.pool is None or not getattr(self.adapter, "resumable", False):
+            return
+        with contextlib.suppress(redis.RedisError):
+            self.pool.client.set(self._key(ticket), submission.id, ex=3600)
+
+    def _forget(self, ticket: str) -> None:
+        if self.pool is not None:
+            with contextlib.suppress(redis.RedisError):
+                self.pool.client.delete(self._key(ticket))
 
     @contextlib.contextmanager
     def _slot(

@@ -79,6 +79,7 @@ def _seconds(start: str | None, end: str | None) -> float | None:
 
 class ReplicateAdapter:
     name = "replicate"
+    resumable = True
     max_references = 4
 
     def __init__(self, *, model: str, template: dict | None, intake: Intake):

@@ -38,6 +38,7 @@ def reference_name(index: int) -> str:
 
 class RunPodAdapter:
     name = "runpod"
+    resumable = True
 
     def __init__(self, *, endpoint: str, template: dict | None, intake: Intake):
         self.endpoint = endpoint

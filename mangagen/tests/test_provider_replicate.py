@@ -9,11 +9,13 @@ import json
 import uuid
 
 import pytest
+import requests
 from PIL import Image
 
 from mangagen.renderers import CharacterSpec, PlaceSpec, RenderError, get_renderer
 from mangagen.renderers.base import ProviderState
 from mangagen.renderers.provider_http import PROVIDER_DOWN
+from mangagen.renderers.remote import Submission
 from mangagen.renderers.replicate import DEFAULT_INPUT, data_url
 from mangagen.renderers.warmth import GpuPool, Priority, Withdrawn
 from mangagen.tests.remote_renders import png, render_in_thread, replicate_settings, spec
@@ -231,3 +233,20 @@ def test_the_template_setting_refuses_an_unknown_placeholder():
 
     with pytest.raises(templates.TemplateError, match=r"\{\{promt\}\}"):
         templates.load(json.dumps({"prompt": "{{promt}}"}), what="REPLICATE_INPUT")
+
+
+def test_a_render_sent_again_after_its_worker_died_follows_the_prediction_it_made(replicate):
+    """The worker died after submitting (its ticket's submission is still remembered):
+    the render sent again follows that prediction rather than paying for another."""
+    renderer, ticket = get_renderer(), f"t:{uuid.uuid4()}"
+    created = requests.post(
+        f"{replicate.url}/v1/models/black-forest-labs/flux-schnell/predictions",
+        json={"input": {"prompt": "made by a worker that died"}},
+        headers={"Authorization": "Bearer r8_test"},
+        timeout=5,
+    ).json()
+    renderer._remember(ticket, Submission(id=created["id"]))
+    result = renderer.render(spec(), 3, ticket=ticket)
+    assert result.metadata["submission"] == created["id"]
+    assert len(replicate.seen("POST", r"/v1/models/.*/predictions")) == 1  # none made again
+    assert renderer._resumed(ticket) is None  # forgotten once it ended
