@@ -45,9 +45,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.support.people import Person, setup_people
 from tests.support.providers.replicate import ReplicateStandIn
 from tests.support.stack import ROOT, Stack, fresh_database_url, redis_url
+from tests.support.visits import Person, setup_people
 
 
 @dataclass

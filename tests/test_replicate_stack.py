@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.people import Person, setup_people
 from tests.support.providers.replicate import ReplicateStandIn
 from tests.support.stack import ROOT, Stack, fresh_database_url, redis_url
+from tests.support.visits import Person, setup_people
 from tests.support.waiting import wait_for
 
 

@@ -1,7 +1,7 @@
-"""People on a running stack (tests/support/stack.py), as the browser would be: signed
-in, reaching Review (with the page's speculation signal or without), leaving it by
-its beacons, clicking Generate and waiting for panel one. Used by the benchmarks and
-by the whole-stack tests."""
+"""Visits to Review on a running stack (tests/support/stack.py), as the browser makes
+them: signed in, reaching Review (with the page's speculation signal or without),
+leaving it by its beacons, or clicking Generate and waiting for panel one. Used by
+the benchmarks and by the whole-stack tests."""
 
 from __future__ import annotations
 
