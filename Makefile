@@ -15,9 +15,10 @@ $(STAMP): requirements.txt requirements-dev.txt
 install: $(STAMP)
 
 ## run: install, migrate, create the demo logins, start daphne + Celery workers + beat.
-## The local demo runs with DEBUG on (the settings default to off); DEBUG=off make run overrides.
+## LOCAL_RUN makes DEBUG default to on; a DEBUG in the environment or in .env wins.
+## Demo logins and demo credits only on a loopback host (DEMO_MODE, settings.py).
 run: $(STAMP)
-	DEBUG="$${DEBUG:-on}" PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bin/with-redis $(BIN)/python manage.py runstack
+	LOCAL_RUN=on PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bin/with-redis $(BIN)/python manage.py runstack
 
 ## test: the whole suite (PostgreSQL-only tests run when DATABASE_URL points at PostgreSQL).
 test: $(STAMP)

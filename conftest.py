@@ -33,6 +33,13 @@ def user(make_user):
 
 
 @pytest.fixture
+def person(client, user):
+    """The test client, signed in as `user`."""
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
 def account(user):
     """The user's credits account with 10 credits (tests/factories.py for other amounts)."""
     from tests.factories import funded_account
@@ -142,3 +149,55 @@ def enqueued(monkeypatch):
         dispatch, "send_lookahead", lambda args: services.queue_lookahead(job_id=args[0])
     )
     return calls
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory):
+    """A local S3-compatible server (moto's, over real HTTP) for the whole session."""
+    from tests.support.s3 import S3Server
+
+    with S3Server(log=tmp_path_factory.mktemp("s3") / "moto.log") as server:
+        yield server
+
+
+class Media:
+    """The test's media storage: `backend` is "local" or "s3"."""
+
+    def __init__(self, backend: str, root, server=None, bucket: str = ""):
+        self.backend, self.root, self.server, self.bucket = backend, root, server, bucket
+
+    def names(self, prefix: str = "") -> list[str]:
+        """Every stored file's name under `prefix` (a folder, e.g. "pages/7"), sorted."""
+        if self.server is not None:
+            return self.server.keys(self.bucket, f"{prefix}/" if prefix else "")
+        base = self.root / prefix if prefix else self.root
+        return sorted(
+            str(path.relative_to(self.root))
+            for path in base.rglob("*")
+            if path.is_file() and not path.name.startswith(".")
+        )
+
+    def local_files(self) -> list[str]:
+        return sorted(str(p) for p in self.root.rglob("*") if p.is_file())
+
+
+@pytest.fixture(params=["local", "s3"])
+def media(request, settings, tmp_path):
+    """The media storage, once on local disk (MEDIA_ROOT) and once in a bucket of the
+    local S3 server; on s3 the test also proves nothing was written to MEDIA_ROOT.
+    Request it after `instant_renders` (which picks its own MEDIA_ROOT)."""
+    from mangagen.storage_config import storages
+
+    root = tmp_path / "media-root"
+    root.mkdir()
+    settings.MEDIA_ROOT = root
+    if request.param == "local":
+        settings.STORAGES = storages(backend="local")
+        yield Media("local", root)
+        return
+    server = request.getfixturevalue("s3_server")
+    bucket = server.new_bucket()
+    settings.STORAGES = server.storages(bucket)
+    media = Media("s3", root, server, bucket)
+    yield media
+    assert media.local_files() == [], "with STORAGE_BACKEND=s3 nothing goes to MEDIA_ROOT"

@@ -20,6 +20,7 @@ django.setup()
 from PIL import Image, ImageDraw  # noqa: E402
 
 from mangagen.lettering import Letterable, letter, title_font  # noqa: E402
+from mangagen.lettering.languages import guess  # noqa: E402
 from mangagen.renderers import CharacterSpec, PanelSpec  # noqa: E402
 from mangagen.renderers.procedural import ProceduralRenderer  # noqa: E402
 
@@ -53,6 +54,7 @@ def main() -> None:
             shot=shot,
             characters=[c.name for c in cast],
             faces=faces,
+            language=guess(" ".join(text for _, text in lines)),  # the Japanese line: vertical
         )
         lettered.append(letter(art, panel=panel, direction="rtl"))
     gap, label_h = 16, 56

@@ -28,6 +28,7 @@ from django.db.models import F, Sum
 from django.utils import timezone
 
 from . import errors, fast_path
+from .metrics import count_expired, counted
 from .models import Account, BalanceShard, Hold, SystemAccount, Transfer, shard_for
 
 if TYPE_CHECKING:
@@ -66,6 +67,7 @@ def _system_account_row(code: SystemAccount | str) -> Account:
 # --- grants and revocations ---------------------------------------------------------
 
 
+@counted("grant")
 def grant(
     *,
     account: Account,
@@ -88,6 +90,7 @@ def grant(
     )
 
 
+@counted("revoke")
 def revoke(
     *,
     account: Account,
@@ -198,6 +201,7 @@ def clear_account_flag(*, account: Account) -> Account:
 # --- holds -------------------------------------------------------------------------
 
 
+@counted("authorize")
 def authorize(
     *,
     account: Account,
@@ -292,6 +296,7 @@ def _authorize_fast(
     return answer.hold
 
 
+@counted("capture")
 def capture(
     *,
     hold: Hold,
@@ -319,6 +324,7 @@ def capture(
     )
 
 
+@counted("release")
 def release(*, hold: Hold, reason: str, key: str | None = None, actor: User | None = None) -> Hold:
     """Returns the whole of a pending hold to `available`.
 
@@ -389,6 +395,7 @@ def expire_stale_holds(*, now: datetime | None = None) -> int:
                 now=now,
             )
             expired += 1
+    count_expired(expired)
     return expired
 
 

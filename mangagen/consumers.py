@@ -7,12 +7,20 @@ filled in from the log before it is sent.
 
 Bounded: a stream with no message either way for WS_IDLE_SECONDS is closed
 (the page reconnects when the person comes back), and a person may hold at
-most WS_MAX_CONNECTIONS_PER_PERSON streams at once. Each refusal has its own
-close code.
+most WS_MAX_CONNECTIONS_PER_PERSON streams at once: each open stream holds
+one of the person's numbered slots in the cache, leased for
+SLOT_LEASE_SECONDS and renewed while the stream is open, so a process that
+dies without disconnecting frees its slots when their leases run out, and no
+lease runs out under a stream that is still open. Each refusal has its own
+close code. A ping reads the log at most once every PING_LOG_READ_SECONDS
+(the page pings once a minute): a client that pings in a loop costs no
+database query per frame.
 """
 
 import asyncio
+import contextlib
 import json
+import time
 from enum import IntEnum
 from urllib.parse import parse_qs
 
@@ -33,18 +41,24 @@ class CloseCode(IntEnum):
     TOO_MANY = 4429  # the person already holds WS_MAX_CONNECTIONS_PER_PERSON streams
 
 
-# A process that dies without disconnecting leaks its count; the counter expires
-# this long after a person's first stream, so a leak never outlives it.
-OPEN_COUNT_TTL_SECONDS = 6 * 60 * 60
+# A stream's slot is leased this long and renewed every third of it while the stream
+# is open; a process that dies without disconnecting leaks its slots this long at most.
+SLOT_LEASE_SECONDS = 120.0
+
+# A ping reads the log (one query) at most this often per stream; one in between is
+# answered with what the stream has sent.
+PING_LOG_READ_SECONDS = 10.0
 
 # Events read from the log at a time when catching up (until a batch is short).
 CATCH_UP_BATCH = 1000
 
 
 class JobEventsConsumer(AsyncJsonWebsocketConsumer):
-    counted_user = None
+    slot_key = None
+    slot_keeper = None
     idle_watch = None
     activity = None
+    last_log_read = float("-inf")
 
     async def connect(self):
         self.job = await self._owned_job()
@@ -52,7 +66,7 @@ class JobEventsConsumer(AsyncJsonWebsocketConsumer):
             await self.accept()
             await self.close(code=CloseCode.FORBIDDEN)
             return
-        if not await self._count_in(self.job.owner_id):
+        if not await self._take_slot(self.job.owner_id):
             await self.accept()
             await self.close(code=CloseCode.TOO_MANY)
             return
@@ -68,12 +82,18 @@ class JobEventsConsumer(AsyncJsonWebsocketConsumer):
         self.activity = asyncio.Event()
         self.idle_watch = asyncio.get_running_loop().create_task(self._close_when_idle())
 
+    async def close(self, code=None, reason=None):
+        """Closes the stream with `code` sent as a plain int: daphne's websocket server
+        (autobahn) refuses any other type, an IntEnum member included, and would end
+        the stream with 1011 (internal error) instead of our code."""
+        await super().close(code=None if code is None else int(code), reason=reason)
+
     async def disconnect(self, code):
         if self.idle_watch is not None:
             self.idle_watch.cancel()
         if getattr(self, "group", None):
             await self.channel_layer.group_discard(self.group, self.channel_name)
-        await self._count_out()
+        await self._give_slot_back()
 
     async def send_json(self, content, close=False):
         self._mark_active()
@@ -106,10 +126,12 @@ class JobEventsConsumer(AsyncJsonWebsocketConsumer):
         if isinstance(content, dict) and content.get("type") == "ping":
             # A last event the channel layer dropped shows no gap until the
             # next one: the ping is when the page gets it from the log.
-            await self._catch_up()
+            if time.monotonic() - self.last_log_read >= PING_LOG_READ_SECONDS:
+                await self._catch_up()
             await self.send_json({"type": "pong", "seq": self.last_sent})
 
     async def _catch_up(self):
+        self.last_log_read = time.monotonic()
         while True:
             events = await self._events_after(self.last_sent)
             for event in events:
@@ -128,35 +150,36 @@ class JobEventsConsumer(AsyncJsonWebsocketConsumer):
                 await self.close(code=CloseCode.IDLE)
                 return
 
-    async def _count_in(self, user_id: int) -> bool:
-        """Takes one of the person's stream slots; False (nothing taken) when none is free."""
-        key = f"ws-open:{user_id}"
-        if await cache.aadd(key, 1, timeout=OPEN_COUNT_TTL_SECONDS):
-            opened = 1
-        else:
-            try:
-                opened = await cache.aincr(key)
-            except ValueError:  # expired just now
-                await cache.aadd(key, 1, timeout=OPEN_COUNT_TTL_SECONDS)
-                opened = 1
-        if opened > settings.WS_MAX_CONNECTIONS_PER_PERSON:
-            await self._decrement(key)
-            return False
-        self.counted_user = user_id
-        return True
+    async def _take_slot(self, user_id: int) -> bool:
+        """Takes a free one of the person's slots (nothing taken when none is free)."""
+        for number in range(1, settings.WS_MAX_CONNECTIONS_PER_PERSON + 1):
+            key = f"ws-slot:{user_id}:{number}"
+            if await cache.aadd(key, self.channel_name, timeout=SLOT_LEASE_SECONDS):
+                self.slot_key = key
+                self.slot_keeper = asyncio.get_running_loop().create_task(self._keep_slot())
+                return True
+        return False
 
-    async def _count_out(self):
-        if self.counted_user is not None:
-            await self._decrement(f"ws-open:{self.counted_user}")
-            self.counted_user = None
+    async def _keep_slot(self):
+        """Renews the slot's lease while the stream is open (cancelled when it closes)."""
+        while True:
+            await asyncio.sleep(SLOT_LEASE_SECONDS / 3)
+            with contextlib.suppress(Exception):  # the next renewal tries again
+                await self._renew_slot()
 
-    @staticmethod
-    async def _decrement(key: str) -> None:
-        try:
-            if await cache.adecr(key) <= 0:
-                await cache.adelete(key)
-        except ValueError:
-            pass  # expired: nothing left to give back
+    async def _renew_slot(self):
+        if await cache.aget(self.slot_key) == self.channel_name:
+            await cache.atouch(self.slot_key, SLOT_LEASE_SECONDS)
+        else:  # lost (Redis was emptied): taken back if still free
+            await cache.aadd(self.slot_key, self.channel_name, SLOT_LEASE_SECONDS)
+
+    async def _give_slot_back(self):
+        if self.slot_keeper is not None:
+            self.slot_keeper.cancel()
+        if self.slot_key is not None:
+            if await cache.aget(self.slot_key) == self.channel_name:
+                await cache.adelete(self.slot_key)
+            self.slot_key = None
 
     @database_sync_to_async
     def _owned_job(self):

@@ -2,21 +2,33 @@
 
 from mangagen.characters.models import CharacterSheet
 from mangagen.jobs.models import Job, JobEvent, JobPanel, RenderAttempt
+from mangagen.library.models import CastMember, CastSheet, SavedPlace
+from mangagen.pages.models import PageBuild
 from mangagen.payments.models import Purchase, StripeEvent
+from mangagen.places.models import Place
 from mangagen.renderers.models import RenderSample
+from mangagen.series.models import Series
 from mangagen.storyboards.models import Character, KeptArt, Panel, Storyboard
+from mangagen.translations.models import Translation
 
 __all__ = [
+    "CastMember",
+    "CastSheet",
     "Character",
     "CharacterSheet",
     "Job",
     "JobEvent",
     "JobPanel",
     "KeptArt",
+    "PageBuild",
     "Panel",
+    "Place",
     "Purchase",
     "RenderAttempt",
     "RenderSample",
+    "SavedPlace",
+    "Series",
     "Storyboard",
     "StripeEvent",
+    "Translation",
 ]

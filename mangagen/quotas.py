@@ -1,8 +1,9 @@
 """Per-person caps, so one account cannot grow the database, the job queue or the
 operator's chat bill without bound. A refused request changes nothing.
 
-Drafting with a chat model (`DRAFTER=openai`) costs the operator per call, so
-it has a daily quota per person rather than a credit price: credits pay for
+Drafting with a chat model (`DRAFTER=openai`, and translations with
+`TRANSLATOR=openai`) costs the operator per call, so it has a daily quota
+per person rather than a credit price: credits pay for
 renders a person sees, and charging for a draft they may throw away would
 make the first step of every comic cost money. The free rule-based drafter
 (`DRAFTER=rules`) has no quota.
@@ -14,6 +15,10 @@ they are not money, which the ledger guards exactly.
 
 from __future__ import annotations
 
+import contextlib
+import threading
+import time
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from enum import StrEnum
 
@@ -22,26 +27,38 @@ from django.core.cache import cache
 from django.utils import timezone
 
 from mangagen.errors import ApplicationError
+from mangagen.observability import metrics
 
 
 class Limit(StrEnum):
     """The `error` code of each refusal (the API answers 429)."""
 
     STORYBOARDS = "too_many_storyboards"
+    SERIES = "too_many_series"
+    LIBRARY = "library_full"
     LIVE_JOBS = "too_many_live_jobs"
     DRAFTS = "draft_quota"
+    DRAWING = "drawing_budget"
 
 
 class LimitReached(ApplicationError):
+    """A refusal; each is made to be raised, so it is counted as it is made
+    (mangagen_limit_refusals_total)."""
+
     status = 429
 
     def __init__(self, limit: Limit, detail: str, *, retry_after: int | None = None):
         super().__init__(detail)
+        metrics.limit_refusals.labels(limit=limit).inc()
         self.code = limit
         self.retry_after = retry_after
 
     def headers(self) -> dict[str, str]:
         return {"Retry-After": str(self.retry_after)} if self.retry_after else {}
+
+
+for _limit in Limit:  # every code on the dashboard from the start, at zero
+    metrics.limit_refusals.labels(limit=_limit)
 
 
 def check_storyboards(*, owner) -> None:
@@ -53,6 +70,32 @@ def check_storyboards(*, owner) -> None:
         raise LimitReached(
             Limit.STORYBOARDS,
             f"You have {cap} comics, the most one account may keep; delete one to start another.",
+        )
+
+
+def check_series(*, owner) -> None:
+    """Raises LimitReached when `owner` already has limits.MAX_SERIES series."""
+    from mangagen.series.models import Series
+    from mangagen.storyboards import limits
+
+    if Series.objects.filter(owner=owner).count() >= limits.MAX_SERIES:
+        raise LimitReached(
+            Limit.SERIES,
+            f"You have {limits.MAX_SERIES} series, the most one account may keep; "
+            "delete one to start another.",
+        )
+
+
+def check_library(*, entries) -> None:
+    """Raises LimitReached when a library list (`entries`: the person's cast members, or
+    their places, as a queryset) already holds limits.MAX_LIBRARY."""
+    from mangagen.storyboards import limits
+
+    if entries.count() >= limits.MAX_LIBRARY:
+        raise LimitReached(
+            Limit.LIBRARY,
+            f"Your library keeps at most {limits.MAX_LIBRARY} characters and as many places; "
+            "remove one to save another.",
         )
 
 
@@ -75,6 +118,12 @@ def take_draft(*, user, now: datetime | None = None) -> None:
     """Counts one chat-model draft for `user` today (UTC); raises LimitReached past the quota."""
     if settings.DRAFTER == "rules":
         return
+    take_chat_call(user=user, now=now)
+
+
+def take_chat_call(*, user, now: datetime | None = None) -> None:
+    """Counts one call of the chat model for `user` today (UTC), a storyboard draft or
+    a translation draft alike; raises LimitReached past DRAFT_DAILY_QUOTA."""
     now = now or timezone.now()
     tomorrow = (now + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
     seconds_left = max(int((tomorrow - now).total_seconds()), 1)
@@ -84,7 +133,48 @@ def take_draft(*, user, now: datetime | None = None) -> None:
     if used > settings.DRAFT_DAILY_QUOTA:
         raise LimitReached(
             Limit.DRAFTS,
-            f"You have used today's {settings.DRAFT_DAILY_QUOTA} drafts; "
-            "edit the panels by hand, or draft again tomorrow.",
+            f"You have used today's {settings.DRAFT_DAILY_QUOTA} drafts by the language model; "
+            "write by hand, or draft again tomorrow.",
             retry_after=seconds_left,
         )
+
+
+_drawing = threading.local()
+
+
+@contextlib.contextmanager
+def drawing(*, user_id: int) -> Iterator[None]:
+    """Counts the CPU time this thread spends in the block, drawing for `user_id` (a page,
+    an export, a panel's lettering not in the cache), against their
+    DRAWING_CPU_SECONDS_PER_MINUTE. Raises LimitReached before drawing once this
+    minute's budget is spent; what is already built stays built and is served freely.
+
+    Drawing runs on the request's thread, so one person editing and reloading in a
+    loop could otherwise keep a web process's CPU busy. Nested blocks (a PDF builds
+    its pages) are checked each, and counted once, by the outermost.
+    """
+    now = time.time()
+    key = f"drawing:{user_id}:{int(now // 60)}"
+    spent_ms = cache.get(key) or 0
+    if spent_ms >= settings.DRAWING_CPU_SECONDS_PER_MINUTE * 1000:
+        raise LimitReached(
+            Limit.DRAWING,
+            "You have asked for a lot of drawing this minute (pages, exports, lettering); "
+            "what is drawn already is still there. Try again in a moment.",
+            retry_after=max(int(60 - now % 60), 1),
+        )
+    if getattr(_drawing, "depth", 0):
+        yield
+        return
+    _drawing.depth = 1
+    started = time.thread_time()
+    try:
+        yield
+    finally:
+        _drawing.depth = 0
+        used_ms = max(round((time.thread_time() - started) * 1000), 1)
+        metrics.drawing_cpu_seconds.inc(used_ms / 1000)
+        # add() starts the minute's count, incr() is atomic in Redis.
+        if not cache.add(key, used_ms, timeout=120):
+            with contextlib.suppress(ValueError):  # the minute's key expired meanwhile
+                cache.incr(key, used_ms)

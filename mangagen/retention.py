@@ -5,6 +5,10 @@ settings), so each app prunes its own records and none imports another's:
 the studio drops the event logs of jobs long ended, speculation folds old
 declined rows into daily counts. Jobs, holds, transfers and purchases (the
 money records) are never pruned.
+
+Files have shorter lives: an ended job's own copies of its renders go a day
+after it ended (`jobs.retention.RENDERS_KEPT_AFTER_END`; the comic keeps what
+it delivered). A deleted comic's files go when it is deleted (mangagen/deletion.py).
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from datetime import UTC, datetime, time, timedelta
 from django.conf import settings
 from django.utils import timezone
 from django.utils.module_loading import import_string
+
+from mangagen.jobs.retention import RENDERS_KEPT_AFTER_END, prune_ended_job_renders
 
 # The admin's widest figures (Speculation, "Last month") read 30 days of job
 # events: a shorter RETENTION_DAYS would change them as it pruned.
@@ -30,6 +36,12 @@ def cutoff(*, now: datetime | None = None) -> datetime:
 
 
 def prune(*, now: datetime | None = None) -> dict[str, int]:
-    """Runs every pruner against the cut-off; returns how many records each one let go."""
+    """Runs every pruner against the cut-off, then lets go of ended jobs' render files;
+    returns how many records (or files) each one let go."""
+    now = now or timezone.now()
     before = cutoff(now=now)
-    return {path: import_string(path)(before=before) for path in settings.RETENTION_PRUNERS}
+    done = {path: import_string(path)(before=before) for path in settings.RETENTION_PRUNERS}
+    done["render files of ended jobs"] = prune_ended_job_renders(
+        ended_before=now - RENDERS_KEPT_AFTER_END
+    )
+    return done

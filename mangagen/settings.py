@@ -10,8 +10,11 @@ from pathlib import Path
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
+from django_guid.integrations import CeleryIntegration
 
+from mangagen import storage_config
 from mangagen.drafting.catalog import DrafterName
+from mangagen.observability.logs import logging_config
 from mangagen.queues import Queue
 from mangagen.renderers import templates, workflows
 from mangagen.renderers.catalog import ImagesServer, RendererName, refuse_unknown
@@ -19,11 +22,14 @@ from mangagen.renderers.catalog import ImagesServer, RendererName, refuse_unknow
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
-if (BASE_DIR / ".env").exists():
-    environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+# The environment wins over the file, whatever sets it.
+ENV_FILE = Path(env.str("ENV_FILE", default=str(BASE_DIR / ".env")))
+if ENV_FILE.exists():
+    environ.Env.read_env(ENV_FILE, overwrite=False)
 
-# Off unless asked for: `make run`, runstack's demo and the test settings turn it on.
-DEBUG = env.bool("DEBUG", default=False)
+# Off unless asked for. `make run` sets LOCAL_RUN, which only changes DEBUG's default:
+# a DEBUG of the environment or of the .env file is kept as it is.
+DEBUG = env.bool("DEBUG", default=env.bool("LOCAL_RUN", default=False))
 
 _DEV_SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"
 SECRET_KEY = env.str("SECRET_KEY", default="")
@@ -40,6 +46,26 @@ else:
 
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
+
+def _loopback(host: str) -> bool:
+    host = host.strip().lstrip(".").lower()
+    return (
+        host in {"localhost", "testserver", "[::1]", "::1"}
+        or host.startswith("127.")
+        or (host.endswith(".localhost"))
+    )
+
+
+# The local demo's free things (the demo logins `make run` makes, the Credits page's
+# demo credits) only where no one else can reach them: DEBUG on, and the app serving
+# and answering loopback names alone; DEMO_MODE=on or off says so explicitly.
+DEMO_MODE = env.bool(
+    "DEMO_MODE",
+    default=DEBUG
+    and all(_loopback(h) for h in ALLOWED_HOSTS)
+    and _loopback(env.str("HOST", default="127.0.0.1")),
+)
+
 INSTALLED_APPS = [
     "daphne",
     "django.contrib.admin",
@@ -53,12 +79,18 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "channels",
+    "django_guid",
     "ledger",
     "mangagen",
     "speculation",
 ]
 
 MIDDLEWARE = [
+    # Probes first: an orchestrator asks by address, over plain HTTP (observability/middleware.py).
+    "mangagen.observability.middleware.ProbesMiddleware",
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
+    # The request id (X-Request-ID), on every log line of the request and its Celery tasks.
+    "django_guid.middleware.guid_middleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -67,6 +99,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # HTTP latency and answers by view (django_http_requests_latency_seconds_by_view_method).
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
 
 ROOT_URLCONF = "mangagen.urls"
@@ -113,6 +147,12 @@ else:
     # turns it off (then CONN_MAX_AGE applies), e.g. behind PgBouncer. The
     # default matches the workers' thread count (RENDER_CONCURRENCY).
     DB_POOL_MAX_SIZE = env.int("DB_POOL_MAX_SIZE", default=32)
+    # Every connection is checked before it is handed out (the pool's check_connection,
+    # or Django's own check of a persistent one): after a failover or
+    # pg_terminate_backend, a dead connection is replaced instead of failing a request.
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    # Times each wait for a connection (mangagen_db_connection_wait_seconds).
+    DATABASES["default"]["ENGINE"] = "mangagen.observability.postgresql"
     if DB_POOL_MAX_SIZE:
         DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
             "min_size": 1,
@@ -176,9 +216,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "mangagen.jobs.tasks.sweep_jobs",
         "schedule": timedelta(seconds=HOLD_SWEEP_SECONDS),
     },
+    # As often as renders beat (RENDER_HEARTBEAT_SECONDS, below).
     "requeue-lost-renders": {
         "task": "mangagen.jobs.tasks.requeue_lost_renders",
-        "schedule": timedelta(seconds=5),
+        "schedule": timedelta(seconds=1),
     },
     "prune": {"task": "mangagen.tasks.prune", "schedule": timedelta(days=1)},
 }
@@ -209,8 +250,12 @@ RENDER_SECONDS = env.float("RENDER_SECONDS", default=2.0)
 # zero after RENDER_IDLE_SECONDS), shared by every worker through Redis.
 GPU_POOL_SIZE = env.int("GPU_POOL_SIZE", default=4)
 GPU_POOL_PREFIX = env.str("GPU_POOL_PREFIX", default="mangagen:gpu")
-# A render's worker beats this often; three missed beats and the sweep sends it again.
-RENDER_HEARTBEAT_SECONDS = env.float("RENDER_HEARTBEAT_SECONDS", default=5.0)
+# A render's worker beats this often; three missed beats and the sweep (which looks as
+# often) sends it again: a render lost with its worker goes again within ~4 beats.
+RENDER_HEARTBEAT_SECONDS = env.float("RENDER_HEARTBEAT_SECONDS", default=1.0)
+CELERY_BEAT_SCHEDULE["requeue-lost-renders"]["schedule"] = timedelta(
+    seconds=RENDER_HEARTBEAT_SECONDS
+)
 SPECULATION_ENABLED = env.bool("SPECULATION_ENABLED", default=True)
 SPECULATION_DEBOUNCE_MS = env.int("SPECULATION_DEBOUNCE_MS", default=1500)
 SPECULATION_CONFIRM_SECONDS = env.int("SPECULATION_CONFIRM_SECONDS", default=600)
@@ -310,11 +355,22 @@ CHAT_BASE_URL = env.str("CHAT_BASE_URL", default="https://api.openai.com")
 CHAT_API_KEY = env.str("CHAT_API_KEY", default="")
 CHAT_MODEL = env.str("CHAT_MODEL", default="gpt-4o-mini")
 CHAT_TIMEOUT_SECONDS = env.float("CHAT_TIMEOUT_SECONDS", default=60.0)
+# Machine drafts of translations: `openai` asks the chat model above (counted in the
+# daily draft quota); `none` leaves translating to people.
+TRANSLATOR = env.str("TRANSLATOR", default="none")
+if TRANSLATOR not in ("none", "openai"):
+    raise ImproperlyConfigured(f"TRANSLATOR is {TRANSLATOR!r}; use one of: none, openai.")
 
 # --- Per-person bounds (mangagen/quotas.py), websockets, retention ---------------
 MAX_STORYBOARDS_PER_PERSON = env.int("MAX_STORYBOARDS_PER_PERSON", default=200)
 MAX_LIVE_JOBS_PER_PERSON = env.int("MAX_LIVE_JOBS_PER_PERSON", default=3)
 DRAFT_DAILY_QUOTA = env.int("DRAFT_DAILY_QUOTA", default=50)
+# CPU seconds a person's requests may spend drawing (pages, exports, lettering not
+# in the cache) each minute; past it they answer 429 until the next minute.
+DRAWING_CPU_SECONDS_PER_MINUTE = env.float("DRAWING_CPU_SECONDS_PER_MINUTE", default=20.0)
+# The bytes a person's own sheet pictures may take in all (older ones are let go, see
+# mangagen/characters/services.py).
+SHEET_UPLOAD_BYTES_PER_PERSON = env.int("SHEET_UPLOAD_BYTES_PER_PERSON", default=100 * 1024 * 1024)
 WS_IDLE_SECONDS = env.float("WS_IDLE_SECONDS", default=600.0)
 WS_MAX_CONNECTIONS_PER_PERSON = env.int("WS_MAX_CONNECTIONS_PER_PERSON", default=12)
 RETENTION_DAYS = env.int("RETENTION_DAYS", default=90)
@@ -362,12 +418,20 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    # JSON, a form or nothing: an endpoint that needs no body takes whatever a client
+    # sends with it (fetch and requests send `{}` as JSON, sendBeacon a form).
+    "DEFAULT_PARSER_CLASSES": [
+        "rest_framework.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "mangagen.api.errors.exception_handler",
     # Per person, so no one can flood the GPU or the ledger (429 with Retry-After).
     "DEFAULT_THROTTLE_RATES": {
         "speculate": env.str("THROTTLE_SPECULATE", default="30/min"),
+        # Leaving Review (its beacon): each leave may write a row, so it is bounded too.
+        "leave": env.str("THROTTLE_LEAVE", default="60/min"),
         "generate": env.str("THROTTLE_GENERATE", default="20/min"),
         "draft": env.str("THROTTLE_DRAFT", default="20/min"),
         "checkout": env.str("THROTTLE_CHECKOUT", default="10/min"),
@@ -400,6 +464,23 @@ WHITENOISE_USE_FINDERS = DEBUG
 MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(BASE_DIR / "media")))
 MEDIA_URL = "media/"
 
+# Every render, kept take, sheet, page build and export goes through Django's
+# default storage (mangagen/storage.py): MEDIA_ROOT on this machine, or a bucket
+# of any S3-compatible service that every web process and worker shares. Never
+# served directly: the views check the owner and stream the bytes.
+STORAGE_BACKEND = env.str("STORAGE_BACKEND", default="local")
+try:
+    STORAGES = storage_config.storages(
+        backend=STORAGE_BACKEND,
+        bucket=env.str("S3_BUCKET", default=""),
+        endpoint_url=env.str("S3_ENDPOINT_URL", default=""),
+        access_key=env.str("S3_ACCESS_KEY_ID", default=""),
+        secret_key=env.str("S3_SECRET_ACCESS_KEY", default=""),
+        region=env.str("S3_REGION", default="us-east-1"),
+    )
+except ValueError as refused:
+    raise ImproperlyConfigured(str(refused)) from refused
+
 # --- Production hardening (manage.py check --deploy) -------------------------
 SESSION_COOKIE_SECURE = not DEBUG
 CSRF_COOKIE_SECURE = not DEBUG
@@ -413,9 +494,21 @@ SECURE_HSTS_SECONDS = 0 if DEBUG else env.int("SECURE_HSTS_SECONDS", default=315
 SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
 SECURE_HSTS_PRELOAD = not DEBUG
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+# --- Operating it: logs, request ids, metrics -------------------------------------
+# LOG_FORMAT=json: one JSON object per line (time, level, logger, message, request_id,
+# job and panel where known); text otherwise. mangagen/observability/logs.py.
+LOG_FORMAT = env.str("LOG_FORMAT", default="text")
+if LOG_FORMAT not in ("text", "json"):
+    raise ImproperlyConfigured("LOG_FORMAT must be text or json.")
+LOGGING = logging_config(level=env.str("LOG_LEVEL", default="INFO"), json=LOG_FORMAT == "json")
+DJANGO_GUID = {
+    # A proxy's id (a UUID) is kept; anything else is replaced by a new one.
+    "GUID_HEADER_NAME": "X-Request-ID",
+    "VALIDATE_GUID": True,
+    "INTEGRATIONS": [CeleryIntegration()],
 }
+# /metrics answers `Authorization: Bearer <METRICS_TOKEN>` (and staff); empty: staff only.
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+PROMETHEUS_LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, float("inf"))
+# Prometheus may scrape over plain HTTP inside the network.
+SECURE_REDIRECT_EXEMPT = [r"^metrics$"]

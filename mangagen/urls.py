@@ -7,9 +7,13 @@ from mangagen.api.credits import PublicTransfersView
 from mangagen.api.me import MeView
 from mangagen.characters.images import sheet_image
 from mangagen.jobs.images import render_image
+from mangagen.library.images import library_image
+from mangagen.observability.exposition import metrics_view
 from mangagen.pages.api import page_image
 from mangagen.payments import api as payments
-from mangagen.views import accounts, credits, studio
+from mangagen.places.images import place_image
+from mangagen.views import accounts, credits, studio, translations
+from mangagen.views import series as series_pages
 
 urlpatterns = [
     path("", studio.dashboard, name="home"),
@@ -22,12 +26,20 @@ urlpatterns = [
         name="comic-download",
     ),
     path("comics/<int:pk>/read/", studio.read_comic, name="comic-read"),
+    path(
+        "comics/<int:pk>/translations/", translations.translations_page, name="comic-translations"
+    ),
     path("comics/<int:pk>/pages/<str:key>/<str:name>", page_image, name="page-image"),
     path("comics/<int:pk>/<slug:step>/", studio.wizard_step, name="comic-step"),
+    path("series/new/", series_pages.new_series, name="series-new"),
+    path("series/<int:pk>/", series_pages.series_page, name="series"),
+    path("series/<int:pk>/chapters/new/", series_pages.next_chapter, name="series-next-chapter"),
     path("credits/", credits.credits_page, name="credits"),
     path("credits/demo/", credits.demo_credits, name="credits-demo"),
     path("media/renders/<path:path>", render_image, name="render-image"),
     path("media/sheets/<path:path>", sheet_image, name="sheet-image"),
+    path("media/places/<path:path>", place_image, name="place-image"),
+    path("media/library/<path:path>", library_image, name="library-image"),
     path("accounts/login/", accounts.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/signup/", accounts.SignupView.as_view(), name="signup"),
@@ -42,6 +54,10 @@ urlpatterns = [
     path("api/", include("ledger.urls")),
     path("api/", include("mangagen.storyboards.urls")),
     path("api/", include("mangagen.characters.urls")),
+    path("api/", include("mangagen.places.urls")),
+    path("api/", include("mangagen.series.urls")),
+    path("api/", include("mangagen.library.urls")),
+    path("api/", include("mangagen.translations.urls")),
     path("api/", include("mangagen.jobs.urls")),
     path("api/", include("speculation.urls")),
     path("api/credits/packs/", payments.PacksView.as_view(), name="api-credit-packs"),
@@ -49,4 +65,5 @@ urlpatterns = [
     path("stripe/webhook/", payments.stripe_webhook, name="stripe-webhook"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("metrics", metrics_view, name="metrics"),
 ]

@@ -8,7 +8,10 @@ model, with RENDER_COLD_START_SECONDS and RENDER_SECONDS as the prior);
 the dwell on Review — from the speculate call to Generate or leaving —
 is learned from recent visits, starting from a prior (a log-normal around
 SPECULATION_DWELL_PRIOR_SECONDS, worth DWELL_PRIOR_WEIGHT visits) so a new
-install behaves sensibly and a few odd visits cannot swing it.
+install behaves sensibly and a few odd visits cannot swing it. Only visits
+whose speculation started a job count (a declined ask costs nothing, so a
+loop of them could write any dwell it liked), and one person counts for at
+most DWELL_PER_PERSON of them: no account can poison everyone's dwell.
 
 Budgets: a person who has abandoned more than SPECULATION_PERSON_ABANDONS_PER_HOUR
 speculations in the last hour needs a recent hit rate of at least
@@ -30,8 +33,8 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db.models import Count, F, Q
-from django.db.models.functions import Coalesce
+from django.db.models import Count, F, Q, Window
+from django.db.models.functions import Coalesce, RowNumber
 from django.utils import timezone
 from redis.exceptions import RedisError
 
@@ -47,6 +50,7 @@ if TYPE_CHECKING:
 DWELL_PRIOR_WEIGHT = 20
 DWELL_PRIOR_SIGMA = 0.8
 DWELL_SAMPLE = 500
+DWELL_PER_PERSON = 10
 DWELL_WINDOW = timedelta(days=7)
 _DWELL_CACHE_KEY = "speculation:dwell-sample"
 
@@ -81,14 +85,17 @@ def prior_dwell() -> tuple[float, ...]:
 
 
 def observed_dwell(*, now=None) -> tuple[float, ...]:
-    """Recent Review visits that ended (Generate, or leaving): seconds from the ask."""
+    """Recent Review visits that started a job and ended (Generate, or leaving):
+    seconds from the ask; each person's latest DWELL_PER_PERSON at most."""
     now = now or timezone.now()
     ended = Coalesce("generate_at", "left_at")
     rows = (
-        Speculation.objects.filter(created_at__gte=now - DWELL_WINDOW)
+        Speculation.objects.filter(created_at__gte=now - DWELL_WINDOW, job__isnull=False)
         .filter(Q(generate_at__isnull=False) | Q(left_at__isnull=False))
         .annotate(end=ended)
         .filter(end__gte=F("created_at"))
+        .annotate(nth=Window(RowNumber(), partition_by=[F("user_id")], order_by=F("pk").desc()))
+        .filter(nth__lte=DWELL_PER_PERSON)
         .order_by("-pk")
         .values_list("created_at", "end")[:DWELL_SAMPLE]
     )

@@ -2,7 +2,6 @@
 
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
@@ -41,7 +40,6 @@ def ended_reason(speculation: Speculation) -> str:
 
 
 class SpeculateView(APIView):
-    parser_classes = [JSONParser, FormParser, MultiPartParser]
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "speculate"
 
@@ -74,9 +72,10 @@ class SpeculateView(APIView):
 class LeaveView(APIView):
     """The Review page's beacon on leaving (`navigator.sendBeacon`, FormData with
     `csrfmiddlewaretoken` and `token`): ends what the token names, even a speculation
-    whose request is still in flight."""
+    whose request is still in flight. Throttled (`leave`): each one may write a row."""
 
-    parser_classes = [JSONParser, FormParser, MultiPartParser]
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "leave"
 
     @extend_schema(
         request=inline_serializer("Leave", {"token": serializers.CharField()}),

@@ -12,14 +12,8 @@ from django.utils import timezone
 
 from ledger.models import Hold
 from mangagen.jobs.events import EventType
-from mangagen.jobs.models import (
-    Job,
-    JobEvent,
-    JobPanel,
-    PanelState,
-    RenderAttempt,
-    RenderOutcome,
-)
+from mangagen.jobs.models import Job, JobEvent, JobPanel, PanelState, RenderAttempt
+from mangagen.observability.metrics import RenderOutcome
 
 from .models import DeclinedDaily, Outcome, Speculation
 

@@ -1,8 +1,9 @@
 """The docs and the settings files say what the code does.
 
 - docs/api.md documents every URL route, job event type, speculation decline
-  reason, websocket close code, job, panel and sheet state, refused-upload code
-  and per-person limit code (the enums in the code are the source of truth);
+  reason, websocket close code, job, panel and sheet state, refused-upload code,
+  per-person limit code, translation refusal and language the lettering can set
+  (the enums in the code are the source of truth);
 - no file of the repository links outside it, and every relative link resolves;
 - `.env.example` lists exactly the environment variables that
   `mangagen/settings.py` and the `Procfile` read, and the README's settings
@@ -24,8 +25,10 @@ from mangagen.characters.models import SheetState, UploadProblem
 from mangagen.consumers import CloseCode
 from mangagen.jobs.events import EventType
 from mangagen.jobs.models import JobState, PanelState
+from mangagen.lettering import languages
 from mangagen.quotas import Limit
 from mangagen.routing import websocket_urlpatterns
+from mangagen.translations.errors import Refusal
 from speculation.models import DeclineReason
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -90,6 +93,11 @@ def test_every_sheet_state_and_upload_refusal_is_documented():
 def test_every_per_person_limit_code_is_documented():
     errors = section(API.read_text(), "Errors")
     assert undocumented([limit.value for limit in Limit], errors) == []
+
+
+def test_every_translation_refusal_and_language_is_documented():
+    assert undocumented([r.value for r in Refusal], section(API.read_text(), "Errors")) == []
+    assert undocumented(languages.CODES, section(API.read_text(), "Translations")) == []
 
 
 def _routes(patterns, prefix: str = "") -> list[str]:

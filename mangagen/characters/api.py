@@ -1,12 +1,12 @@
 """The character sheet endpoints (docs/api.md, "Character sheets"). Another person's comic: 404."""
 
-from drf_spectacular.utils import OpenApiTypes, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, OpenApiTypes, extend_schema, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from mangagen.api.throttles import WritesThrottle
+from mangagen.jobs.selectors import sheets_in_live_jobs
 from mangagen.storyboards.api import owned_storyboard
 from mangagen.storyboards.models import Storyboard
 
@@ -32,28 +32,38 @@ SheetBody = inline_serializer(
 )
 
 
-def _sheet_body(storyboard: Storyboard, name: str) -> dict:
+OUTFIT = OpenApiParameter(
+    "outfit", str, description="An outfit's name: that outfit's sheet (none: the usual look)."
+)
+
+
+def _sheet_body(storyboard: Storyboard, name: str, outfit: str) -> dict:
     storyboard = Storyboard.objects.get(pk=storyboard.pk)
-    return {"sheet": selectors.sheets_json(storyboard=storyboard).get(name)}
+    return {"sheet": selectors.sheets_json(storyboard=storyboard).get((name, outfit))}
+
+
+def _outfit(request) -> str:
+    return request.query_params.get("outfit", "")
 
 
 class SheetView(APIView):
     throttle_classes = [WritesThrottle]
     throttle_scope = "generate"
-    parser_classes = [MultiPartParser]
     insufficient_credits_detail = (
         "You need a credit to render a character sheet. Buy credits and try again."
     )
 
     @extend_schema(
         request=None,
+        parameters=[OUTFIT],
         responses={202: SheetBody, 402: OpenApiTypes.OBJECT},
         summary="Render the character's reference sheet (one credit, paid when shown)",
     )
     def post(self, request, pk: int, name: str):
         storyboard = owned_storyboard(request, pk)
-        services.request_sheet(storyboard=storyboard, name=name)
-        return Response(_sheet_body(storyboard, name), status=status.HTTP_202_ACCEPTED)
+        outfit = _outfit(request)
+        services.request_sheet(storyboard=storyboard, name=name, outfit=outfit)
+        return Response(_sheet_body(storyboard, name, outfit), status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(
         request={
@@ -62,16 +72,30 @@ class SheetView(APIView):
                 "properties": {"image": {"type": "string", "format": "binary"}},
             }
         },
+        parameters=[OUTFIT],
         responses={200: SheetBody, 400: OpenApiTypes.OBJECT},
         summary="Use your own picture as the character's sheet (PNG, JPEG or WebP)",
     )
     def put(self, request, pk: int, name: str):
         storyboard = owned_storyboard(request, pk)
         image = checked_reference(request.FILES.get("image"))
-        services.upload_sheet(storyboard=storyboard, name=name, image=image)
-        return Response(_sheet_body(storyboard, name))
+        outfit = _outfit(request)
+        services.upload_sheet(
+            storyboard=storyboard,
+            name=name,
+            image=image,
+            outfit=outfit,
+            in_use=sheets_in_live_jobs(storyboard=storyboard, name=name),
+        )
+        return Response(_sheet_body(storyboard, name, outfit))
 
-    @extend_schema(request=None, responses={204: None}, summary="Remove the character's sheet")
+    @extend_schema(
+        request=None,
+        parameters=[OUTFIT],
+        responses={204: None},
+        summary="Remove the character's sheet",
+    )
     def delete(self, request, pk: int, name: str):
-        services.delete_sheet(storyboard=owned_storyboard(request, pk), name=name)
+        storyboard = owned_storyboard(request, pk)
+        services.delete_sheet(storyboard=storyboard, name=name, outfit=_outfit(request))
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -9,8 +9,13 @@ import hashlib
 import json
 
 
-def rendered_sheet_hash(*, name: str, description: str, style: str, take: str) -> str:
+def rendered_sheet_hash(
+    *, name: str, description: str, style: str, take: str, outfit: str = ""
+) -> str:
+    """`outfit` is the outfit's description for an outfit's sheet ("" for the usual look)."""
     canonical = {"name": name, "description": description, "style": style, "take": take}
+    if outfit:
+        canonical["outfit"] = outfit
     encoded = json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(encoded.encode()).hexdigest()
 

@@ -3,6 +3,8 @@
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 
+from mangagen import storage
+
 from .models import CharacterSheet, SheetState
 
 
@@ -11,10 +13,16 @@ def sheet_image(request, path: str):
     sheet = CharacterSheet.objects.filter(
         image=f"sheets/{path}", storyboard__owner=request.user, state=SheetState.READY
     ).first()
-    if sheet is None:
+    return private_png(sheet.image.name if sheet is not None else None)
+
+
+def private_png(name: str | None) -> HttpResponse:
+    """The stored PNG `name`, whose file never changes, for its owner only (the caller
+    checked); 404 when there is no name or its file has left storage."""
+    png = storage.read(name) if name else None
+    if png is None:
         raise Http404("No such image.")
-    with sheet.image.open("rb") as handle:
-        response = HttpResponse(handle.read(), content_type="image/png")
-    response["Cache-Control"] = "private, max-age=3600"  # a sheet's file never changes
+    response = HttpResponse(png, content_type="image/png")
+    response["Cache-Control"] = "private, max-age=3600"  # the file never changes
     response["X-Content-Type-Options"] = "nosniff"
     return response

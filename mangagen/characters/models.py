@@ -1,7 +1,9 @@
 """A character sheet: the reference image a character's panels are drawn from.
 
 Every sheet made for a character is a row (a take): the newest is what the
-Characters step shows, the newest ready one is the sheet in use. A sheet is
+Characters step shows, the newest ready one is the sheet in use. A character
+has one such line of sheets for their usual look (`outfit` blank) and one for
+each named outfit. A sheet is
 keyed by the character's name, not the Character row, since a storyboard
 edit replaces its character rows. A rendered sheet is made for a
 description and a style and goes stale when either changes; an uploaded one
@@ -46,6 +48,7 @@ class UploadProblem(models.TextChoices):
     TOO_BIG = "image_too_big"
     BOMB = "decompression_bomb"
     TRUNCATED = "truncated_image"
+    UPLOADS_FULL = "sheet_uploads_full"  # past SHEET_UPLOAD_BYTES_PER_PERSON
 
 
 def _sheet_path(instance, filename: str) -> str:
@@ -64,8 +67,19 @@ class CharacterSheet(models.Model):
         help_text="The description a rendered sheet was made for.",
     )
     style = models.CharField(max_length=16, blank=True)
+    outfit = models.CharField(
+        max_length=limits.MAX_NAME,
+        blank=True,
+        help_text="The outfit this sheet shows (blank: the character's usual look).",
+    )
+    outfit_description = models.CharField(
+        max_length=limits.MAX_CHARACTER_DESCRIPTION,
+        blank=True,
+        help_text="The outfit's description a rendered sheet was made for.",
+    )
     hash = models.CharField(max_length=64, help_text="Part of the art hash of the panels.")
     image = models.FileField(upload_to=_sheet_path, blank=True)
+    bytes = models.PositiveIntegerField(default=0, help_text="The size of its picture.")
     hold = models.ForeignKey(
         Hold, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
@@ -79,9 +93,9 @@ class CharacterSheet(models.Model):
         constraints = [
             # A double click, or two tabs, can never render two sheets of one character.
             models.UniqueConstraint(
-                fields=["storyboard", "name"],
+                fields=["storyboard", "name", "outfit"],
                 condition=Q(state="rendering"),
-                name="mangagen_one_sheet_rendering_per_character",
+                name="mangagen_one_sheet_rendering_per_look",
             ),
             models.CheckConstraint(
                 condition=~Q(state="ready") | ~Q(image=""),

@@ -18,30 +18,35 @@ from .models import CharacterSheet, SheetSource, SheetState
 
 @dataclass(frozen=True)
 class CharacterSheets:
-    """One character's sheets: the newest (any state) and the newest ready one."""
+    """One look's sheets (a character's usual look, or one outfit): the newest (any state)
+    and the newest ready one."""
 
     newest: CharacterSheet
     ready: CharacterSheet | None
 
 
-def by_character(*, storyboard: Storyboard) -> dict[str, CharacterSheets]:
-    found: dict[str, CharacterSheets] = {}
-    ready: dict[str, CharacterSheet] = {}
-    newest: dict[str, CharacterSheet] = {}
+def by_look(*, storyboard: Storyboard) -> dict[tuple[str, str], CharacterSheets]:
+    """(name, outfit) -> that look's sheets; `outfit` is "" for the usual look."""
+    ready: dict[tuple[str, str], CharacterSheet] = {}
+    newest: dict[tuple[str, str], CharacterSheet] = {}
     for sheet in CharacterSheet.objects.filter(storyboard=storyboard).order_by("-pk"):
-        newest.setdefault(sheet.name, sheet)
+        newest.setdefault((sheet.name, sheet.outfit), sheet)
         if sheet.state == SheetState.READY:
-            ready.setdefault(sheet.name, sheet)
-    for name, sheet in newest.items():
-        found[name] = CharacterSheets(newest=sheet, ready=ready.get(name))
-    return found
+            ready.setdefault((sheet.name, sheet.outfit), sheet)
+    return {
+        look: CharacterSheets(newest=sheet, ready=ready.get(look)) for look, sheet in newest.items()
+    }
 
 
-def is_stale(sheet: CharacterSheet, *, description: str, style: str) -> bool:
-    """A rendered sheet is stale once its character's description or the style changed."""
+def is_stale(
+    sheet: CharacterSheet, *, description: str, style: str, outfit_description: str = ""
+) -> bool:
+    """A rendered sheet is stale once its character's description (or, for an outfit's
+    sheet, the outfit's description) or the style changed."""
     if sheet.source != SheetSource.RENDERED:
         return False
-    return (sheet.description, sheet.style) != (description, style)
+    drawn_for = (sheet.description, sheet.outfit_description, sheet.style)
+    return drawn_for != (description, outfit_description, style)
 
 
 def sheets_in_use(*, storyboard: Storyboard) -> dict[str, str]:
@@ -50,15 +55,40 @@ def sheets_in_use(*, storyboard: Storyboard) -> dict[str, str]:
     Characters with no such sheet are absent, so a storyboard without sheets
     hashes its panels as it always did.
     """
-    descriptions = {c.name: c.description for c in storyboard.characters.all()}
+    in_use = sheet_rows_in_use(storyboard=storyboard)
+    return {name: sheet.hash for (name, outfit), sheet in in_use.items() if not outfit}
+
+
+def outfit_sheets_in_use(*, storyboard: Storyboard) -> dict[tuple[str, str], str]:
+    """(name, outfit) -> hash of the outfit's sheet in use (ready, not stale)."""
+    in_use = sheet_rows_in_use(storyboard=storyboard)
+    return {look: sheet.hash for look, sheet in in_use.items() if look[1]}
+
+
+def sheet_rows_in_use(*, storyboard: Storyboard) -> dict[tuple[str, str], CharacterSheet]:
+    """(name, outfit) -> the sheet in use of each look the comic has (ready, not stale)."""
+    looks = _looks(storyboard)
     in_use = {}
-    for name, sheets in by_character(storyboard=storyboard).items():
+    for look, sheets in by_look(storyboard=storyboard).items():
         sheet = sheets.ready
-        if sheet is None or name not in descriptions:
+        if sheet is None or look not in looks:
             continue
-        if not is_stale(sheet, description=descriptions[name], style=storyboard.style):
-            in_use[name] = sheet.hash
+        if not is_stale(sheet, **looks[look], style=storyboard.style):
+            in_use[look] = sheet
     return in_use
+
+
+def _looks(storyboard: Storyboard) -> dict[tuple[str, str], dict[str, str]]:
+    """(name, outfit) -> what its sheet is drawn from, for every look the comic has."""
+    looks = {}
+    for character in storyboard.characters.all():
+        looks[(character.name, "")] = {"description": character.description}
+        for outfit in character.outfits:
+            looks[(character.name, outfit["name"])] = {
+                "description": character.description,
+                "outfit_description": outfit.get("description", ""),
+            }
+    return looks
 
 
 def sheet_image_url(sheet: CharacterSheet) -> str | None:
@@ -67,7 +97,9 @@ def sheet_image_url(sheet: CharacterSheet) -> str | None:
     return reverse("sheet-image", args=[sheet.image.name.removeprefix("sheets/")])
 
 
-def as_json(sheets: CharacterSheets, *, description: str, style: str) -> dict:
+def as_json(
+    sheets: CharacterSheets, *, description: str, style: str, outfit_description: str = ""
+) -> dict:
     """The API's `sheet` of a character (API.md): state, image_url, hash, and more.
 
     `state` is the newest sheet's (a redo shows "rendering"); the image and
@@ -75,8 +107,13 @@ def as_json(sheets: CharacterSheets, *, description: str, style: str) -> dict:
     renders or after it fails.
     """
     newest, ready = sheets.newest, sheets.ready
+    drawn_for = {
+        "description": description,
+        "style": style,
+        "outfit_description": outfit_description,
+    }
     state, error = newest.state, newest.error if newest.state == SheetState.FAILED else ""
-    if newest.state == SheetState.READY and is_stale(newest, description=description, style=style):
+    if newest.state == SheetState.READY and is_stale(newest, **drawn_for):
         state = SheetState.STALE
     if newest.state == SheetState.RENDERING and is_lost(newest):
         # Its worker died: say so, so the person can start another (which releases its hold).
@@ -86,7 +123,7 @@ def as_json(sheets: CharacterSheets, *, description: str, style: str) -> dict:
         "image_url": sheet_image_url(ready) if ready else None,
         "hash": ready.hash if ready else None,
         "source": (ready or newest).source,
-        "in_use": bool(ready) and not is_stale(ready, description=description, style=style),
+        "in_use": bool(ready) and not is_stale(ready, **drawn_for),
         "error": error,
     }
 
@@ -97,21 +134,23 @@ def is_lost(sheet: CharacterSheet) -> bool:
     return sheet.created_at <= cutoff or sheet.hold.state != Hold.State.PENDING
 
 
-def sheets_json(*, storyboard: Storyboard) -> dict[str, dict]:
-    """name -> the API's `sheet` for every character of the storyboard that has one."""
-    descriptions = {c.name: c.description for c in storyboard.characters.all()}
+def sheets_json(*, storyboard: Storyboard) -> dict[tuple[str, str], dict]:
+    """(name, outfit) -> the API's `sheet`, for every look of the storyboard that has one
+    (`outfit` "" for a character's usual look)."""
+    looks = _looks(storyboard)
     return {
-        name: as_json(sheets, description=descriptions[name], style=storyboard.style)
-        for name, sheets in by_character(storyboard=storyboard).items()
-        if name in descriptions
+        look: as_json(sheets, **looks[look], style=storyboard.style)
+        for look, sheets in by_look(storyboard=storyboard).items()
+        if look in looks
     }
 
 
 def references(*, storyboard_id: int, sheets: dict[str, str]) -> dict[str, bytes]:
     """name -> the image bytes of the ready sheet with that hash (for the renderers).
 
-    A sheet deleted since a job started is simply absent: that character is
-    drawn from the description alone.
+    `sheets` maps a name to the hash of a sheet of theirs, of their usual look or of
+    an outfit. A sheet deleted since a job started is simply absent: that character
+    is drawn from the description alone.
     """
     if not sheets:
         return {}
@@ -142,7 +181,7 @@ def redrawn_for_sheets(*, storyboard: Storyboard, panels, kept: set[str]) -> lis
     descriptions = {c.name: c.description for c in storyboard.characters.all()}
     ready: dict[str, set[str]] = {}
     for name, sheet_hash in CharacterSheet.objects.filter(
-        storyboard=storyboard, state=SheetState.READY
+        storyboard=storyboard, state=SheetState.READY, outfit=""
     ).values_list("name", "hash"):
         ready.setdefault(name, set()).add(sheet_hash)
     found = []
@@ -167,6 +206,8 @@ def redrawn_for_sheets(*, storyboard: Storyboard, panels, kept: set[str]) -> lis
                 characters=panel.characters,
                 character_descriptions=descriptions,
                 sheets=candidate,
+                art_inputs=panel.art_inputs,
+                blocking=panel.blocking,
             )
             if picture in kept:
                 found.append(panel.index)

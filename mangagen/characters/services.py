@@ -9,6 +9,12 @@ Lock order: the storyboard row, then its sheet rows, then the ledger's own.
 A sheet that becomes (or stops being) the one in use re-hashes the
 storyboard's panels in the same transaction, so the quote and Generate see
 the new art hashes at once.
+
+Uploads are free, so they are bounded instead: each look of a character (the
+usual one, each outfit) keeps the pictures of its SHEETS_KEPT_PER_CHARACTER
+newest sheets (never one a live job draws from), and a person's uploaded
+pictures (copies into a chapter or from the cast library included) take at
+most SHEET_UPLOAD_BYTES_PER_PERSON in all.
 """
 
 from __future__ import annotations
@@ -20,28 +26,35 @@ import secrets
 
 from django.conf import settings
 from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
 from django.db import close_old_connections, connection, transaction
+from django.db.models import Sum
 from django.utils import timezone
 from PIL import Image
 
 from ledger import errors as ledger_errors
 from ledger import services as ledger
 from ledger.models import Hold
+from mangagen import storage
 from mangagen.credit_history import RENDER_FAILED_PREFIX
 from mangagen.errors import ApplicationError
 from mangagen.queues import Queue
 from mangagen.renderers import CharacterSpec, SheetSpec, get_renderer, observed
 from mangagen.renderers.warmth import Priority, Withdrawn
+from mangagen.storyboards import limits
+from mangagen.storyboards.errors import ListFull, NameTaken
 from mangagen.storyboards.models import Character, Storyboard
 from mangagen.storyboards.services import rehash_storyboard
 
 from .hashing import rendered_sheet_hash, uploaded_sheet_hash
-from .models import CharacterSheet, SheetSource, SheetState
+from .models import CharacterSheet, SheetSource, SheetState, UploadProblem
 from .selectors import is_lost
+from .uploads import Refused
 
 logger = logging.getLogger(__name__)
 
 SHEET_CREDITS = 1  # a sheet is a render, priced like a panel's
+SHEETS_KEPT_PER_CHARACTER = 3  # pictures kept of each look's sheets, the newest first
 
 
 class SheetError(ApplicationError):
@@ -54,20 +67,27 @@ class NoSuchCharacter(SheetError):
     status = 404
 
 
-def request_sheet(*, storyboard: Storyboard, name: str) -> CharacterSheet:
-    """Starts rendering the character's sheet under a new hold; returns the rendering sheet.
+class NoSuchOutfit(SheetError):
+    code = "no_such_outfit"
+    status = 404
 
-    A sheet of theirs already rendering is returned as it is (a double click
+
+def request_sheet(*, storyboard: Storyboard, name: str, outfit: str = "") -> CharacterSheet:
+    """Starts rendering the character's sheet (of their usual look, or of `outfit`) under a
+    new hold; returns the rendering sheet.
+
+    A sheet of that look already rendering is returned as it is (a double click
     pays once), unless its render was lost (its hold ended, or it is older
     than RENDER_STUCK_SECONDS): then it fails and a new one starts. Raises
-    NoSuchCharacter, or InsufficientCredits (then nothing changes).
+    NoSuchCharacter, NoSuchOutfit, or InsufficientCredits (then nothing changes).
     """
     from .tasks import render_sheet
 
     with transaction.atomic():
         storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
         character = _character(storyboard, name)
-        rendering = _rendering(storyboard, name)
+        worn = _outfit_description(character, outfit)
+        rendering = _rendering(storyboard, name, outfit)
         if rendering is not None:
             if not is_lost(rendering):
                 return rendering
@@ -75,6 +95,8 @@ def request_sheet(*, storyboard: Storyboard, name: str) -> CharacterSheet:
         sheet = CharacterSheet.objects.create(
             storyboard=storyboard,
             name=name,
+            outfit=outfit,
+            outfit_description=worn,
             source=SheetSource.RENDERED,
             state=SheetState.RENDERING,
             description=character.description,
@@ -84,13 +106,15 @@ def request_sheet(*, storyboard: Storyboard, name: str) -> CharacterSheet:
                 description=character.description,
                 style=storyboard.style,
                 take=secrets.token_hex(8),
+                outfit=worn,
             ),
         )
+        look = f"{name} in {outfit}" if outfit else name
         sheet.hold = ledger.authorize(
             account=ledger.account_for(storyboard.owner),
             amount=SHEET_CREDITS,
             key=f"sheet:{sheet.pk}:render",
-            reference=f"sheet {sheet.pk} of {name} (storyboard {storyboard.pk})",
+            reference=f"sheet {sheet.pk} of {look} (storyboard {storyboard.pk})"[:200],
             expires_in=settings.RENDER_STUCK_SECONDS + 600,
         )
         sheet.save(update_fields=["hold"])
@@ -109,7 +133,9 @@ def perform_sheet_render(*, sheet_id: int) -> str:
         return "stale"
     spec = SheetSpec(
         style=sheet.style,
-        character=CharacterSpec(sheet.name, sheet.description, sheet=sheet.hash),
+        character=CharacterSpec(
+            sheet.name, sheet.description, sheet=sheet.hash, outfit=sheet.outfit_description
+        ),
     )
     if not connection.in_atomic_block:
         close_old_connections()  # the wait for a container can be long: hold no connection
@@ -132,7 +158,9 @@ def perform_sheet_render(*, sheet_id: int) -> str:
             sheet.error = f"This render's hold ended before it could be shown ({exc}). Try again."
             sheet.save(update_fields=["state", "error"])
             return "discarded"
-        sheet.image.save("sheet.png", ContentFile(as_png(result.image)), save=False)
+        png = as_png(result.image)
+        sheet.image.save("sheet.png", ContentFile(png), save=False)
+        sheet.bytes = len(png)
         sheet.state = SheetState.READY
         sheet.rendered_at = timezone.now()
         sheet.save()
@@ -153,45 +181,195 @@ def fail_sheet_render(*, sheet_id: int, error: str, detail: str = "") -> None:
             _fail(sheet, error=error, detail=detail)
 
 
-def upload_sheet(*, storyboard: Storyboard, name: str, image: bytes) -> CharacterSheet:
+def upload_sheet(
+    *,
+    storyboard: Storyboard,
+    name: str,
+    image: bytes,
+    outfit: str = "",
+    in_use: frozenset[str] = frozenset(),
+) -> CharacterSheet:
     """Makes the person's own picture (validated and re-encoded, see uploads.py) the sheet
-    in use. A sheet still rendering is replaced (its hold released). Costs nothing."""
-    with transaction.atomic():
+    in use, of the character's usual look or of `outfit`. A sheet of that look still
+    rendering is replaced (its hold released). Costs nothing.
+
+    That look's pictures past the SHEETS_KEPT_PER_CHARACTER newest go (rows now, files
+    once committed), except sheets whose hash is in `in_use` (a live job draws from
+    them). Raises NoSuchCharacter, NoSuchOutfit, or Refused (UPLOADS_FULL) when the
+    person's uploaded pictures would take more than SHEET_UPLOAD_BYTES_PER_PERSON;
+    then nothing changes.
+    """
+    with storage.deleted_if_raised() as saved, transaction.atomic():
         storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
-        _character(storyboard, name)
-        rendering = _rendering(storyboard, name)
+        _outfit_description(_character(storyboard, name), outfit)
+        older = _past_the_newest(
+            storyboard, name, outfit, keep=SHEETS_KEPT_PER_CHARACTER - 1, in_use=in_use
+        )
+        _check_upload_bytes(storyboard=storyboard, adding=len(image), leaving=older)
+        rendering = _rendering(storyboard, name, outfit)
         if rendering is not None:
             _fail(rendering, error="Replaced by an uploaded picture.")
-        sheet = CharacterSheet(
+        sheet = _ready_sheet(
             storyboard=storyboard,
             name=name,
+            outfit=outfit,
+            image=image,
+            saved=saved,
             source=SheetSource.UPLOADED,
-            state=SheetState.READY,
             style=storyboard.style,
             hash=uploaded_sheet_hash(image=image),
-            rendered_at=timezone.now(),
         )
-        sheet.image.save("sheet.png", ContentFile(image), save=False)
-        sheet.save()
+        _delete_sheets(older)
         rehash_storyboard(storyboard=storyboard)
     return sheet
 
 
-def delete_sheet(*, storyboard: Storyboard, name: str) -> None:
-    """Removes every sheet of the character (a rendering one's hold is released); the files
-    leave the disk once that is committed. Their panels go back to the description alone."""
+def _past_the_newest(
+    storyboard: Storyboard, name: str, outfit: str, *, keep: int, in_use: frozenset[str]
+) -> list[CharacterSheet]:
+    """The look's sheets with a picture past its `keep` newest, but none in use."""
+    pictured = (
+        CharacterSheet.objects.select_for_update()
+        .filter(storyboard=storyboard, name=name, outfit=outfit)
+        .exclude(image="")
+        .order_by("-pk")
+    )
+    return [sheet for sheet in list(pictured)[keep:] if sheet.hash not in in_use]
+
+
+def _check_upload_bytes(
+    *, storyboard: Storyboard, adding: int, leaving: list[CharacterSheet]
+) -> None:
+    cap = settings.SHEET_UPLOAD_BYTES_PER_PERSON
+    uploaded = CharacterSheet.objects.filter(
+        storyboard__owner_id=storyboard.owner_id, source=SheetSource.UPLOADED
+    ).exclude(image="")
+    stored = uploaded.aggregate(total=Sum("bytes"))["total"] or 0
+    freed = sum(s.bytes for s in leaving if s.source == SheetSource.UPLOADED)
+    if stored - freed + adding > cap:
+        raise Refused(
+            UploadProblem.UPLOADS_FULL,
+            f"Your own pictures would take more than {cap // (1024 * 1024)} MB in all; "
+            "delete a character's sheet you no longer use, then upload again.",
+        )
+
+
+def _delete_sheets(sheets: list[CharacterSheet]) -> None:
+    """Deletes the rows now and their pictures once the transaction commits."""
+    files = [sheet.image.name for sheet in sheets if sheet.image]
+    CharacterSheet.objects.filter(pk__in=[s.pk for s in sheets]).delete()
+    transaction.on_commit(lambda: [default_storage.delete(f) for f in files], robust=True)
+
+
+def delete_sheet(*, storyboard: Storyboard, name: str, outfit: str = "") -> None:
+    """Removes every sheet of the character's usual look, or of `outfit` (a rendering one's
+    hold is released); the files leave the storage once that is committed. Their panels
+    go back to the description alone."""
     with transaction.atomic():
         storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
         sheets = list(
-            CharacterSheet.objects.select_for_update().filter(storyboard=storyboard, name=name)
+            CharacterSheet.objects.select_for_update().filter(
+                storyboard=storyboard, name=name, outfit=outfit
+            )
         )
         for sheet in sheets:
             if sheet.state == SheetState.RENDERING:
                 _release(sheet, reason="sheet deleted")
-        files = [sheet.image for sheet in sheets if sheet.image]
-        CharacterSheet.objects.filter(pk__in=[s.pk for s in sheets]).delete()
+        _delete_sheets(sheets)
         rehash_storyboard(storyboard=storyboard)
-        transaction.on_commit(lambda: [f.storage.delete(f.name) for f in files])
+
+
+def adopt_sheet(
+    *, storyboard: Storyboard, name: str, outfit: str, like, image, saved: list[str]
+) -> None:
+    """Gives the storyboard's character a ready sheet that is the same sheet as `like`
+    (a sheet of another comic, or of the cast library): its hash, source and what it was
+    drawn from, with a copy of `image` (a stored file) whose name is added to `saved`.
+    Nothing is rendered or paid. The caller holds the storyboard's row lock and hashes
+    its panels again.
+
+    A copy of an uploaded picture counts against SHEET_UPLOAD_BYTES_PER_PERSON like an
+    upload: raises Refused (UPLOADS_FULL) past it.
+    """
+    with image.open("rb") as handle:
+        data = handle.read()
+    if like.source == SheetSource.UPLOADED:
+        _check_upload_bytes(storyboard=storyboard, adding=len(data), leaving=[])
+    _ready_sheet(
+        storyboard=storyboard,
+        name=name,
+        outfit=outfit,
+        image=data,
+        saved=saved,
+        source=like.source,
+        description=like.description,
+        outfit_description=like.outfit_description,
+        style=like.style,
+        hash=like.hash,
+    )
+
+
+def _ready_sheet(
+    *,
+    storyboard: Storyboard,
+    name: str,
+    outfit: str,
+    image: bytes,
+    saved: list[str],
+    **made_from,
+) -> CharacterSheet:
+    """A ready sheet of that look, its picture `image` (PNG bytes, stored now: its name
+    is added to `saved`); `made_from` its source, hash, and what a rendered one was
+    drawn from."""
+    sheet = CharacterSheet(
+        storyboard=storyboard,
+        name=name,
+        outfit=outfit,
+        state=SheetState.READY,
+        bytes=len(image),
+        rendered_at=timezone.now(),
+        **made_from,
+    )
+    sheet.image.save("sheet.png", ContentFile(image), save=False)
+    saved.append(sheet.image.name)
+    sheet.save()
+    return sheet
+
+
+def add_character(
+    *,
+    storyboard: Storyboard,
+    name: str,
+    description: str,
+    outfits: list[dict],
+    sheets: dict[str, tuple[object, object]],
+    saved: list[str],
+) -> Character:
+    """Adds a character to the storyboard, last, with `sheets` in use: outfit ("" for the
+    usual look) -> (a sheet like the one to give it, its stored image), see adopt_sheet;
+    the names of the files stored are added to `saved`. The caller holds the
+    storyboard's row lock and hashes its panels again.
+
+    Raises NameTaken (a character of that name, ignoring case), ListFull, or Refused
+    (UPLOADS_FULL, see adopt_sheet).
+    """
+    names = list(storyboard.characters.values_list("name", flat=True))
+    if name.casefold() in {n.casefold() for n in names}:
+        raise NameTaken(f"This comic already has a character named {name!r}.")
+    if len(names) >= limits.MAX_CHARACTERS:
+        raise ListFull(f"A comic has at most {limits.MAX_CHARACTERS} characters.")
+    character = Character.objects.create(
+        storyboard=storyboard,
+        position=len(names) + 1,
+        name=name,
+        description=description,
+        outfits=outfits,
+    )
+    for outfit, (like, image) in sheets.items():
+        adopt_sheet(
+            storyboard=storyboard, name=name, outfit=outfit, like=like, image=image, saved=saved
+        )
+    return character
 
 
 def end_sheet_renders(*, storyboard: Storyboard, reason: str) -> int:
@@ -215,10 +393,20 @@ def _character(storyboard: Storyboard, name: str) -> Character:
     return character
 
 
-def _rendering(storyboard: Storyboard, name: str) -> CharacterSheet | None:
+def _outfit_description(character: Character, outfit: str) -> str:
+    """The description of the character's `outfit` ("" for their usual look)."""
+    if not outfit:
+        return ""
+    for worn in character.outfits:
+        if worn["name"] == outfit:
+            return worn.get("description", "")
+    raise NoSuchOutfit(f"{character.name} has no outfit named {outfit!r}.")
+
+
+def _rendering(storyboard: Storyboard, name: str, outfit: str) -> CharacterSheet | None:
     return (
         CharacterSheet.objects.select_for_update()
-        .filter(storyboard=storyboard, name=name, state=SheetState.RENDERING)
+        .filter(storyboard=storyboard, name=name, outfit=outfit, state=SheetState.RENDERING)
         .first()
     )
 

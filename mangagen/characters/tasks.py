@@ -4,6 +4,12 @@ import logging
 
 from celery import shared_task
 
+from mangagen.passing_faults import (
+    MAX_FAULT_RETRIES,
+    PASSING_FAULTS,
+    backoff,
+    forget_broken_connections,
+)
 from mangagen.renderers import RenderError
 
 from . import services
@@ -20,6 +26,11 @@ def render_sheet(self, sheet_id: int) -> str:
     """One render of a character sheet, on the render queue through the same GPU pool."""
     try:
         return services.perform_sheet_render(sheet_id=sheet_id)
+    except PASSING_FAULTS as exc:
+        # A dropped connection or a Redis blip: the sheet's render is idempotent; again.
+        forget_broken_connections()
+        countdown = backoff(self.request.retries)
+        raise self.retry(exc=exc, countdown=countdown, max_retries=MAX_FAULT_RETRIES) from exc
     except RenderError as exc:
         if exc.retryable and self.request.retries < self.max_retries:
             raise self.retry(exc=exc, countdown=2**self.request.retries) from exc

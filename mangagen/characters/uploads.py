@@ -115,8 +115,12 @@ def checked_bytes(data: bytes) -> bytes:
         ) from exc
     image = image.convert("RGBA" if "A" in image.getbands() else "RGB")
     image.thumbnail((KEPT_SIDE, KEPT_SIDE))
+    # A new image of the pixels alone: the uploader's ICC profile, EXIF, XMP and text
+    # chunks ride along in `info` through convert() and thumbnail(), and PNG's
+    # encoder writes the profile back out.
+    pixels = Image.frombytes(image.mode, image.size, image.tobytes())
     buffer = io.BytesIO()
-    image.save(buffer, format="PNG")
+    pixels.save(buffer, format="PNG")
     return buffer.getvalue()
 
 

@@ -8,13 +8,20 @@ from typing import Protocol
 
 from django.conf import settings
 
-from .draft import Draft
+from .draft import Draft, StoryContext
 
 
 class Drafter(Protocol):
     name: str
 
-    def draft(self, *, title: str, story: str, characters: list[dict]) -> Draft: ...
+    def draft(
+        self,
+        *,
+        title: str,
+        story: str,
+        characters: list[dict],
+        context: StoryContext | None = None,
+    ) -> Draft: ...
 
 
 def get_drafter() -> Drafter:
@@ -33,4 +40,4 @@ def get_drafter() -> Drafter:
     raise ValueError(f"Unknown DRAFTER {settings.DRAFTER!r} (use 'rules' or 'openai').")
 
 
-__all__ = ["Draft", "Drafter", "get_drafter"]
+__all__ = ["Draft", "Drafter", "StoryContext", "get_drafter"]

@@ -7,14 +7,14 @@ back to the rule-based draft with a notice saying so.
 
 from __future__ import annotations
 
-import json
 import logging
 
 import requests
 
+from mangagen.chat import ask_json, reason
 from mangagen.storyboards import limits
 
-from .draft import Draft
+from .draft import Draft, StoryContext
 from .rules import RuleDrafter
 
 logger = logging.getLogger(__name__)
@@ -26,11 +26,14 @@ Answer with one JSON object and nothing else, of this shape:
               "shot": "establishing|wide|medium|close-up|extreme-close-up|action",
               "characters": ["names present"],
               "dialogue": [{{"speaker": "a character's name", "text": "..."}}],
-              "caption": "narration box text or empty"}}]}}
+              "caption": "narration box text or empty",
+              "place": "one of the known places' names, or empty"}}]}}
 At most {limits.MAX_PANELS} panels, {limits.MAX_CHARACTERS} characters and
 {limits.MAX_DIALOGUE_LINES} dialogue lines a panel; dialogue lines at most
 {limits.MAX_DIALOGUE_TEXT} characters. Every speaker and every name in a panel's
-"characters" must be one of "characters". Keep the story's own words for dialogue."""
+"characters" must be one of "characters". Keep the story's own words for dialogue.
+Known characters keep their names and looks; when the story continues a series, pick
+up where the previous chapter's last beats left off."""
 
 
 class ChatDrafter:
@@ -42,45 +45,52 @@ class ChatDrafter:
         self.model = model
         self.timeout = timeout
 
-    def draft(self, *, title: str, story: str, characters: list[dict]) -> Draft:
+    def draft(
+        self,
+        *,
+        title: str,
+        story: str,
+        characters: list[dict],
+        context: StoryContext | None = None,
+    ) -> Draft:
+        """`context` (a series' places and the previous chapter's last beats) goes to the
+        model with the story; its answer may set each panel in one of the places."""
+        context = context or StoryContext()
         try:
-            answer = self._ask(title=title, story=story, characters=characters)
-            return self._validated(answer, characters)
+            answer = self._ask(title=title, story=story, characters=characters, context=context)
+            return self._validated(answer, characters, places=context.places)
         except (requests.RequestException, ValueError, KeyError, TypeError, IndexError) as exc:
             logger.warning("Chat drafter failed, falling back to rules: %s", exc)
-            fallback = RuleDrafter().draft(title=title, story=story, characters=characters)
+            fallback = RuleDrafter().draft(
+                title=title, story=story, characters=characters, context=context
+            )
             fallback.notice = (
-                f"The language model's draft could not be used ({_short(exc)}), "
+                f"The language model's draft could not be used ({reason(exc)}), "
                 "so this draft was made by the built-in rules instead."
             )
             return fallback
 
-    def _ask(self, *, title: str, story: str, characters: list[dict]) -> dict:
+    def _ask(
+        self, *, title: str, story: str, characters: list[dict], context: StoryContext
+    ) -> dict:
         known = "".join(f"\n- {c['name']}: {c.get('description', '')}" for c in characters)
         known = known or " none"
-        response = requests.post(
-            f"{self.base_url}/v1/chat/completions",
-            headers={"Authorization": f"Bearer {self.api_key}"} if self.api_key else {},
-            json={
-                "model": self.model,
-                "response_format": {"type": "json_object"},
-                "temperature": 0.4,
-                "messages": [
-                    {"role": "system", "content": SYSTEM_PROMPT},
-                    {
-                        "role": "user",
-                        "content": f"Title: {title}\nKnown characters:{known}\n\n{story}",
-                    },
-                ],
-            },
+        places = "".join(f"\n- {p['name']}: {p.get('description', '')}" for p in context.places)
+        known += f"\nKnown places:{places or ' none'}"
+        if context.last_beats:
+            beats = "".join(f"\n- {beat}" for beat in context.last_beats)
+            known += f"\nThe previous chapter ended with:{beats}"
+        return ask_json(
+            base_url=self.base_url,
+            api_key=self.api_key,
+            model=self.model,
             timeout=self.timeout,
+            system=SYSTEM_PROMPT,
+            user=f"Title: {title}\nKnown characters:{known}\n\n{story}",
+            temperature=0.4,
         )
-        if response.status_code >= 400:
-            raise ValueError(f"the model answered HTTP {response.status_code}")
-        content = response.json()["choices"][0]["message"]["content"]
-        return json.loads(content)
 
-    def _validated(self, answer: dict, existing: list[dict]) -> Draft:
+    def _validated(self, answer: dict, existing: list[dict], *, places: list[dict]) -> Draft:
         from mangagen.storyboards.serializers import StoryboardWriteSerializer
 
         if not isinstance(answer, dict):
@@ -95,9 +105,18 @@ class ChatDrafter:
             if not isinstance(c, dict):
                 raise ValueError("the answer's characters are not names")
             known.setdefault(str(c.get("name", "")).strip(), str(c.get("description", "")))
+        named = {p["name"] for p in places}
+        panels = answer["panels"]
+        if isinstance(panels, list):  # a place the comic does not have is dropped, not fatal
+            for panel in panels:
+                if isinstance(panel, dict) and panel.get("place") not in named:
+                    panel.pop("place", None)
         data = {
             "characters": [{"name": n, "description": d} for n, d in known.items() if n],
-            "panels": answer["panels"],
+            "places": [
+                {"name": p["name"], "description": p.get("description", "")} for p in places
+            ],
+            "panels": panels,
         }
         serializer = StoryboardWriteSerializer(data=data, partial=True)
         if not serializer.is_valid():
@@ -108,8 +127,3 @@ class ChatDrafter:
             characters=serializer.validated_data["characters"],
             panels=serializer.validated_data["panels"],
         )
-
-
-def _short(exc: Exception) -> str:
-    text = str(exc) or type(exc).__name__
-    return text if len(text) < 160 else text[:157] + "…"

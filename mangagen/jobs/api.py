@@ -3,7 +3,6 @@
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
@@ -82,8 +81,6 @@ class JobView(APIView):
 
 class CancelView(APIView):
     """Also answers `navigator.sendBeacon` (FormData with `csrfmiddlewaretoken`)."""
-
-    parser_classes = [JSONParser, FormParser, MultiPartParser]
 
     @extend_schema(request=None, responses=JobSerializer, summary="Cancel a job; holds released")
     def post(self, request, pk: int):

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import redis
+from django.conf import settings
 from django.db import transaction
 
+from mangagen import broker
 from mangagen.celery import app as celery_app
 from mangagen.queues import Queue
 
@@ -35,6 +38,15 @@ def send_expire(args: tuple[int], eta: datetime) -> None:
 def send_lookahead(args: tuple[int]) -> None:
     """Sends the look-ahead of a job (its next panels' holds and renders) to be placed now."""
     celery_app.send_task(QUEUE_LOOKAHEAD, args=args, queue=Queue.RENDER)
+
+
+def waiting() -> dict[str, int]:
+    """Messages waiting in each queue; every queue counts as holding one when the broker
+    cannot be read (then nothing is taken for lost)."""
+    try:
+        return broker.holdings(broker.quick_client(settings.CELERY_BROKER_URL))[0]
+    except redis.RedisError:
+        return {str(queue): 1 for queue in Queue}
 
 
 def lookahead_on_commit(*, job_id: int) -> None:

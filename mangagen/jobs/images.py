@@ -3,8 +3,15 @@
 A panel is shown with its lettering drawn over the art from the storyboard's
 current text (while the panel's picture is still the one the storyboard
 asks for; otherwise the text the job started with), so a text edit shows at
-once without a render. A comic's kept takes are served the same way, to its
-owner only.
+once without a render. `?lang=` letters it in one of the comic's
+translations instead (404 for a language it has none in). A comic's kept
+takes are served the same way, to its owner only.
+
+The lettered picture is kept in the cache (Redis) under the image's name and
+language, one entry per image and language, overwritten when its text
+changes: however often a person edits a balloon, their images take one entry
+each per language. Drawing one that is not in the cache counts against the
+person's drawing budget (`quotas.drawing`).
 """
 
 import hashlib
@@ -17,14 +24,20 @@ from django.core.cache import cache
 from django.db.models.fields.files import FieldFile
 from django.http import Http404, HttpResponse, HttpResponseNotModified
 
+from mangagen import quotas
+from mangagen.api.errors import plain_error_response
 from mangagen.lettering import Letterable
 from mangagen.pages.builds import REVISION
 from mangagen.pages.compose import PanelArt, compose_panel
 from mangagen.storyboards.models import KeptArt, Storyboard
+from mangagen.translations import selectors as translations
+from mangagen.translations.errors import NoSuchTranslation
 
 from .models import SHOWN_STATES, JobPanel
 
-LETTERED_TTL = 24 * 3600  # seconds a lettered panel stays drawn in the cache
+# Seconds a lettered panel stays drawn in the cache: the first paint after Generate
+# and a session's revisits; past it a view draws it again.
+LETTERED_TTL = 3600
 
 
 @dataclass
@@ -58,13 +71,29 @@ def _find(user, name: str) -> _Shown | None:
     return _Shown(kept.image, kept.storyboard, kept.art_hash, kept.faces, {})
 
 
-def _lettering(shown: _Shown, path: str) -> tuple[str, str, Callable[[], bytes]]:
-    """The ETag, the cache key and the drawing of a shown panel with its lettering."""
+def _lettering(
+    shown: _Shown, path: str, language: str | None = None
+) -> tuple[str, str, Callable[[], bytes]]:
+    """The ETag, the cache key (one per image and language) and the drawing of a shown
+    panel with its lettering, in `language` (None: the original's; NoSuchTranslation
+    for one the comic lacks)."""
     same_art = shown.storyboard.panels.filter(art_hash=shown.art_hash).order_by("index")
     current = same_art.filter(index=shown.index).first() if shown.index else None
     current = current or same_art.first()
+    # The original's text is the panel's own; a translation's is read only when asked for.
+    lettering = (
+        translations.lettering(storyboard=shown.storyboard, language=language) if language else None
+    )
     if current is not None:
-        fields = {k: getattr(current, k) for k in ("dialogue", "caption", "shot", "characters")}
+        text = lettering.of(current.index) if lettering else current
+        fields = {
+            "dialogue": text.dialogue,
+            "caption": text.caption,
+            "shot": current.shot,
+            "characters": current.characters,
+            "blocking": current.blocking,
+            "language": lettering.language if lettering else shown.storyboard.language,
+        }
     else:
         spec = shown.spec
         fields = {
@@ -72,6 +101,8 @@ def _lettering(shown: _Shown, path: str) -> tuple[str, str, Callable[[], bytes]]
             "caption": spec.get("caption", ""),
             "shot": spec.get("shot", "medium"),
             "characters": spec.get("characters", []),
+            "blocking": spec.get("blocking", {}),
+            "language": shown.storyboard.language,  # the text the job started with
         }
     direction = shown.storyboard.reading_direction
     digest = hashlib.sha256(repr((REVISION, path, fields, direction, shown.faces)).encode())
@@ -87,7 +118,33 @@ def _lettering(shown: _Shown, path: str) -> tuple[str, str, Callable[[], bytes]]
         return buffer.getvalue()
 
     # The key is only reachable after the owner check of the view.
-    return f'"{digest.hexdigest()[:32]}"', f"lettered-panel:{digest.hexdigest()}", lettered
+    return f'"{digest.hexdigest()[:32]}"', lettered_cache_key(path), lettered
+
+
+def _cached(key: str, etag: str, language: str | None = None) -> bytes | None:
+    """The lettered picture in the cache, if it was drawn with this text (the ETag).
+
+    One entry per image: a mapping of language ("" for the original's) to
+    (ETag, picture), so one image takes at most one picture per language."""
+    entry = cache.get(key)
+    drawn = entry.get(language or "") if isinstance(entry, dict) else None
+    if isinstance(drawn, tuple) and len(drawn) == 2 and drawn[0] == etag:
+        return drawn[1]
+    return None
+
+
+def _store(key: str, etag: str, png: bytes, language: str | None = None) -> None:
+    entry = cache.get(key)
+    entry = entry if isinstance(entry, dict) else {}
+    entry[language or ""] = (etag, png)  # replaces the drawing of the old text
+    cache.set(key, entry, LETTERED_TTL)
+
+
+def lettered_cache_key(image_name: str) -> str:
+    """The cache key of an image's lettered picture (`renders/…` or the URL's path),
+    one per image: to find it, and to forget it with the image."""
+    path = image_name.removeprefix("renders/")
+    return f"lettered-panel:{hashlib.sha256(path.encode()).hexdigest()}"
 
 
 def draw_ahead(panel: JobPanel) -> None:
@@ -98,8 +155,9 @@ def draw_ahead(panel: JobPanel) -> None:
     shown = _Shown(
         panel.image, job.storyboard, panel.art_hash, panel.faces, panel.spec, panel.index
     )
-    _, key, lettered = _lettering(shown, (panel.image.name or "").removeprefix("renders/"))
-    cache.get_or_set(key, lettered, LETTERED_TTL)
+    etag, key, lettered = _lettering(shown, (panel.image.name or "").removeprefix("renders/"))
+    if _cached(key, etag) is None:
+        _store(key, etag, lettered())
 
 
 @login_required
@@ -107,13 +165,26 @@ def render_image(request, path: str):
     shown = _find(request.user, f"renders/{path}")
     if shown is None:
         raise Http404("No such image.")
-    etag, key, lettered = _lettering(shown, path)
+    try:
+        etag, key, lettered = _lettering(shown, path, request.GET.get("lang"))
+    except NoSuchTranslation as gone:
+        raise Http404("No such translation of this image.") from gone
     if request.headers.get("If-None-Match") == etag:
         return HttpResponseNotModified()
-    # Drawn once per picture and text (the key names both), not on every request: a
-    # person's first paint after Generate and every other tab then skip the lettering
-    # (and a render's worker draws it ahead: draw_ahead).
-    png = cache.get_or_set(key, lettered, LETTERED_TTL)
+    # Drawn once per picture and text, not on every request: a person's first paint
+    # after Generate and every other tab then skip the lettering (and a render's
+    # worker draws it ahead: draw_ahead).
+    language = request.GET.get("lang") or None
+    png = _cached(key, etag, language)
+    if png is None:
+        try:
+            with quotas.drawing(user_id=request.user.pk):
+                png = lettered()
+        except quotas.LimitReached as refused:
+            return plain_error_response(refused)
+        except FileNotFoundError as gone:  # its file left storage (the comic is going)
+            raise Http404("No such image.") from gone
+        _store(key, etag, png, language)
     response = HttpResponse(png, content_type="image/png")
     response["ETag"] = etag
     response["Cache-Control"] = "private, no-cache"  # the lettering may change under this URL

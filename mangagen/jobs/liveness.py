@@ -11,6 +11,8 @@ person is charged once and waits seconds, not RENDER_STUCK_SECONDS.
 from __future__ import annotations
 
 import contextlib
+import os
+import socket
 import threading
 from functools import cache
 
@@ -62,9 +64,14 @@ class Heartbeat:
         self._thread = threading.Thread(target=self._run, daemon=True, name=f"beat {name}")
 
     def beat(self) -> None:
-        # A missed beat costs at most a duplicate render, charged once.
+        # A missed beat costs at most a duplicate render, charged once. The value names
+        # the worker process, for an operator asking who renders what.
         with contextlib.suppress(redis.RedisError):
-            _client(settings.REDIS_URL).set(_key(self.name), "1", ex=max(1, int(self.every * 3)))
+            _client(settings.REDIS_URL).set(
+                _key(self.name),
+                f"{socket.gethostname()}:{os.getpid()}",
+                ex=max(1, int(self.every * 3)),
+            )
 
     def _run(self) -> None:
         while not self._done.wait(self.every):

@@ -13,6 +13,7 @@ from django.db import models
 from django.db.models import Q
 
 from ledger.models import Hold
+from mangagen.observability.metrics import RenderOutcome
 from mangagen.storyboards.models import Storyboard
 
 
@@ -162,16 +163,17 @@ class JobEvent(models.Model):
         return {"seq": self.seq, "type": self.type, "at": self.at.isoformat(), "data": self.data}
 
 
-class RenderOutcome(models.TextChoices):
-    """How a render attempt ended (what perform_render returns, and what the metrics of
-    renders count: `mangagen_renders_total{outcome}`)."""
-
-    DELIVERED = "delivered"  # shown to a confirmed job and paid
-    READY = "ready"  # rendered for an unconfirmed job, not shown yet
-    FAILED = "failed"  # failed for good; its hold released
-    WITHDRAWN = "withdrawn"  # its job ended before it reached a provider (or could be stopped)
-    CANCELLED_AT_PROVIDER = "cancelled_at_provider"  # its job ended; stopped at the provider
-    DISCARDED = "discarded"  # rendered for a job that had ended or moved on
+# How an attempt that ran ended, as kept on its row: the task's other answers (stale,
+# duplicate) are about a copy of the attempt, not the attempt. The values are
+# RenderOutcome's, the one contract perform_render and `mangagen_renders_total` share.
+ATTEMPT_ENDINGS = (
+    RenderOutcome.DELIVERED,
+    RenderOutcome.READY,
+    RenderOutcome.FAILED,
+    RenderOutcome.WITHDRAWN,
+    RenderOutcome.CANCELLED_AT_PROVIDER,
+    RenderOutcome.DISCARDED,
+)
 
 
 class RenderAttempt(models.Model):
@@ -184,7 +186,11 @@ class RenderAttempt(models.Model):
     index = models.PositiveSmallIntegerField()
     attempt = models.PositiveSmallIntegerField()
     hold = models.OneToOneField(Hold, on_delete=models.PROTECT, related_name="+")
-    outcome = models.CharField(max_length=24, choices=RenderOutcome.choices, blank=True)
+    outcome = models.CharField(
+        max_length=24,
+        choices=[(o.value, o.name.replace("_", " ").title()) for o in ATTEMPT_ENDINGS],
+        blank=True,
+    )
     phases = models.JSONField(default=dict, blank=True)
     provider_seconds_saved = models.FloatField(null=True, blank=True)
 

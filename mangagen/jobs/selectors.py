@@ -2,11 +2,35 @@
 
 from __future__ import annotations
 
+from django.db.models import Count, OuterRef, QuerySet, Subquery
 from django.urls import reverse
 
 from ledger import selectors as ledger_selectors
+from mangagen.storyboards.models import KeptArt, Panel, Storyboard
 
-from .models import Job, JobPanel
+from .models import LIVE_STATES, Job, JobPanel
+
+
+def comics_of(*, owner) -> QuerySet[Storyboard]:
+    """A person's comics as the dashboard lists them, in a constant number of queries
+    however many jobs each has had: `panel_count`, `kept` (kept renders),
+    `live_job` (the pk of its confirmed job still under way, or None) and, for a
+    chapter, its `series` (joined, not queried per comic)."""
+
+    def count(model):
+        rows = model.objects.filter(storyboard=OuterRef("pk")).order_by()
+        return Subquery(rows.values("storyboard").annotate(n=Count("pk")).values("n")[:1])
+
+    live = Job.objects.filter(storyboard=OuterRef("pk"), confirmed=True, state__in=LIVE_STATES)
+    return (
+        Storyboard.objects.filter(owner=owner)
+        .select_related("series")
+        .annotate(
+            panel_count=count(Panel),
+            kept=count(KeptArt),
+            live_job=Subquery(live.order_by("-pk").values("pk")[:1]),
+        )
+    )
 
 
 def image_url(panel: JobPanel, job: Job) -> str | None:
@@ -46,3 +70,15 @@ def state_data(job: Job) -> dict:
         "current_index": job.current_index,
         "total": job.panels.count(),
     }
+
+
+def sheets_in_live_jobs(*, storyboard, name: str) -> frozenset[str]:
+    """The hashes of the character's sheets, of their usual look and of any outfit, that
+    the storyboard's live jobs draw from (each job keeps the sheets its panels were
+    started with)."""
+    specs = JobPanel.objects.filter(job__storyboard=storyboard, job__state__in=LIVE_STATES)
+    used = set()
+    for spec in specs.values_list("spec", flat=True):
+        used.add((spec.get("sheets") or {}).get(name))
+        used.add(((spec.get("outfits") or {}).get(name) or {}).get("sheet"))
+    return frozenset(filter(None, used))

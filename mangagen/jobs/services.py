@@ -35,6 +35,8 @@ from ledger.models import Hold
 from mangagen import quotas
 from mangagen.credit_history import RENDER_FAILED_PREFIX
 from mangagen.errors import ApplicationError
+from mangagen.observability import metrics
+from mangagen.observability.metrics import RenderOutcome
 from mangagen.queues import Queue
 from mangagen.renderers import RenderError, get_renderer, observed
 from mangagen.renderers.base import StateChange
@@ -53,7 +55,6 @@ from .models import (
     JobState,
     PanelState,
     RenderAttempt,
-    RenderOutcome,
 )
 from .selectors import credits_of, image_url, reader_url, state_data
 from .signals import generate_requested, job_confirmed, job_ended
@@ -271,16 +272,17 @@ def _rebase(*, job: Job, storyboard: Storyboard) -> None:
 # --- rendering -----------------------------------------------------------------------------
 
 
-def perform_render(*, job_id: int, index: int, attempt: int) -> str:
+def perform_render(*, job_id: int, index: int, attempt: int) -> RenderOutcome:
     """Renders one attempt of one panel. Safe to run twice (a redelivered task).
 
     Returns what happened: a RenderOutcome — "delivered", "ready", "withdrawn" (its
     job ended while it waited for a container, or for a provider that could not stop
     it), "cancelled_at_provider" (its job ended and the render was stopped at the
-    provider) or "discarded" (it rendered for a job that had moved on) — or "stale" or
-    "duplicate" (another copy of this attempt is alive). Raises RenderError for the
-    task to retry or fail. How the attempt ended, and its phases, are kept on its
-    RenderAttempt.
+    provider) or "discarded" (it rendered for a job that had moved on) — or "stale" (the
+    panel had moved on before it ran) or "duplicate" (another copy of this attempt is
+    alive). Raises RenderError for the task to retry or fail. How the attempt ended, and
+    its phases, are kept on its RenderAttempt; the render task counts the answer in
+    `mangagen_renders_total{outcome}` and the phases in `mangagen_render_seconds`.
 
     While it waits for a container and renders, it beats (liveness) and holds
     no database connection; confirmed work waits in the pool's confirmed queue.
@@ -290,19 +292,19 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> str:
     with transaction.atomic():
         job, panel = _lock_attempt(job_id, index, attempt)
         if job is None or panel is None:
-            return "stale"
+            return RenderOutcome.STALE
         twin = panel.state == PanelState.RENDERING and liveness.alive(name)
     # Another copy of this attempt beats (a promotion's twin, or the copy a worker was
     # killed under, whose last beat has not expired yet): let it finish, or take over
     # once it falls silent.
     if twin and not _outlive_twin(job_id=job_id, index=index, attempt=attempt, name=name):
-        return "duplicate"
+        return RenderOutcome.DUPLICATE
     with transaction.atomic():
         job, panel = _lock_attempt(job_id, index, attempt)
         if job is None or panel is None:
-            return "stale"
+            return RenderOutcome.STALE
         if panel.state == PanelState.RENDERING and liveness.alive(name):
-            return "duplicate"
+            return RenderOutcome.DUPLICATE
         priority = _priority(job, panel)
         panel.state = PanelState.RENDERING
         panel.render_started_at = timezone.now()
@@ -333,7 +335,8 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> str:
         except Withdrawn as withdrawn:
             return _withdrawn(job_id=job_id, index=index, attempt=attempt, withdrawn=withdrawn)
     observed.record(result)
-    phases = result.metadata.get("phases") or {}
+    phases = metrics.phases_of(result.metadata, result.seconds)
+    metrics.observe_render_phases(result.metadata, result.seconds)
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job_id)
         panel = job.panels.select_for_update().filter(index=index).first()
@@ -397,7 +400,7 @@ def note_provider_state(*, job_id: int, index: int, attempt: int, change: StateC
     _hold_no_connection()  # the render goes on waiting
 
 
-def _withdrawn(*, job_id: int, index: int, attempt: int, withdrawn: Withdrawn) -> str:
+def _withdrawn(*, job_id: int, index: int, attempt: int, withdrawn: Withdrawn) -> RenderOutcome:
     """A render whose job ended while it waited: recorded with what cancelling it at the
     provider saved, if it was cancelled there."""
     if withdrawn.cancelled_at_provider:
@@ -634,24 +637,14 @@ def requeue_stuck_renders(*, now: datetime | None = None) -> int:
                 )
             ):
                 continue
-            panel.state = PanelState.PENDING
-            panel.queued_at = now
-            panel.save(update_fields=["state", "queued_at"])
-            emit(
-                job=job,
-                type=EventType.PANEL_REQUEUED,
-                data={"index": panel.index, "attempt": panel.attempts},
-            )
-            queue = Queue.SPECULATIVE if (panel.lookahead or not job.confirmed) else Queue.RENDER
-            dispatch.render_on_commit(
-                job_id=job.pk, index=panel.index, attempt=panel.attempts, queue=queue
-            )
+            _send_again(job, panel, now=now, why="stuck")
             count += 1
     return count
 
 
 def requeue_lost_renders(*, now: datetime | None = None) -> int:
-    """Sends again every render whose worker stopped beating; returns how many.
+    """Sends again every render whose worker stopped beating, and every render whose
+    task a dead worker took before it started; returns how many.
 
     A render is RENDERING from the moment its task starts (waiting for a
     container included) and its worker beats every RENDER_HEARTBEAT_SECONDS.
@@ -660,6 +653,7 @@ def requeue_lost_renders(*, now: datetime | None = None) -> int:
     """
     now = now or timezone.now()
     grace = timedelta(seconds=settings.RENDER_HEARTBEAT_SECONDS * 3)
+    count = _requeue_unstarted(now=now, cutoff=now - grace)
     candidates = list(
         JobPanel.objects.filter(
             job__state__in=LIVE_STATES,
@@ -669,35 +663,74 @@ def requeue_lost_renders(*, now: datetime | None = None) -> int:
         ).values_list("pk", "job_id", "index", "attempts")
     )
     beating = liveness.alive_many([liveness.ticket(j, i, a) for _, j, i, a in candidates])
-    count = 0
     for pk, job_id, index, attempts in candidates:
         if beating[liveness.ticket(job_id, index, attempts)]:
             continue
         with transaction.atomic():
-            job = Job.objects.select_for_update().get(pk=job_id)
-            panel = job.panels.select_for_update().get(pk=pk)
+            locked = _lock_if_still(
+                job_id=job_id, pk=pk, attempts=attempts, state=PanelState.RENDERING
+            )
             # As the locked rows say: still this attempt, still rendering, still silent.
-            if (
-                not job.live
-                or panel.attempts != attempts
-                or panel.state != PanelState.RENDERING
-                or liveness.alive(liveness.ticket(job_id, index, attempts))
-            ):
+            if locked is None or liveness.alive(liveness.ticket(job_id, index, attempts)):
                 continue
-            panel.state = PanelState.PENDING
-            panel.queued_at = now
-            panel.save(update_fields=["state", "queued_at"])
-            emit(
-                job=job,
-                type=EventType.PANEL_REQUEUED,
-                data={"index": index, "attempt": attempts, "why": "worker lost"},
-            )
-            queue = (
-                Queue.RENDER if _priority(job, panel) == Priority.CONFIRMED else Queue.SPECULATIVE
-            )
-            dispatch.render_on_commit(job_id=job.pk, index=index, attempt=attempts, queue=queue)
+            _send_again(*locked, now=now, why="worker lost")
             count += 1
     return count
+
+
+def _requeue_unstarted(*, now: datetime, cutoff: datetime) -> int:
+    """Sends again the renders queued before `cutoff` that never started, when no queue
+    holds a message: a worker took their task and died before starting it (its message
+    would come back only after the broker's visibility timeout). While messages wait,
+    they may be among them, and the stuck-render sweep is the backstop."""
+    unstarted = list(
+        JobPanel.objects.filter(
+            job__state__in=LIVE_STATES,
+            hold__state=Hold.State.PENDING,
+            state=PanelState.PENDING,
+            queued_at__lte=cutoff,
+        ).values_list("pk", "job_id", "attempts")
+    )
+    if not unstarted or any(dispatch.waiting().values()):
+        return 0
+    count = 0
+    for pk, job_id, attempts in unstarted:
+        with transaction.atomic():
+            locked = _lock_if_still(
+                job_id=job_id, pk=pk, attempts=attempts, state=PanelState.PENDING
+            )
+            if locked is None or not locked[1].queued_at or locked[1].queued_at > cutoff:
+                continue
+            _send_again(*locked, now=now, why="never started")
+            count += 1
+    return count
+
+
+def _lock_if_still(
+    *, job_id: int, pk: int, attempts: int, state: str
+) -> tuple[Job, JobPanel] | None:
+    """Locks a job and its panel: (job, panel) if the job is live and the panel still
+    waits in `state` for this attempt, None otherwise (it moved on meanwhile)."""
+    job = Job.objects.select_for_update().get(pk=job_id)
+    panel = job.panels.select_for_update().get(pk=pk)
+    if not job.live or panel.attempts != attempts or panel.state != state:
+        return None
+    return job, panel
+
+
+def _send_again(job: Job, panel: JobPanel, *, now: datetime, why: str) -> None:
+    """Sends the panel's current attempt again (same hold: charged once). The caller holds
+    the job's and the panel's row locks and has checked the render is lost."""
+    panel.state = PanelState.PENDING
+    panel.queued_at = now
+    panel.save(update_fields=["state", "queued_at"])
+    emit(
+        job=job,
+        type=EventType.PANEL_REQUEUED,
+        data={"index": panel.index, "attempt": panel.attempts, "why": why},
+    )
+    queue = Queue.RENDER if _priority(job, panel) == Priority.CONFIRMED else Queue.SPECULATIVE
+    dispatch.render_on_commit(job_id=job.pk, index=panel.index, attempt=panel.attempts, queue=queue)
 
 
 def expire_job_if_due(*, job_id: int, now: datetime | None = None) -> bool:
@@ -789,8 +822,9 @@ def _queue_lookahead(*, job: Job) -> int:
     """While the person decides on panel i, panels i+1…i+k render ahead under their own holds.
 
     They go to the capped `speculative` queue and are delivered (paid) only
-    when reached; a person who cannot pay for them simply gets none. Returns
-    how many renders it placed.
+    when reached; a person who cannot pay for them, or whose account was
+    frozen meanwhile, simply gets none (the delivery they ride on stands).
+    Returns how many renders it placed.
     """
     placed = 0
     ahead = job.panels.select_for_update().filter(
@@ -804,7 +838,7 @@ def _queue_lookahead(*, job: Job) -> int:
         try:
             with transaction.atomic():
                 _queue_render(job=job, panel=panel, queue=Queue.SPECULATIVE, lookahead=True)
-        except ledger_errors.InsufficientCredits:
+        except (ledger_errors.InsufficientCredits, ledger_errors.AccountFlagged):
             break
         placed += 1
     return placed

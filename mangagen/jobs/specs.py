@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from mangagen.characters.selectors import references
-from mangagen.renderers import CharacterSpec, PanelSpec
+from mangagen.places.selectors import picture_bytes
+from mangagen.renderers import CharacterSpec, PanelSpec, PlaceSpec
 
 from .models import Job, JobPanel
 
 
 def spec_of(panel) -> dict:
-    """The storyboard panel as it is now, frozen into the job's row."""
-    return {
+    """The storyboard panel as it is now, frozen into the job's row: what its art hash
+    covers (the sheets, outfits, place and blocking included), and its text."""
+    spec = {
         "description": panel.description,
         "shot": panel.shot,
         "characters": list(panel.characters),
@@ -18,13 +20,32 @@ def spec_of(panel) -> dict:
         "caption": panel.caption,
         "sheets": dict(panel.sheets),  # the reference sheets its art hash covers
     }
+    inputs = panel.art_inputs or {}
+    if inputs.get("outfits"):  # absent keys stay absent: older jobs' specs read the same
+        spec["outfits"] = dict(inputs["outfits"])
+    if inputs.get("place"):
+        spec["place"] = dict(inputs["place"])
+    if panel.blocking:
+        spec["blocking"] = dict(panel.blocking)
+    return spec
 
 
 def panel_spec(job: Job, panel: JobPanel) -> PanelSpec:
-    """What the renderer is given: the art's inputs only, never the text (lettering is a layer)."""
+    """What the renderer is given: the art's inputs only, never the text (lettering is a layer).
+
+    A character wearing an outfit that has a sheet is given that sheet as their
+    reference (their usual sheet's hash still names their look); the place comes with
+    its picture when it has one.
+    """
     spec = panel.spec
     sheets = spec.get("sheets") or {}
+    outfits = spec.get("outfits") or {}
+    blocking = spec.get("blocking") or {}
     images = references(storyboard_id=job.storyboard_id, sheets=sheets)
+    outfit_images = references(
+        storyboard_id=job.storyboard_id,
+        sheets={n: o["sheet"] for n, o in outfits.items() if o.get("sheet")},
+    )
     return PanelSpec(
         style=job.style,
         description=spec["description"],
@@ -34,11 +55,26 @@ def panel_spec(job: Job, panel: JobPanel) -> PanelSpec:
                 n,
                 job.cast.get(n, ""),
                 sheet=sheets.get(n, "") if n in images else "",
-                reference=images.get(n, b""),
+                reference=outfit_images.get(n) or images.get(n, b""),
+                position=blocking.get(n, ""),
+                outfit=outfits[n]["description"] if n in outfits else "",
             )
             for n in spec["characters"]
         ),
         index=panel.index,
         content_hash=panel.content_hash,
         art_hash=panel.art_hash,
+        place=_place(job, spec.get("place")),
     )
+
+
+def _place(job: Job, place: dict | None) -> PlaceSpec | None:
+    if not place:
+        return None
+    picture = place.get("picture", "")
+    reference = (
+        picture_bytes(storyboard_id=job.storyboard_id, name=place["name"], picture_hash=picture)
+        if picture
+        else b""
+    )
+    return PlaceSpec(place["name"], place["description"], reference=reference)

@@ -4,13 +4,20 @@ import logging
 
 from celery import shared_task
 
+from mangagen.observability import logs, metrics
+from mangagen.observability.metrics import RenderOutcome
+from mangagen.passing_faults import (
+    MAX_FAULT_RETRIES,
+    PASSING_FAULTS,
+    backoff,
+    forget_broken_connections,
+)
 from mangagen.queues import Queue
 from mangagen.renderers import RenderError
 from mangagen.renderers.base import RENDER_FAILED
 
 from . import services
 from .dispatch import EXPIRE_JOB, QUEUE_LOOKAHEAD, RENDER_PANEL
-from .models import RenderOutcome
 
 logger = logging.getLogger(__name__)
 
@@ -20,19 +27,42 @@ MAX_RENDER_RETRIES = 3
 @shared_task(bind=True, name=RENDER_PANEL, max_retries=MAX_RENDER_RETRIES)
 def render_panel(self, job_id: int, index: int, attempt: int) -> str:
     """One render of one panel. Redelivery after a lost worker renders again, charges once."""
+    with logs.about(job=job_id, panel=index):
+        outcome = _render(self, job_id, index, attempt)
+        metrics.record_render(outcome)
+        logger.info("Render of job %s panel %s attempt %s: %s", job_id, index, attempt, outcome)
+        return outcome
+
+
+def _render(task, job_id: int, index: int, attempt: int) -> str:
+    queue = (task.request.delivery_info or {}).get("routing_key") or Queue.RENDER
     try:
         return services.perform_render(job_id=job_id, index=index, attempt=attempt)
+    except PASSING_FAULTS as exc:
+        # A dropped connection or a Redis blip: the render is idempotent, so it goes again.
+        forget_broken_connections()
+        countdown = backoff(task.request.retries)
+        logger.warning(
+            "Render of job %s panel %s met %s (%s); again in %.1fs",
+            job_id,
+            index,
+            type(exc).__name__,
+            exc,
+            countdown,
+        )
+        raise task.retry(
+            exc=exc, countdown=countdown, queue=queue, max_retries=MAX_FAULT_RETRIES
+        ) from exc
     except RenderError as exc:
         # The provider's own words go to the log and to operators; the person is told
         # only what it means for them (exc.public).
-        if exc.retryable and self.request.retries < self.max_retries:
-            countdown = 2**self.request.retries
+        if exc.retryable and task.request.retries < task.max_retries:
+            countdown = 2**task.request.retries
             logger.warning("Render of job %s panel %s will be retried: %s", job_id, index, exc)
             services.note_render_retry(
                 job_id=job_id, index=index, attempt=attempt, error=exc.public, retry_in=countdown
             )
-            queue = (self.request.delivery_info or {}).get("routing_key") or Queue.RENDER
-            raise self.retry(exc=exc, countdown=countdown, queue=queue) from exc
+            raise task.retry(exc=exc, countdown=countdown, queue=queue) from exc
         services.fail_render(
             job_id=job_id, index=index, attempt=attempt, error=exc.public, detail=str(exc)
         )
@@ -49,13 +79,13 @@ def render_panel(self, job_id: int, index: int, attempt: int) -> str:
         return RenderOutcome.FAILED
 
 
-@shared_task(name=QUEUE_LOOKAHEAD)
+@shared_task(name=QUEUE_LOOKAHEAD, autoretry_for=PASSING_FAULTS, retry_backoff=1, max_retries=8)
 def queue_lookahead(job_id: int) -> int:
     """Places the look-ahead of a job that Generate attached (off the click's request)."""
     return services.queue_lookahead(job_id=job_id)
 
 
-@shared_task(name=EXPIRE_JOB)
+@shared_task(name=EXPIRE_JOB, autoretry_for=PASSING_FAULTS, retry_backoff=1, max_retries=8)
 def expire_job(job_id: int) -> bool:
     """Runs at a job's deadline (confirm_by or the TTL)."""
     return services.expire_job_if_due(job_id=job_id)

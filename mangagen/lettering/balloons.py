@@ -7,7 +7,10 @@ renderer's own face positions when it reported them, otherwise zones guessed
 from the shot), how much ink it hides, how far it sits from its speaker, and
 whether it keeps reading order (right to left, or left to right, then down);
 overlapping an earlier balloon is refused. Text is fitted to its balloon by
-shrinking the type within bounds; Japanese dialogue is set vertically.
+shrinking the type within bounds. The panel's language decides the setting:
+Japanese lines are set vertically, every other language horizontally (a
+line of Chinese or Japanese set horizontally breaks between characters, and
+never before a closing mark).
 """
 
 from __future__ import annotations
@@ -18,9 +21,15 @@ from dataclasses import dataclass, field
 
 from PIL import Image, ImageDraw, ImageFont
 
-from .fonts import cjk_font, lettering_font
+from .fonts import cjk_font, face_for
+from .languages import ORIGINAL_DEFAULT, is_vertical
 
 JAPANESE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uff66-\uff9f]")
+# Scripts written without spaces: a line may break between any two characters.
+UNSPACED = "\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
+TOKEN = re.compile(rf"\s+|[{UNSPACED}]|[^\s{UNSPACED}]+")
+NO_LINE_START = set("、。，．！？」』）〕】〉》・ー…!?,.;:)")
+NO_LINE_END = set("「『（〔【〈《(")
 # Line and paragraph breaks and other control characters: Pillow's text layout
 # refuses a line break in what it measures, and the rest draw as boxes or fail.
 BREAKS = re.compile(r"[\s\x00-\x1f\x7f-\x9f]+")
@@ -39,6 +48,11 @@ SHOT_ZONES = {
     "extreme-close-up": (0.5, 0.25),
     "action": (0.45, 0.1),
 }
+
+
+# Where a character the blocking places stands, as a fraction of the width, when the
+# renderer reported no faces (the procedural renderer's figures stand there too).
+BLOCKING_X = {"left": 0.22, "center": 0.5, "right": 0.78}
 
 
 @dataclass(frozen=True)
@@ -65,9 +79,21 @@ class Letterable:
     shot: str = "medium"
     characters: tuple[str, ...] = ()
     faces: dict[str, Speaker] = field(default_factory=dict)
+    blocking: dict[str, str] = field(default_factory=dict)  # name -> left | center | right
+    language: str = ORIGINAL_DEFAULT  # what the text is written in: how it is set
 
     @classmethod
-    def of(cls, *, dialogue, caption: str, shot: str, characters, faces: dict | None):
+    def of(
+        cls,
+        *,
+        dialogue,
+        caption: str,
+        shot: str,
+        characters,
+        faces: dict | None,
+        blocking: dict | None = None,
+        language: str = ORIGINAL_DEFAULT,
+    ):
         return cls(
             dialogue=tuple(
                 (d.get("speaker", ""), one_line(d["text"]))
@@ -78,15 +104,21 @@ class Letterable:
             shot=shot,
             characters=tuple(characters),
             faces={name: Speaker(*xyr) for name, xyr in (faces or {}).items()},
+            blocking=dict(blocking or {}),
+            language=language,
         )
 
     def speakers(self) -> dict[str, Speaker]:
-        """Faces as reported, else guessed from the shot (characters left to right)."""
+        """Faces as reported, else guessed from the shot: where the blocking puts each
+        character, the others left to right."""
         if self.faces:
             return dict(self.faces)
         y, r = SHOT_ZONES.get(self.shot, SHOT_ZONES["medium"])
         n = len(self.characters)
-        return {name: Speaker((i + 1) / (n + 1), y, r) for i, name in enumerate(self.characters)}
+        return {
+            name: Speaker(BLOCKING_X.get(self.blocking.get(name, ""), (i + 1) / (n + 1)), y, r)
+            for i, name in enumerate(self.characters)
+        }
 
 
 @dataclass
@@ -115,13 +147,17 @@ def letter(
         items.append(("balloon" if speaker in speakers else "narration", speaker, text.strip()))
     if not items:
         return out
-    _Letterer(out, speakers, direction, len(items), type_size).place_all(items)
+    vertical = is_vertical(panel.language)
+    _Letterer(out, speakers, direction, len(items), type_size, vertical).place_all(items)
     return out
 
 
 class _Letterer:
-    def __init__(self, image, speakers: dict[str, Speaker], direction: str, count, type_size):
+    def __init__(
+        self, image, speakers: dict[str, Speaker], direction: str, count, type_size, vertical
+    ):
         self.image = image
+        self.vertical = vertical  # the language sets its own script in columns (Japanese)
         self.w, self.h = image.size
         self.draw = ImageDraw.Draw(image)
         self.rtl = direction == "rtl"
@@ -143,7 +179,9 @@ class _Letterer:
 
     def place_all(self, items) -> None:
         for kind, speaker, text in items:
-            vertical = bool(JAPANESE.search(text))
+            # A line of the language's own script goes in columns; a line of Latin
+            # letters (a name, "OK!", an untranslated line) stays horizontal.
+            vertical = self.vertical and bool(JAPANESE.search(text))
             placed = None
             for size in self._sizes():
                 block = self._block(text, size, vertical, kind)
@@ -176,7 +214,7 @@ class _Letterer:
             if width > max_w and not force:
                 return None
             return _Block(columns, f, True, width, min(len(text), per_column) * step)
-        f = cjk_font(size) if JAPANESE.search(text) else lettering_font(size)
+        f = face_for(text, size)
         limit = max_w * (0.72 if kind == "balloon" else 0.92)
         if kind == "balloon":  # a rounder balloon: about sqrt(characters / 8) lines
             rows = max(1, round(math.sqrt(len(text) / 8)))
@@ -357,11 +395,13 @@ def _summed_area(image: Image.Image) -> list[list[int]]:
 
 
 def wrap(draw: ImageDraw.ImageDraw, text: str, f, width: float) -> list[str]:
-    """Words wrapped to `width`; a word wider than the line is hyphenated."""
+    """Words wrapped to `width`; a word wider than the line is hyphenated. Text
+    without spaces (Chinese, Japanese) breaks between characters, never before a
+    closing mark or after an opening one."""
     lines: list[str] = []
     for paragraph in text.splitlines() or [""]:
         current = ""
-        for word in paragraph.split():
+        for word, spaced in _tokens(paragraph):
             while draw.textlength(word, font=f) > width and len(word) > 1:
                 cut = max(1, int(len(word) * width / draw.textlength(word, font=f)) - 1)
                 if current:
@@ -369,7 +409,7 @@ def wrap(draw: ImageDraw.ImageDraw, text: str, f, width: float) -> list[str]:
                     current = ""
                 lines.append(word[:cut] + "-")
                 word = word[cut:]
-            trial = f"{current} {word}".strip()
+            trial = f"{current} {word}" if spaced and current else current + word
             if draw.textlength(trial, font=f) <= width:
                 current = trial
             else:
@@ -377,6 +417,30 @@ def wrap(draw: ImageDraw.ImageDraw, text: str, f, width: float) -> list[str]:
                 current = word
         lines.append(current)
     return [line for line in lines if line] or [""]
+
+
+def _tokens(paragraph: str) -> list[tuple[str, bool]]:
+    """The pieces a line may break between, each with whether a space comes before
+    it: words, and single characters of unspaced scripts (with the marks that may
+    not start or end a line kept on their neighbour)."""
+    tokens: list[list] = []
+    spaced = False
+    for match in TOKEN.finditer(paragraph):
+        piece = match.group()
+        if piece.isspace():
+            spaced = True
+            continue
+        glued = (
+            tokens
+            and not spaced
+            and (piece[0] in NO_LINE_START or tokens[-1][0][-1] in NO_LINE_END)
+        )
+        if glued:
+            tokens[-1][0] += piece
+        else:
+            tokens.append([piece, spaced])
+        spaced = False
+    return [(piece, spaced) for piece, spaced in tokens]
 
 
 def _ellipse_radius(ax: float, ay: float, angle: float) -> float:

@@ -1,8 +1,11 @@
 """The shipped lettering fonts, installed as Python packages: no download at run time.
 
 Kalam (OFL, `fontpkg-kalam`) is a hand-lettered face that stays readable
-small, as comic lettering should; Noto Sans CJK (OFL,
-`cvttf-NotoSansCJK-Regular`) carries kana and kanji for Japanese dialogue.
+small, as comic lettering should, and covers the Latin script; Noto Sans CJK
+(OFL, `cvttf-NotoSansCJK-Regular`) carries kana, kanji, hangul, Greek and
+Cyrillic. `face_for()` letters a text in Kalam when Kalam has every one of
+its glyphs, and in Noto Sans CJK otherwise, so a Russian or Korean line is
+never drawn as empty boxes.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from pathlib import Path
 
 from PIL import ImageFont
 
+PROBE_SIZE = 32  # the size glyph coverage is looked up at (it is the same at every size)
 FALLBACKS = [
     "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
     "/usr/share/fonts/dejavu/DejaVuSans.ttf",
@@ -57,3 +61,27 @@ def title_font(size: int) -> ImageFont.FreeTypeFont:
 @lru_cache(maxsize=32)
 def cjk_font(size: int) -> ImageFont.FreeTypeFont:
     return _load(_noto_cjk(), size)
+
+
+def face_for(text: str, size: int) -> ImageFont.FreeTypeFont:
+    """The lettering face for `text`: Kalam if it has every glyph, else Noto Sans CJK."""
+    return lettering_font(size) if covers(lettering_font(PROBE_SIZE), text) else cjk_font(size)
+
+
+def title_face(text: str, size: int) -> ImageFont.FreeTypeFont:
+    """The title face for `text`: Kalam Bold if it has every glyph, else Noto Sans CJK."""
+    return title_font(size) if covers(title_font(PROBE_SIZE), text) else cjk_font(size)
+
+
+def covers(font: ImageFont.FreeTypeFont, text: str) -> bool:
+    """Whether `font` has a glyph of its own for every character of `text`."""
+    return all(_has_glyph(font, char) for char in set(text) if not char.isspace())
+
+
+@lru_cache(maxsize=8192)
+def _has_glyph(font: ImageFont.FreeTypeFont, char: str) -> bool:
+    # A character the font lacks is drawn as its "missing" glyph, which is what a
+    # noncharacter (U+FFFF, in no font) draws too.
+    missing = font.getmask("\uffff")
+    drawn = font.getmask(char)
+    return drawn.size != missing.size or bytes(drawn) != bytes(missing)

@@ -1,4 +1,10 @@
-"""Pages and exports of a comic (docs/api.md, "Kept panels, quote, pages, export"). Owner only."""
+"""Pages and exports of a comic (docs/api.md, "Kept panels, quote, pages, export"). Owner only.
+
+Each takes `?lang=`: the comic lettered in one of its translations (404
+`no_such_translation` for a language it has none in), else in the original.
+"""
+
+import io
 
 from django.http import FileResponse, Http404
 from django.urls import reverse
@@ -9,19 +15,29 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
+from mangagen import quotas
+from mangagen.api.errors import plain_error_response
 from mangagen.storyboards.api import owned_storyboard
 from mangagen.storyboards.models import ExportFormat, PageFormat, Storyboard
+from mangagen.translations.errors import NoSuchTranslation
 
 from . import exports
-from .builds import comic_of, image_file, page_names
+from .builds import comic_of, image_png, page_names
+
+LANG = OpenApiParameter(
+    "lang", str, description="A translation's language (default: the original's)."
+)
 
 
 class PagesView(APIView):
     @extend_schema(
         summary="The kept panels composed into pages, with their lettering",
+        parameters=[LANG],
         responses=inline_serializer(
             "Pages",
             {
+                "language": serializers.CharField(),
+                "title": serializers.CharField(),
                 "direction": serializers.CharField(),
                 "format": serializers.CharField(),
                 "pages": inline_serializer(
@@ -40,7 +56,8 @@ class PagesView(APIView):
         ),
     )
     def get(self, request, pk: int):
-        comic = comic_of(storyboard=owned_storyboard(request, pk))
+        storyboard = owned_storyboard(request, pk)
+        comic = comic_of(storyboard=storyboard, language=request.query_params.get("lang"))
         return Response(pages_body(comic))
 
 
@@ -71,6 +88,8 @@ def pages_body(comic) -> dict:
             for page, name in zip(comic.pages, names, strict=False)
         ]
     return {
+        "language": comic.language,
+        "title": comic.title,
         "direction": comic.direction,
         "format": comic.format,
         "pages": pages,
@@ -80,10 +99,13 @@ def pages_body(comic) -> dict:
 
 
 def _url(comic, name: str) -> str:
-    return reverse("page-image", args=[comic.storyboard.pk, comic.key, name])
+    url = reverse("page-image", args=[comic.storyboard.pk, comic.key, name])
+    return f"{url}?lang={comic.language}" if comic.translated else url
 
 
-class ExportView(APIView):
+class DownloadView(APIView):
+    """An export: `?format=` names the file, throttled per person (THROTTLE_EXPORT)."""
+
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "export"
 
@@ -91,9 +113,11 @@ class ExportView(APIView):
         # `?format=` is this endpoint's own parameter (docs/api.md), not DRF's renderer override.
         return super().perform_content_negotiation(request, force=True)
 
+
+class ExportView(DownloadView):
     @extend_schema(
         summary="Download the comic: print PDF, CBZ, or a webtoon PNG",
-        parameters=[OpenApiParameter("format", str, enum=ExportFormat.values)],
+        parameters=[OpenApiParameter("format", str, enum=ExportFormat.values), LANG],
         responses={(200, "application/octet-stream"): bytes, 409: None},
     )
     def get(self, request, pk: int):
@@ -104,17 +128,23 @@ class ExportView(APIView):
                 status=status.HTTP_400_BAD_REQUEST,
             )
         storyboard = owned_storyboard(request, pk)
-        comic = comic_of(storyboard=storyboard)
+        comic = comic_of(storyboard=storyboard, language=request.query_params.get("lang"))
         slug = slugify(storyboard.title) or f"comic-{storyboard.pk}"
+        if comic.translated:
+            slug = f"{slug}-{comic.language}"
         made = exports.export(comic=comic, fmt=fmt, slug=slug)
-        response = FileResponse(
-            made.path.open("rb"),
-            content_type=made.content_type,
-            as_attachment=True,
-            filename=made.filename,
+        return attachment(
+            io.BytesIO(made.data), content_type=made.content_type, filename=made.filename
         )
-        response["Cache-Control"] = "private, no-cache"
-        return response
+
+
+def attachment(handle, *, content_type: str, filename: str) -> FileResponse:
+    """A download of the open binary file `handle`, private to the person asking."""
+    response = FileResponse(
+        handle, content_type=content_type, as_attachment=True, filename=filename
+    )
+    response["Cache-Control"] = "private, no-cache"
+    return response
 
 
 def page_image(request, pk: int, key: str, name: str):
@@ -124,11 +154,17 @@ def page_image(request, pk: int, key: str, name: str):
     storyboard = Storyboard.objects.filter(pk=pk, owner=request.user).first()
     if storyboard is None:
         raise Http404("No such page.")
-    comic = comic_of(storyboard=storyboard)
-    path = comic.kept and comic.key == key and image_file(comic, name)
-    if not path:
+    try:
+        comic = comic_of(storyboard=storyboard, language=request.GET.get("lang"))
+    except NoSuchTranslation as gone:
+        raise Http404("No such page (the translation was deleted).") from gone
+    try:
+        png = comic.kept and comic.key == key and image_png(comic, name)
+    except quotas.LimitReached as refused:
+        return plain_error_response(refused)
+    if not png:
         raise Http404("No such page (the comic may have changed: reload).")
-    response = FileResponse(path.open("rb"), content_type="image/png")
+    response = FileResponse(io.BytesIO(png), content_type="image/png")
     response["Cache-Control"] = "private, max-age=31536000, immutable"  # the key is the content
     response["X-Content-Type-Options"] = "nosniff"
     return response

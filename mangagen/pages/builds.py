@@ -1,43 +1,53 @@
-"""A comic as pages, built once per content and cached on disk.
+"""A comic as pages, built once per content and kept in storage.
 
 `comic_of()` reads everything a page depends on (the layout, each panel's
-current text and kept take, the title, the direction and format) and hashes
-it into a key. Page images and exports are built under that key the first
-time they are asked for, and served from disk after; any change to the comic
-gives a new key, and building under a new key deletes the folders of older
-keys that nobody has used for `UNUSED_AFTER_SECONDS` (every build or serve
-touches its folder), so a request still building or serving the comic as it
-was a moment ago keeps its files. Writes go to a temporary file renamed into
-place, so two requests building at once both end with the same complete file.
+current text in the language asked for and kept take, the title, the
+direction and format, and what an export's ComicInfo.xml says: the cast,
+the places, the series and the chapter's place in it) and hashes it into a
+key. Page images and exports are built under that key
+(`pages/<storyboard>/<key>/<name>` in the media storage, local or S3) the
+first time they are asked for, and read back after; any change to the
+comic, or another language, gives a new key. A comic keeps the files of its
+PAGE_BUILDS_KEPT most recently built keys (`PageBuild` rows): building under
+a new key lets the older ones go. A request still reading the comic as it
+was a moment ago loses nothing: a file it finds gone is drawn again from the
+content it holds. Saving replaces a file whole, so two requests building at
+once both end with the same complete file.
+
+Drawing costs CPU on the request's thread: each build is counted against
+the owner's drawing budget (`quotas.drawing`); reading a built file is free.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
-import os
 import re
-import shutil
-import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
-from django.conf import settings
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.db import IntegrityError
+from django.utils import timezone
+from PIL import Image
 
+from mangagen import quotas, storage
 from mangagen.lettering import Letterable
 from mangagen.storyboards.models import KeptArt, PageFormat, Storyboard
 from mangagen.storyboards.selectors import current_takes
+from mangagen.translations import selectors as translations
 
 from .compose import PanelArt, compose_page, compose_strip
 from .layout import LayoutPanel, Page, paginate
+from .models import PageBuild
 
-REVISION = 4  # bump when the drawing changes, so every cached page is drawn again
+REVISION = 5  # bump when the drawing changes, so every cached page is drawn again
 
-# An older key's folder goes once it has been unused this long (a PDF of the
-# comic as it was before an edit may still be reading its pages).
-UNUSED_AFTER_SECONDS = 600
+# Content keys of one comic whose files are kept: the one shown, and the last few
+# before it (a tab not yet reloaded, an export begun before an edit).
+PAGE_BUILDS_KEPT = 3
 
 _PAGE_NAME = re.compile(r"page-(\d{1,4})\.png", re.ASCII)
 
@@ -51,14 +61,21 @@ class Comic:
     arts: dict[int, PanelArt]
     kept: list[int]
     key: str
+    language: str  # what it is lettered in: the original's, or a translation's
+    title: str  # in that language
+    translated: bool = False
 
     @property
-    def folder(self) -> Path:
-        return _root(self.storyboard.pk) / self.key
+    def folder(self) -> str:
+        """Where this content's files are, in the media storage."""
+        return f"{_root(self.storyboard.pk)}/{self.key}"
 
 
-def comic_of(*, storyboard: Storyboard) -> Comic:
+def comic_of(*, storyboard: Storyboard, language: str | None = None) -> Comic:
+    """The comic as pages, lettered in `language` (None: the original's); raises
+    NoSuchTranslation for a language it has no translation into."""
     panels = list(storyboard.panels.all())
+    lettering = translations.lettering(storyboard=storyboard, language=language)
     takes = current_takes(storyboard=storyboard)
     direction = storyboard.reading_direction
     pages = paginate(
@@ -70,59 +87,87 @@ def comic_of(*, storyboard: Storyboard) -> Comic:
     arts, facts = {}, []
     for panel in panels:
         take = takes.get(panel.art_hash)
+        text = lettering.of(panel.index)
         arts[panel.index] = PanelArt(
             index=panel.index,
             letterable=Letterable.of(
-                dialogue=panel.dialogue,
-                caption=panel.caption,
+                dialogue=text.dialogue,
+                caption=text.caption,
                 shot=panel.shot,
                 characters=panel.characters,
                 faces=take.faces if take else None,
+                blocking=panel.blocking,
+                language=lettering.language,
             ),
             load=_loader(take) if take else None,
         )
-        facts.append([panel.index, panel.content_hash, take.pk if take else None])
+        facts.append(
+            [
+                panel.index,
+                panel.content_hash,
+                take.pk if take else None,
+                text.dialogue,
+                text.caption,
+            ]
+        )
     key = _hash(
         [
             REVISION,
-            storyboard.title,
+            lettering.language,
+            lettering.title,
             direction,
             storyboard.page_format,
             facts,
             [[p.panels, p.template] for p in pages],
+            _info_facts(storyboard),
         ]
     )
     kept = [p.index for p in panels if p.art_hash in takes]
-    return Comic(storyboard, direction, storyboard.page_format, pages, arts, kept, key)
+    return Comic(
+        storyboard,
+        direction,
+        storyboard.page_format,
+        pages,
+        arts,
+        kept,
+        key,
+        language=lettering.language,
+        title=lettering.title,
+        translated=lettering.translated,
+    )
 
 
-def page_file(comic: Comic, number: int) -> Path:
+def _info_facts(storyboard: Storyboard) -> list:
+    """What an export's ComicInfo.xml says beyond the pages: the cast, the places, and the
+    series, the chapter's number and the count of chapters."""
+    series = storyboard.series
+    return [
+        [c.name for c in storyboard.characters.all()],
+        list(storyboard.places.values_list("name", flat=True)),
+        [series.title, storyboard.chapter, series.chapters.count()] if series else None,
+    ]
+
+
+def page_png(comic: Comic, number: int) -> bytes:
     """The PNG of page `number` (1-based) as printed pages."""
     page = comic.pages[number - 1]
-    return _built(
+    return built(
         comic,
         f"page-{number:03d}.png",
-        lambda path: compose_page(
-            page, arts=comic.arts, direction=comic.direction, title=comic.storyboard.title
-        ).save(path, "PNG"),
+        lambda: _png(
+            compose_page(page, arts=comic.arts, direction=comic.direction, title=comic.title)
+        ),
     )
 
 
-def strip_file(comic: Comic) -> Path:
+def strip_png(comic: Comic) -> bytes:
     """The whole comic as one webtoon strip (PNG)."""
     arts = [comic.arts[i] for page in comic.pages for i in page.panels]
-    return _built(
+    return built(
         comic,
         "webtoon.png",
-        lambda path: compose_strip(
-            arts, direction=comic.direction, title=comic.storyboard.title
-        ).save(path, "PNG"),
+        lambda: _png(compose_strip(arts, direction=comic.direction, title=comic.title)),
     )
-
-
-def built(comic: Comic, name: str, build: Callable[[Path], None]) -> Path:
-    """Any file derived from this content (an export), built once."""
-    return _built(comic, name, build)
 
 
 def page_names(comic: Comic) -> list[str]:
@@ -132,51 +177,56 @@ def page_names(comic: Comic) -> list[str]:
     return [f"page-{page.number:03d}.png" for page in comic.pages]
 
 
-def image_file(comic: Comic, name: str) -> Path | None:
+def image_png(comic: Comic, name: str) -> bytes | None:
+    """The page image called `name` (from page_names), or None for a name it has not."""
     if name == "webtoon.png":
-        return strip_file(comic)
+        return strip_png(comic)
     match = _PAGE_NAME.fullmatch(name)
     if match and 1 <= int(match[1]) <= len(comic.pages):
-        return page_file(comic, int(match[1]))
+        return page_png(comic, int(match[1]))
     return None
 
 
-def _built(comic: Comic, name: str, build: Callable[[Path], None]) -> Path:
-    path = comic.folder / name
-    comic.folder.mkdir(parents=True, exist_ok=True)
-    os.utime(comic.folder)  # in use: see _forget_older
-    if path.exists():
-        return path
-    _forget_older(comic)
-    handle, temporary = tempfile.mkstemp(dir=comic.folder, suffix=f".part{path.suffix}")
-    os.close(handle)
+def built(comic: Comic, name: str, build: Callable[[], bytes]) -> bytes:
+    """The file `name` derived from this content: read from storage if it was built,
+    else built now (counted against the owner's drawing budget) and stored."""
+    path = f"{comic.folder}/{name}"
+    stored = storage.read(path)
+    if stored is not None:
+        return stored
+    with quotas.drawing(user_id=comic.storyboard.owner_id):
+        data = build()
+    default_storage.save(path, ContentFile(data))
+    _record(comic)  # after the file: a key with files always ends with its row
+    return data
+
+
+def _record(comic: Comic) -> None:
+    """Marks the comic's key as just built and lets go of the files of its keys
+    beyond the PAGE_BUILDS_KEPT most recently built."""
+    storyboard_id = comic.storyboard.pk
     try:
-        build(Path(temporary))
-        os.replace(temporary, path)
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-    return path
+        PageBuild.objects.update_or_create(
+            storyboard_id=storyboard_id, key=comic.key, defaults={"built_at": timezone.now()}
+        )
+    except IntegrityError:  # the comic was deleted meanwhile; its folder goes with it
+        return
+    older = PageBuild.objects.filter(storyboard_id=storyboard_id)[PAGE_BUILDS_KEPT:]
+    for old in list(older):
+        # The row first: a build of that key racing with this writes its file, then
+        # its row again, so no file is ever left without a row to let it go.
+        PageBuild.objects.filter(pk=old.pk).delete()
+        storage.delete_folder(f"{_root(storyboard_id)}/{old.key}")
 
 
-def _forget_older(comic: Comic) -> None:
-    """Deletes the folders of this comic's other keys that nobody has used for
-    UNUSED_AFTER_SECONDS; a recent one may still be read by a request that
-    began before the comic changed."""
-    unused_since = time.time() - UNUSED_AFTER_SECONDS
-    for other in _root(comic.storyboard.pk).iterdir():
-        if other.name == comic.key or not other.is_dir():
-            continue
-        try:
-            used = other.stat().st_mtime
-        except FileNotFoundError:  # another request forgot it first
-            continue
-        if used < unused_since:
-            shutil.rmtree(other, ignore_errors=True)
+def _png(image: Image.Image) -> bytes:
+    buffer = io.BytesIO()
+    image.save(buffer, "PNG")
+    return buffer.getvalue()
 
 
-def _root(storyboard_id: int) -> Path:
-    return Path(settings.MEDIA_ROOT) / "pages" / str(storyboard_id)
+def _root(storyboard_id: int) -> str:
+    return f"pages/{storyboard_id}"
 
 
 def _loader(take: KeptArt) -> Callable[[], bytes]:

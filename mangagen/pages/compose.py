@@ -7,13 +7,15 @@ shown, after cropping, so type stays the same size on every page.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from PIL import Image, ImageDraw
 
-from mangagen.lettering import Letterable, letter, lettering_font, one_line, title_font
+from mangagen.lettering import Letterable, letter, lettering_font, one_line
+from mangagen.lettering.fonts import title_face
 
 from .layout import PAGE_MM, Page
 
@@ -59,7 +61,7 @@ def compose_page(
         draw.text(
             (margin, margin / 2),
             title,
-            font=title_font(round(margin * 0.5)),
+            font=title_face(title, round(margin * 0.5)),
             fill="black",
             anchor="lm",
         )
@@ -85,7 +87,9 @@ def compose_strip(arts: list[PanelArt], *, direction: str, title: str = "") -> I
     strip = Image.new("RGB", (STRIP_WIDTH + 80, total), "white")
     draw = ImageDraw.Draw(strip)
     if title:
-        draw.text((strip.width / 2, 80), title, font=title_font(56), fill="black", anchor="mm")
+        draw.text(
+            (strip.width / 2, 80), title, font=title_face(title, 56), fill="black", anchor="mm"
+        )
     y = head
     for frame in frames:
         strip.paste(frame, (40, y))
@@ -128,13 +132,7 @@ def framed(
         )
         for name, f in faces.items()
     }
-    panel = Letterable(
-        dialogue=art.letterable.dialogue,
-        caption=art.letterable.caption,
-        shot=art.letterable.shot,
-        characters=art.letterable.characters,
-        faces=moved,
-    )
+    panel = dataclasses.replace(art.letterable, faces=moved)
     return letter(cropped, panel=panel, direction=direction, type_size=type_size)
 
 

@@ -1,5 +1,7 @@
 """Stripe: every verified event, and every purchase it told us about."""
 
+import uuid
+
 from django.conf import settings
 from django.db import models
 
@@ -48,9 +50,13 @@ class CheckoutSession(models.Model):
 
     A completed session is granted only if it is one of these and Stripe's
     amount, currency and mode match: other products may share the Stripe account.
+    The row is written before Stripe is asked (pending: no `session_id` yet) and
+    its `reference` travels in the session's metadata, so a payment whose session
+    id could not be recorded still finds what it was created for.
     """
 
-    session_id = models.CharField(max_length=255, unique=True)
+    reference = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    session_id = models.CharField(max_length=255, unique=True, null=True, blank=True)
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     pack = models.CharField(max_length=32)
     credits = models.PositiveIntegerField()

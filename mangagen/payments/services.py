@@ -13,10 +13,11 @@ currency or mode differ from its pack is held for an operator.
 from __future__ import annotations
 
 import logging
+import uuid
 
 import stripe
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -52,33 +53,63 @@ def stripe_client() -> stripe.StripeClient:
 
 
 def create_checkout(*, user, chosen: Pack, return_url: str) -> str:
-    """A Stripe Checkout Session for the pack; returns the URL to send the person to."""
-    metadata = {"user_id": str(user.pk), "pack": chosen.code, "credits": str(chosen.credits)}
+    """A Stripe Checkout Session for the pack; returns the URL to send the person to.
+
+    What the session is for is recorded first (pending), and its reference sent
+    in the session's metadata: if recording Stripe's session id afterwards
+    fails, the payment still finds its record (`_record_of`) and grants.
+    """
     client = stripe_client()
+    record = CheckoutSession.objects.create(
+        user=user,
+        pack=chosen.code,
+        credits=chosen.credits,
+        amount=chosen.price,
+        currency=chosen.currency.lower(),
+        livemode=_live_key(),
+    )
+    metadata = {
+        "user_id": str(user.pk),
+        "pack": chosen.code,
+        "credits": str(chosen.credits),
+        CHECKOUT_REFERENCE: str(record.reference),
+    }
     try:
-        session = _create_session(client, chosen, metadata, return_url, user_id=user.pk)
+        session = _create_session(
+            client, chosen, metadata, return_url, user_id=user.pk, reference=str(record.reference)
+        )
     except stripe.StripeError as exc:
         logger.warning("Stripe refused a checkout: %s", exc)
         raise PaymentProviderError(
             "The payment provider is not answering; try again in a minute."
         ) from exc
     reported = session.to_dict()
-    CheckoutSession.objects.create(
-        session_id=reported["id"],
-        user=user,
-        pack=chosen.code,
-        credits=chosen.credits,
-        amount=chosen.price,
-        currency=chosen.currency.lower(),
-        livemode=reported.get("livemode", _live_key()),
-    )
+    try:
+        CheckoutSession.objects.filter(pk=record.pk).update(
+            session_id=reported["id"], livemode=reported.get("livemode", record.livemode)
+        )
+    except DatabaseError:
+        # The person can still pay: the payment finds this record by its reference.
+        logger.exception("Could not record checkout %s's session id", record.reference)
     return session.url
 
 
+# The metadata key that carries a CheckoutSession's own reference to Stripe and back.
+CHECKOUT_REFERENCE = "checkout_reference"
+
+
 def _create_session(
-    client: stripe.StripeClient, chosen: Pack, metadata: dict, return_url: str, *, user_id: int
+    client: stripe.StripeClient,
+    chosen: Pack,
+    metadata: dict,
+    return_url: str,
+    *,
+    user_id: int,
+    reference: str,
 ):
     return client.v1.checkout.sessions.create(
+        # A retried create (max_network_retries) gives back the same session.
+        options={"idempotency_key": f"checkout:{reference}"},
         params={
             "mode": "payment",
             "line_items": [
@@ -96,7 +127,7 @@ def _create_session(
             "payment_intent_data": {"metadata": metadata},
             "success_url": f"{return_url}?checkout=success&session_id={{CHECKOUT_SESSION_ID}}",
             "cancel_url": f"{return_url}?checkout=cancelled",
-        }
+        },
     )
 
 
@@ -163,7 +194,7 @@ def process(*, stripe_event: StripeEvent) -> StripeEvent:
 def _checkout_paid(session: dict) -> Outcome:
     if session.get("payment_status") != "paid":
         return Outcome.WAITING  # `unpaid`: an async payment; its success event grants
-    record = CheckoutSession.objects.filter(session_id=session["id"]).first()
+    record = _record_of(session)
     if record is None:
         logger.info("Checkout %s was not created by this app; nothing granted", session["id"])
         return Outcome.FOREIGN
@@ -191,6 +222,28 @@ def _checkout_paid(session: dict) -> Outcome:
         return Outcome.REVIEW
     _grant(purchase)
     return Outcome.APPLIED
+
+
+def _record_of(session: dict) -> CheckoutSession | None:
+    """This app's record of a completed session: by its id, or (when the id could not be
+    recorded after Stripe answered) by the reference its metadata carries back."""
+    record = CheckoutSession.objects.filter(session_id=session["id"]).first()
+    if record is not None:
+        return record
+    reference = (session.get("metadata") or {}).get(CHECKOUT_REFERENCE) or ""
+    try:
+        reference = str(uuid.UUID(reference))
+    except ValueError:
+        return None
+    record = (
+        CheckoutSession.objects.select_for_update()
+        .filter(reference=reference, session_id__isnull=True)
+        .first()
+    )
+    if record is not None:
+        record.session_id = session["id"]
+        record.save(update_fields=["session_id"])
+    return record
 
 
 def _mismatch(*, record: CheckoutSession, session: dict) -> ReviewReason | None:
@@ -326,6 +379,9 @@ def _apply_refunds(purchase: Purchase) -> None:
 
 def _dispute_created(dispute: dict) -> Outcome:
     intent = dispute.get("payment_intent") or ""
+    if not intent:  # a Charges-API charge: never one of this app's Checkout sessions
+        logger.info("Dispute %s of a charge with no payment intent: not ours", dispute.get("id"))
+        return Outcome.FOREIGN
     purchase, _ = Purchase.objects.select_for_update().get_or_create(payment_intent=intent)
     purchase.disputed_at = purchase.disputed_at or timezone.now()
     purchase.save(update_fields=["disputed_at"])

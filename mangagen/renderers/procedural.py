@@ -224,7 +224,15 @@ class Canvas:
         shot = self.spec.shot
         if self.noir:
             self.draw.rectangle(self.inner, fill=40)
-        if shot in ("establishing", "wide"):
+        if self.spec.place is not None:
+            # A place looks the same in every panel set there: its backdrop is drawn from
+            # the place alone, and the shot only adds its lines over it.
+            Backdrop.of(self.spec.place).paint(self)
+            if shot == "action":
+                self.speed_lines()
+            elif shot == "extreme-close-up":
+                self.focus_lines(dense=True)
+        elif shot in ("establishing", "wide"):
             self.skyline(buildings=shot == "establishing")
         elif shot == "action":
             self.speed_lines()
@@ -324,9 +332,10 @@ class Canvas:
         x0, y0, x1, y1 = self.inner
         shot, n = self.spec.shot, len(cast)
         chibi = self.spec.style == "chibi"
+        slots = placements(cast)
         for i, character in enumerate(cast):
             look = Look.of(character)
-            cx = x0 + (x1 - x0) * (i + 1) / (n + 1)
+            cx = x0 + (x1 - x0) * slots[i]
             if shot == "extreme-close-up" and i == 0:
                 self.eyes_band(look, character)
                 continue
@@ -334,7 +343,8 @@ class Canvas:
                 continue
             if shot == "close-up":
                 r = (y1 - y0) * (0.3 if i == 0 else 0.16)
-                cx = x0 + (x1 - x0) * (0.5 if n == 1 else (0.4 if i == 0 else 0.78))
+                if not character.position:
+                    cx = x0 + (x1 - x0) * (0.5 if n == 1 else (0.4 if i == 0 else 0.78))
                 cy = y1 - r * 0.9
                 self.bust(cx, cy, r, look, character)
             elif shot in ("wide", "establishing"):
@@ -360,6 +370,8 @@ class Canvas:
             width=3,
         )
         self.draw.line((cx, cy + r * 1.0, cx, min(y1, cy + r * 2.2)), fill=INK, width=2)
+        if character.outfit:
+            Outfit.of(character.outfit).on_bust(self, cx, cy, r, shoulders)
         if look.scarf:
             self.draw.rounded_rectangle(
                 (cx - r * 0.9, cy + r * 0.75, cx + r * 0.9, cy + r * 1.15), radius=8, fill=90
@@ -374,6 +386,8 @@ class Canvas:
         neck_x = cx + lean * height * 0.35
         w = 3
         self.draw.line((neck_x, neck_y, hip_x, hip_y), fill=INK, width=w + 3)  # torso
+        if character.outfit:
+            Outfit.of(character.outfit).on_body(self, (neck_x, neck_y), (hip_x, hip_y), height)
         stride = height * 0.16
         self.draw.line((hip_x, hip_y, cx - stride, feet_y), fill=INK, width=w + 1)
         self.draw.line((hip_x, hip_y, cx + stride, feet_y), fill=INK, width=w + 1)
@@ -569,6 +583,232 @@ class Canvas:
 
 def sorted_box(x0, y0, x1, y1):
     return (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
+
+
+# Where the blocking puts a character, as a fraction of the panel's width.
+STANDS = {"left": 0.22, "center": 0.5, "right": 0.78}
+
+
+def placements(cast: list[CharacterSpec]) -> list[float]:
+    """Each figure's centre as a fraction of the width: where the blocking puts it, and the
+    others evenly in the room left; two placed in one spot stand side by side there."""
+    n = len(cast)
+    free = [(i + 1) / (n + 1) for i in range(n)]
+    spots = []
+    crowd: dict[str, int] = {}
+    for i, character in enumerate(cast):
+        if character.position in STANDS:
+            k = crowd.get(character.position, 0)
+            crowd[character.position] = k + 1
+            spots.append(STANDS[character.position] + (0.15 if k % 2 else -0.15) * ((k + 1) // 2))
+        else:
+            spots.append(free[i])
+    return [min(0.92, max(0.08, x)) for x in spots]
+
+
+def _digest(*parts: str) -> bytes:
+    return hashlib.sha256("\x1f".join(parts).encode()).digest()
+
+
+@dataclass(frozen=True)
+class Outfit:
+    """How an outfit changes a figure: its tone and pattern, a coat's long hem or a skirt.
+    From the outfit's description alone, so it is the same in every panel."""
+
+    tone: int
+    pattern: str  # plain | stripes | dots | check
+    hem: str  # none | coat | skirt
+    collar: bool
+
+    @classmethod
+    def of(cls, description: str) -> Outfit:
+        text = description.casefold()
+        digest = _digest("outfit", text)
+        hem = "none"
+        if any(w in text for w in ("coat", "cloak", "robe", "kimono", "trench")):
+            hem = "coat"
+        elif any(w in text for w in ("dress", "skirt", "gown")):
+            hem = "skirt"
+        return cls(
+            tone=(40, 90, 140, 190)[digest[0] % 4],
+            pattern=("plain", "stripes", "dots", "check")[digest[1] % 4],
+            hem=hem,
+            collar="uniform" in text or "suit" in text or bool(digest[2] % 2),
+        )
+
+    def on_bust(self, canvas: Canvas, cx, cy, r, shoulders) -> None:
+        box = (cx - shoulders, cy + r * 0.8, cx + shoulders, canvas.inner[3] + r)
+        canvas.draw.rounded_rectangle(
+            box, radius=int(r * 0.6), fill=self.tone, outline=INK, width=3
+        )
+        self._pattern(canvas, box, step=max(6, int(r * 0.35)))
+        if self.collar:
+            canvas.draw.polygon(
+                [(cx - r * 0.5, cy + r * 0.85), (cx, cy + r * 1.5), (cx + r * 0.5, cy + r * 0.85)],
+                fill=PAPER,
+                outline=INK,
+            )
+
+    def on_body(self, canvas: Canvas, neck, hip, height) -> None:
+        (nx, ny), (hx, hy) = neck, hip
+        half = height * 0.09
+        bottom = hy + height * (0.25 if self.hem == "coat" else 0.0)
+        flare = half * (1.8 if self.hem in ("coat", "skirt") else 1.0)
+        if self.hem == "skirt":
+            bottom = hy + height * 0.18
+        body = [(nx - half, ny), (nx + half, ny), (hx + flare, bottom), (hx - flare, bottom)]
+        canvas.draw.polygon(body, fill=self.tone, outline=INK)
+        xs, ys = [p[0] for p in body], [p[1] for p in body]
+        self._pattern(
+            canvas, (min(xs), min(ys), max(xs), max(ys)), step=max(5, int(height * 0.04)), clip=body
+        )
+        if self.collar:
+            canvas.draw.line(
+                (nx - half, ny, nx, ny + half * 1.2, nx + half, ny), fill=PAPER, width=3
+            )
+
+    def _pattern(self, canvas: Canvas, box, *, step: int, clip=None) -> None:
+        if self.pattern == "plain":
+            return
+        x0, y0, x1, y1 = box
+        mark = PAPER if self.tone < 120 else INK
+        layer = Image.new("L", canvas.image.size, 0)
+        pen = ImageDraw.Draw(layer)
+        for y in range(int(y0), int(y1), step):
+            if self.pattern == "stripes":
+                pen.line((x0, y, x1, y), fill=255, width=max(1, step // 4))
+            for x in range(int(x0), int(x1), step):
+                if self.pattern == "dots":
+                    pen.ellipse((x, y, x + step / 3, y + step / 3), fill=255)
+                elif self.pattern == "check" and (x // step + y // step) % 2:
+                    pen.rectangle((x, y, x + step / 2, y + step / 2), fill=255)
+        mask = Image.new("L", canvas.image.size, 0)
+        shape = ImageDraw.Draw(mask)
+        if clip:
+            shape.polygon(clip, fill=255)
+        else:
+            shape.rounded_rectangle(box, radius=6, fill=255)
+        canvas.image.paste(mark, (0, 0), Image.composite(layer, mask.point(lambda _: 0), mask))
+
+
+@dataclass(frozen=True)
+class Backdrop:
+    """A place's own background motif, drawn from the place alone (its description, and its
+    picture when it has one): the same place looks the same in every panel set there."""
+
+    motif: str  # windows | trees | waves | shelves | pillars | tiles
+    seed: int
+
+    KEYWORDS = (
+        (("sea", "beach", "river", "lake", "harbor", "harbour", "ocean", "shore"), "waves"),
+        (("forest", "park", "tree", "garden", "woods", "field"), "trees"),
+        (("library", "shop", "store", "book", "classroom", "class", "café", "cafe"), "shelves"),
+        (("shrine", "temple", "hall", "palace", "station", "castle"), "pillars"),
+        (("room", "kitchen", "bedroom", "apartment", "house", "home", "corridor"), "tiles"),
+        (("city", "street", "rooftop", "roof", "office", "building", "town", "alley"), "windows"),
+    )
+    MOTIFS = ("windows", "trees", "waves", "shelves", "pillars", "tiles")
+
+    @classmethod
+    def of(cls, place) -> Backdrop:
+        text = place.description.casefold()
+        picture = hashlib.sha256(place.reference).hexdigest() if place.reference else ""
+        digest = _digest("place", text, picture)
+        motif = cls.MOTIFS[digest[0] % len(cls.MOTIFS)]
+        for words, chosen in cls.KEYWORDS:
+            if any(re.search(rf"\b{re.escape(w)}", text) for w in words):
+                motif = chosen
+                break
+        return cls(motif=motif, seed=int.from_bytes(digest[1:9], "big"))
+
+    def paint(self, canvas: Canvas) -> None:
+        rng = random.Random(self.seed)  # the place's, not the panel's: the same each time
+        stage = _Stage(canvas, rng, horizon=canvas.h * rng.uniform(0.55, 0.72))
+        getattr(self, f"_{self.motif}")(stage)
+        canvas.draw.line((0, stage.horizon, canvas.w, stage.horizon), fill=stage.ink, width=3)
+
+    def _windows(self, stage: _Stage) -> None:
+        cols, rows = stage.rng.randint(4, 8), stage.rng.randint(2, 4)
+        cw, rh = stage.w / cols, stage.horizon / rows
+        pad = min(cw, rh) * 0.18
+        for c in range(cols):
+            for r in range(rows):
+                stage.draw.rectangle(
+                    (c * cw + pad, r * rh + pad, (c + 1) * cw - pad, (r + 1) * rh - pad),
+                    fill=150 if (c * 7 + r * 3 + self.seed) % 3 else 70,
+                    outline=stage.ink,
+                    width=2,
+                )
+
+    def _trees(self, stage: _Stage) -> None:
+        count, ground = stage.rng.randint(3, 6), stage.horizon
+        for i in range(count):
+            x = stage.w * (i + 0.5) / count + stage.rng.uniform(-0.04, 0.04) * stage.w
+            crown = stage.h * stage.rng.uniform(0.12, 0.2)
+            trunk = (x - crown * 0.12, ground - crown * 1.2, x + crown * 0.12, ground)
+            stage.draw.rectangle(trunk, fill=stage.ink)
+            leaves = (x - crown, ground - crown * 2.6, x + crown, ground - crown * 0.9)
+            stage.draw.ellipse(leaves, fill=110, outline=stage.ink, width=2)
+
+    def _waves(self, stage: _Stage) -> None:
+        stage.canvas.screentone((0, 0, stage.w, stage.horizon), 9, 1.8, fade=True)
+        amplitude = stage.h * stage.rng.uniform(0.012, 0.025)
+        length = stage.w / stage.rng.randint(6, 12)
+        y = stage.horizon + stage.h * 0.05
+        while y < stage.h:
+            crest = [
+                (x, y + amplitude * math.sin(x / length * 2 * math.pi))
+                for x in range(0, stage.w + 8, 8)
+            ]
+            stage.draw.line(crest, fill=stage.ink, width=2)
+            y += stage.h * stage.rng.uniform(0.05, 0.08)
+
+    def _shelves(self, stage: _Stage) -> None:
+        shelves = stage.rng.randint(3, 5)
+        step = stage.horizon / shelves
+        for k in range(shelves):
+            base = (k + 1) * step
+            stage.draw.line((0, base, stage.w, base), fill=stage.ink, width=4)
+            x = stage.rng.uniform(0, 12)
+            while x < stage.w:
+                spine = stage.rng.uniform(0.012, 0.03) * stage.w
+                top = base - step * stage.rng.uniform(0.55, 0.9)
+                tone = stage.rng.choice((60, 120, 180))
+                stage.draw.rectangle((x, top, x + spine, base), fill=tone, outline=stage.ink)
+                x += spine + stage.rng.uniform(0, 4)
+
+    def _pillars(self, stage: _Stage) -> None:
+        count = stage.rng.randint(3, 5)
+        beam = stage.h * stage.rng.uniform(0.06, 0.14)
+        lintel = (0, beam - stage.h * 0.04, stage.w, beam + stage.h * 0.03)
+        stage.draw.rectangle(lintel, fill=60, outline=stage.ink)
+        for i in range(count):
+            x = stage.w * (i + 0.5) / count
+            half = stage.w * stage.rng.uniform(0.02, 0.035)
+            column = (x - half, beam, x + half, stage.horizon)
+            stage.draw.rectangle(column, fill=100, outline=stage.ink, width=2)
+
+    def _tiles(self, stage: _Stage) -> None:
+        wall = (0, 0, stage.w, stage.horizon)
+        stage.canvas.screentone(wall, stage.rng.choice((6, 8, 10)), 1.2)
+        size = stage.w / stage.rng.randint(8, 14)
+        row, y = 0, stage.horizon
+        while y < stage.h:
+            for k, x in enumerate(range(0, stage.w, max(1, int(size)))):
+                if (k + row) % 2:
+                    stage.draw.rectangle((x, y, x + size, y + size * 0.5), fill=170)
+            y += size * 0.5
+            row += 1
+
+
+class _Stage:
+    """What a backdrop motif draws with: the canvas (edge to edge), the place's own random
+    numbers, the horizon, and the ink of the style."""
+
+    def __init__(self, canvas: Canvas, rng: random.Random, *, horizon: float):
+        self.canvas, self.rng, self.horizon = canvas, rng, horizon
+        self.draw, self.w, self.h = canvas.draw, canvas.w, canvas.h
+        self.ink = PAPER if canvas.noir else INK
 
 
 class SheetCanvas(Canvas):

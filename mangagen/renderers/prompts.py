@@ -23,12 +23,26 @@ POSITION_WORDS = {"left": "on the left", "center": "in the center", "right": "on
 NEGATIVE = "text, lettering, speech balloons, captions, watermark, signature, logo, blurry"
 
 
+def place_words(spec: PanelSpec) -> str:
+    """Where the panel happens: its place's name (which the reference images name its
+    picture by) and description; "" when the panel has no place."""
+    if spec.place is None:
+        return ""
+    setting = spec.place.description.strip()
+    return f"Setting: {spec.place.name}" + (f", {setting}" if setting else "")
+
+
+def outfit_words(character: CharacterSpec) -> str:
+    """What the character wears in this panel, when it is not their usual look."""
+    if not character.outfit.strip():
+        return ""
+    return f", wearing {character.outfit.strip()}"
+
+
 def character_words(character: CharacterSpec) -> str:
     """A character as the prompt draws them: name, look, and the outfit the panel gives."""
     look = character.description.strip() or "distinctive look"
-    if character.outfit.strip():
-        look += f", wearing {character.outfit.strip()}"
-    return f"{character.name}: {look}"
+    return f"{character.name}: {look}{outfit_words(character)}"
 
 
 def blocking_text(spec: PanelSpec) -> str:
@@ -47,9 +61,7 @@ def image_prompt(spec: PanelSpec, *, references: tuple[str, ...] = ()) -> str:
     with it show (a character's name for their sheet; the place's name for its picture)."""
     parts = [STYLE_WORDS.get(spec.style, STYLE_WORDS["manga"]), SHOT_WORDS.get(spec.shot, "")]
     parts.append(spec.description.strip())
-    if spec.place is not None:
-        setting = spec.place.description.strip()
-        parts.append(f"Setting: {spec.place.name}" + (f", {setting}" if setting else ""))
+    parts.append(place_words(spec))
     for character in spec.characters:
         parts.append(character_words(character))
     parts.append(blocking_text(spec))
@@ -75,11 +87,9 @@ def image_prompt(spec: PanelSpec, *, references: tuple[str, ...] = ()) -> str:
 
 def sheet_prompt(spec: SheetSpec) -> str:
     """A character's reference sheet: what every later panel of them is conditioned on."""
-    character = spec.character
-    look = character.description.strip() or "distinctive look"
     parts = [
         STYLE_WORDS.get(spec.style, STYLE_WORDS["manga"]).replace(" panel", ""),
-        f"character reference sheet of {character.name}: {look}",
+        f"character reference sheet of {character_words(spec.character)}",
         "a full-body front view on the left, and on the right three head shots with "
         "different expressions (neutral, smiling, angry)",
         "plain white background, even lighting, the same outfit in every view",

@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from mangagen import quotas
+from mangagen import deletion, quotas
 from mangagen.api.throttles import WritesThrottle
 
 from . import selectors, services
@@ -23,12 +23,17 @@ def owned_storyboard(request, pk: int, *, with_parts: bool = True) -> Storyboard
     skip them here."""
     queryset = Storyboard.objects.filter(owner=request.user)
     if with_parts:
-        queryset = queryset.prefetch_related("characters", "panels")
+        queryset = queryset.select_related("series").prefetch_related("characters", "panels")
     return get_object_or_404(queryset, pk=pk)
 
 
-def _fresh(storyboard: Storyboard) -> dict:
-    storyboard = Storyboard.objects.prefetch_related("characters", "panels").get(pk=storyboard.pk)
+def fresh_storyboard(storyboard: Storyboard) -> dict:
+    """The storyboard as the API answers it, read again with its parts."""
+    storyboard = (
+        Storyboard.objects.select_related("series")
+        .prefetch_related("characters", "panels")
+        .get(pk=storyboard.pk)
+    )
     return StoryboardSerializer(storyboard).data
 
 
@@ -38,8 +43,10 @@ class StoryboardListView(APIView):
 
     @extend_schema(responses=StoryboardSerializer(many=True), summary="Your storyboards")
     def get(self, request):
-        storyboards = Storyboard.objects.filter(owner=request.user).prefetch_related(
-            "characters", "panels"
+        storyboards = (
+            Storyboard.objects.filter(owner=request.user)
+            .select_related("series")
+            .prefetch_related("characters", "panels")
         )
         return Response(StoryboardSerializer(storyboards, many=True).data)
 
@@ -50,21 +57,26 @@ class StoryboardListView(APIView):
     )
     def post(self, request):
         serializer = StoryboardWriteSerializer(data=request.data, partial=False)
-        serializer.fields["characters"].required = False
-        serializer.fields["panels"].required = False
+        for optional in ("characters", "places", "panels"):
+            serializer.fields[optional].required = False
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         quotas.check_storyboards(owner=request.user)
         storyboard = services.create_storyboard(
-            owner=request.user, title=data["title"], story=data["story"], style=data["style"]
+            owner=request.user,
+            title=data["title"],
+            story=data["story"],
+            style=data["style"],
+            language=data.get("language"),
         )
-        if data.get("characters") or data.get("panels"):
+        if data.get("characters") or data.get("places") or data.get("panels"):
             services.update_storyboard(
                 storyboard=storyboard,
                 characters=data.get("characters"),
+                places=data.get("places"),
                 panels=data.get("panels"),
             )
-        return Response(_fresh(storyboard), status=status.HTTP_201_CREATED)
+        return Response(fresh_storyboard(storyboard), status=status.HTTP_201_CREATED)
 
 
 class StoryboardDetailView(APIView):
@@ -85,13 +97,13 @@ class StoryboardDetailView(APIView):
         serializer = StoryboardWriteSerializer(storyboard, data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
         services.update_storyboard(storyboard=storyboard, **serializer.validated_data)
-        return Response(_fresh(storyboard))
+        return Response(fresh_storyboard(storyboard))
 
     @extend_schema(
         responses={204: None}, summary="Delete a storyboard (its live jobs are cancelled)"
     )
     def delete(self, request, pk: int):
-        services.delete_storyboard(storyboard=owned_storyboard(request, pk))
+        deletion.delete_comic(storyboard=owned_storyboard(request, pk))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -116,7 +128,7 @@ class DraftView(APIView):
             )
         quotas.take_draft(user=request.user)
         storyboard, notice = services.draft_storyboard(storyboard=storyboard)
-        data = _fresh(storyboard)
+        data = fresh_storyboard(storyboard)
         data["notice"] = notice
         return Response(data)
 

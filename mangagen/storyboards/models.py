@@ -33,6 +33,14 @@ class Shot(models.TextChoices):
     ACTION = "action", "Action"
 
 
+class Position(models.TextChoices):
+    """Where a panel's blocking places a character present."""
+
+    LEFT = "left", "Left"
+    CENTER = "center", "Center"
+    RIGHT = "right", "Right"
+
+
 class ReadingDirection(models.TextChoices):
     RTL = "rtl", "Right to left (manga)"
     LTR = "ltr", "Left to right"
@@ -70,6 +78,11 @@ class Storyboard(models.Model):
     title = models.CharField(max_length=limits.MAX_TITLE)
     story = models.TextField(blank=True)
     style = models.CharField(max_length=16, choices=Style.choices, default=Style.MANGA)
+    language = models.CharField(
+        max_length=16,
+        default="en",
+        help_text="The original's language, a code of lettering/languages.py: how it is set.",
+    )
     version = models.CharField(max_length=64, blank=True)
     direction = models.CharField(
         max_length=3,
@@ -88,12 +101,28 @@ class Storyboard(models.Model):
         blank=True,
         help_text='{"<page\'s first panel index>": "<template>"}, the person\'s picks.',
     )
+    series = models.ForeignKey(
+        "mangagen.Series",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="chapters",
+        help_text="The series this comic is a chapter of (none: a standalone comic).",
+    )
+    chapter = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Its number in the series, from 1."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["-updated_at", "-pk"]
         indexes = [models.Index(fields=["owner", "-updated_at"])]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["series", "chapter"], name="mangagen_storyboard_unique_chapter"
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.title
@@ -120,6 +149,9 @@ class Character(models.Model):
     position = models.PositiveSmallIntegerField()
     name = models.CharField(max_length=limits.MAX_NAME)
     description = models.CharField(max_length=limits.MAX_CHARACTER_DESCRIPTION, blank=True)
+    outfits = models.JSONField(
+        default=list, blank=True, help_text='Named outfits: [{"name": …, "description": …}].'
+    )
 
     class Meta:
         ordering = ["position"]
@@ -144,6 +176,23 @@ class Panel(models.Model):
     art_hash = models.CharField(max_length=64, blank=True)
     sheets = models.JSONField(
         default=dict, blank=True, help_text="name -> hash of the sheets its art hash covers."
+    )
+    place = models.CharField(
+        max_length=limits.MAX_NAME, blank=True, help_text="The name of the place it is set in."
+    )
+    outfits = models.JSONField(
+        default=dict, blank=True, help_text="name -> the outfit that character wears here."
+    )
+    blocking = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="name -> where that character stands (left|center|right).",
+    )
+    art_inputs = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The place and outfits its art hash covers (descriptions, picture and sheet "
+        "hashes), as the renderer is given them.",
     )
     content_hash = models.CharField(max_length=64)
 

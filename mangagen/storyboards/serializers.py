@@ -8,10 +8,20 @@ from rest_framework import serializers
 
 from mangagen.characters.selectors import sheets_json
 from mangagen.drafting.rules import find_names
-from mangagen.lettering import one_line
+from mangagen.lettering import languages, one_line
+from mangagen.places.selectors import as_json as place_json
+from mangagen.places.selectors import places_of
 
 from . import limits
-from .models import PageFormat, PageTemplate, ReadingDirection, Shot, Storyboard, Style
+from .models import (
+    PageFormat,
+    PageTemplate,
+    Position,
+    ReadingDirection,
+    Shot,
+    Storyboard,
+    Style,
+)
 
 # A page's key in `templates`: its first panel's index as the layout writes it.
 PANEL_INDEX = re.compile(r"[1-9][0-9]*")
@@ -47,11 +57,48 @@ class DialogueLineSerializer(WholeItem):
     text = OneLineField(max_length=limits.MAX_DIALOGUE_TEXT)
 
 
+class OutfitSerializer(WholeItem):
+    name = OneLineField(max_length=limits.MAX_NAME)
+    description = serializers.CharField(
+        max_length=limits.MAX_CHARACTER_DESCRIPTION, allow_blank=True, default=""
+    )
+
+
 class CharacterSerializer(WholeItem):
     name = OneLineField(max_length=limits.MAX_NAME)
     description = serializers.CharField(
         max_length=limits.MAX_CHARACTER_DESCRIPTION, allow_blank=True, default=""
     )
+    outfits = serializers.ListField(
+        child=OutfitSerializer(),
+        max_length=limits.MAX_OUTFITS,
+        default=list,
+        help_text="Named outfits (a description each); a panel says which one is worn.",
+    )
+
+    def validate_outfits(self, outfits):
+        return unique_names(outfits, what="outfits")
+
+
+class PlaceSerializer(WholeItem):
+    name = OneLineField(max_length=limits.MAX_NAME)
+    description = serializers.CharField(
+        max_length=limits.MAX_PLACE_DESCRIPTION, allow_blank=True, default=""
+    )
+
+
+def unique_names(items: list[dict], *, what: str) -> list[dict]:
+    """Names stripped, and different ignoring case (400 otherwise)."""
+    seen = set()
+    for item in items:
+        item["name"] = item["name"].strip()
+        key = item["name"].casefold()
+        if key in seen:
+            raise serializers.ValidationError(
+                f"Two {what} are named {item['name']!r}; names must differ."
+            )
+        seen.add(key)
+    return items
 
 
 class PanelSerializer(WholeItem):
@@ -69,6 +116,22 @@ class PanelSerializer(WholeItem):
         child=DialogueLineSerializer(), max_length=limits.MAX_DIALOGUE_LINES, default=list
     )
     caption = OneLineField(max_length=limits.MAX_CAPTION, allow_blank=True, default="")
+    place = OneLineField(
+        max_length=limits.MAX_NAME,
+        allow_blank=True,
+        default="",
+        help_text="The name of one of the comic's places, or empty.",
+    )
+    outfits = serializers.DictField(
+        child=OneLineField(max_length=limits.MAX_NAME),
+        default=dict,
+        help_text='{"<character present>": "<one of their outfits>"}',
+    )
+    blocking = serializers.DictField(
+        child=serializers.ChoiceField(choices=Position.choices),
+        default=dict,
+        help_text='{"<character present>": "left" | "center" | "right"}',
+    )
     art_hash = serializers.CharField(read_only=True, help_text="What the picture depends on.")
     content_hash = serializers.CharField(read_only=True)
 
@@ -111,52 +174,92 @@ class StoryboardWriteSerializer(serializers.Serializer):
         max_length=limits.MAX_STORY, allow_blank=True, trim_whitespace=False, default=""
     )
     style = serializers.ChoiceField(choices=Style.choices, default=Style.MANGA)
+    language = serializers.CharField(
+        max_length=16, required=False, help_text="The original's language (`en`, `ja`, …)."
+    )
     characters = serializers.ListField(
         child=CharacterSerializer(), max_length=limits.MAX_CHARACTERS
+    )
+    places = serializers.ListField(
+        child=PlaceSerializer(),
+        max_length=limits.MAX_PLACES,
+        help_text="Where the panels happen; a place keeping its name keeps its picture.",
     )
     panels = serializers.ListField(child=PanelSerializer(), max_length=limits.MAX_PANELS)
     layout = LayoutSerializer(required=False)
 
+    def validate_language(self, language):
+        code = languages.normalise(language)
+        if code is None:
+            raise serializers.ValidationError(
+                f"Not a language the lettering can set; use one of {', '.join(languages.CODES)}."
+            )
+        # The related name: a translation may not be in the original's own language.
+        if self.instance is not None and self.instance.translations.filter(language=code).exists():
+            raise serializers.ValidationError(
+                f"This comic has a {languages.name(code)} translation; delete it first."
+            )
+        return code
+
     def validate_characters(self, characters):
-        seen = set()
-        for character in characters:
-            character["name"] = character["name"].strip()
-            key = character["name"].casefold()
-            if key in seen:
-                raise serializers.ValidationError(
-                    f"Two characters are named {character['name']!r}; names must differ."
-                )
-            seen.add(key)
-        return characters
+        return unique_names(characters, what="characters")
+
+    def validate_places(self, places):
+        return unique_names(places, what="places")
 
     def validate(self, attrs):
         if "characters" in attrs:
-            names = {c["name"] for c in attrs["characters"]}
+            wardrobe = {c["name"]: {o["name"] for o in c["outfits"]} for c in attrs["characters"]}
         elif self.instance is not None:
-            names = set(self.instance.characters.values_list("name", flat=True))
+            wardrobe = {
+                c.name: {o["name"] for o in c.outfits} for c in self.instance.characters.all()
+            }
         else:
-            names = set()
+            wardrobe = {}
+        if "places" in attrs:
+            places = {p["name"] for p in attrs["places"]}
+        elif self.instance is not None:
+            places = set(self.instance.places.values_list("name", flat=True))
+        else:
+            places = set()
         for number, panel in enumerate(attrs.get("panels", []), start=1):
-            # Partial updates skip defaults, so a panel may lack these keys.
-            unknown = [n for n in panel.get("characters", []) if n not in names]
-            unknown += [
-                d.get("speaker")
-                for d in panel.get("dialogue", [])
-                if d.get("speaker") and d["speaker"] not in names
-            ]
-            if unknown:
-                raise serializers.ValidationError(
-                    {
-                        "panels": f"Panel {number} names {unknown[0]!r}, who is not among the "
-                        "characters. Add the character first, or remove the name."
-                    }
-                )
+            problem = panel_problem(panel, wardrobe=wardrobe, places=places)
+            if problem:
+                raise serializers.ValidationError({"panels": f"Panel {number} {problem}"})
         return attrs
+
+
+def panel_problem(panel: dict, *, wardrobe: dict[str, set[str]], places: set[str]) -> str:
+    """What is wrong with a panel's names (as the rest of a sentence starting "Panel 3"),
+    or "" when each names what the comic has."""
+    unknown = [n for n in panel["characters"] if n not in wardrobe]
+    unknown += [d["speaker"] for d in panel["dialogue"] if d["speaker"] not in (*wardrobe, "")]
+    if unknown:
+        return (
+            f"names {unknown[0]!r}, who is not among the characters. Add the character first, "
+            "or remove the name."
+        )
+    if panel["place"] and panel["place"] not in places:
+        return f"is set in {panel['place']!r}, which is not among the places. Add it first."
+    for what, chosen in (("wears an outfit", panel["outfits"]), ("stands", panel["blocking"])):
+        absent = [n for n in chosen if n not in panel["characters"]]
+        if absent:
+            return f"says where {absent[0]!r} {what}, who is not in the panel."
+    for name, outfit in panel["outfits"].items():
+        if outfit not in wardrobe[name]:
+            return f"dresses {name!r} in {outfit!r}, which is not one of their outfits."
+    return ""
 
 
 class StoryboardSerializer(serializers.ModelSerializer):
     characters = CharacterSerializer(many=True, read_only=True)
+    places = serializers.SerializerMethodField(
+        help_text='[{"name", "description", "picture": null | {"image_url", "hash"}}]'
+    )
     panels = PanelSerializer(many=True, read_only=True)
+    series = serializers.SerializerMethodField(
+        help_text='{"id", "title", "chapter"} for a chapter of a series; null otherwise.'
+    )
     complete = serializers.BooleanField(read_only=True)
     layout = serializers.SerializerMethodField(help_text="Pages: direction, format, breaks.")
     suggested_characters = serializers.SerializerMethodField(
@@ -170,12 +273,15 @@ class StoryboardSerializer(serializers.ModelSerializer):
             "title",
             "story",
             "style",
+            "language",
             "characters",
+            "places",
             "panels",
             "version",
             "complete",
             "layout",
             "suggested_characters",
+            "series",
             "created_at",
             "updated_at",
         ]
@@ -185,8 +291,18 @@ class StoryboardSerializer(serializers.ModelSerializer):
         # Each character's sheet (docs/api.md, "Character sheets"), one query a storyboard.
         sheets = sheets_json(storyboard=instance)
         for character in data["characters"]:
-            character["sheet"] = sheets.get(character["name"])
+            character["sheet"] = sheets.get((character["name"], ""))
+            for outfit in character["outfits"]:
+                outfit["sheet"] = sheets.get((character["name"], outfit["name"]))
         return data
+
+    def get_places(self, obj) -> list[dict]:
+        return [place_json(place) for place in places_of(storyboard=obj)]
+
+    def get_series(self, obj) -> dict | None:
+        if obj.series_id is None:
+            return None
+        return {"id": obj.series_id, "title": obj.series.title, "chapter": obj.chapter}
 
     def get_layout(self, obj) -> dict:
         return {

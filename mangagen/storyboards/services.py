@@ -2,26 +2,34 @@
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
+from dataclasses import dataclass
 
-from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
 
-from mangagen.characters.selectors import sheets_in_use
-from mangagen.drafting import Draft, get_drafter
+from mangagen.characters.selectors import outfit_sheets_in_use, sheets_in_use
+from mangagen.drafting import Draft, StoryContext, get_drafter
+from mangagen.lettering import languages
+from mangagen.places.selectors import places_of
+from mangagen.places.services import replace_places
 
-from .hashing import art_hash, content_hash, storyboard_version
+from .hashing import ArtLooks, art_hash, content_hash, storyboard_version
 from .models import Character, KeptArt, Panel, Storyboard, Style
 
 
 @transaction.atomic
 def create_storyboard(
-    *, owner, title: str, story: str = "", style: str = Style.MANGA
+    *, owner, title: str, story: str = "", style: str = Style.MANGA, language: str | None = None
 ) -> Storyboard:
-    storyboard = Storyboard.objects.create(owner=owner, title=title, story=story, style=style)
+    """A new storyboard; its `language` guessed from the title and story when not given."""
+    storyboard = Storyboard.objects.create(
+        owner=owner,
+        title=title,
+        story=story,
+        style=style,
+        language=language or languages.guess(f"{title} {story}"),
+    )
     _rehash(storyboard)
     return storyboard
 
@@ -33,23 +41,32 @@ def update_storyboard(
     title: str | None = None,
     story: str | None = None,
     style: str | None = None,
+    language: str | None = None,
     characters: list[dict] | None = None,
+    places: list[dict] | None = None,
     panels: list[dict] | None = None,
     layout: dict | None = None,
 ) -> Storyboard:
-    """Applies the given changes; lists (characters, panels) replace what was there.
+    """Applies the given changes; lists (characters, places, panels) replace what was there.
 
     `layout` may carry `direction`, `format`, `breaks` and `templates` (see
-    mangagen.pages); each given key replaces what was there.
+    mangagen.pages); each given key replaces what was there. A place that keeps
+    its name (or is renamed in its row) keeps its picture.
     """
     storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
-    for field, value in (("title", title), ("story", story), ("style", style)):
+    for field, value in (
+        ("title", title),
+        ("story", story),
+        ("style", style),
+        ("language", language),
+    ):
         if value is not None:
             setattr(storyboard, field, value)
     for key, field in LAYOUT_FIELDS.items():
         if layout is not None and key in layout:
             setattr(storyboard, field, layout[key])
     storyboard.save()
+    follow = Renames()
     if characters is not None:
         before = list(storyboard.characters.order_by("position").values_list("name", flat=True))
         storyboard.characters.all().delete()
@@ -59,11 +76,16 @@ def update_storyboard(
                 position=position,
                 name=c["name"],
                 description=c.get("description", ""),
+                outfits=[
+                    {"name": o["name"], "description": o.get("description", "")}
+                    for o in c.get("outfits", [])
+                ],
             )
             for position, c in enumerate(characters, start=1)
         )
-        if panels is None:
-            _follow_names(storyboard, before=before, after=[c["name"] for c in characters])
+        follow.characters = renamed(before=before, after=[c["name"] for c in characters])
+    if places is not None:
+        follow.places = replace_places(storyboard=storyboard, places=places)
     if panels is not None:
         storyboard.panels.all().delete()
         Panel.objects.bulk_create(
@@ -78,41 +100,78 @@ def update_storyboard(
                     for d in p.get("dialogue", [])
                 ],
                 caption=p.get("caption", ""),
+                place=p.get("place", ""),
+                outfits=dict(p.get("outfits", {})),
+                blocking=dict(p.get("blocking", {})),
                 content_hash="",
             )
             for index, p in enumerate(panels, start=1)
         )
+    elif characters is not None or places is not None:
+        _follow(storyboard, follow)
     _rehash(storyboard)
     return storyboard
 
 
-def _follow_names(storyboard: Storyboard, *, before: list[str], after: list[str]) -> None:
-    """Panels name their characters and speakers by name. When the characters
-    change without the panels (the characters step saves them alone), a name
-    renamed in its row (the old name gone, the new one new) follows in every
-    panel, and a name removed leaves the panels: its lines stay, spoken by no
-    one. Otherwise the panels would name someone who is not a character,
-    which every later save of them would be refused for."""
+@dataclass
+class Renames:
+    """What a save of the characters or places alone did to names the panels use:
+    old name -> new name, or "" when removed (None: that list was not saved)."""
+
+    characters: dict[str, str] | None = None
+    places: dict[str, str] | None = None
+
+
+def renamed(*, before: list[str], after: list[str]) -> dict[str, str]:
+    """old name -> its new name, for names of `before` that `after` no longer has: a name
+    replaced in its row by a name that is new is a rename, any other goes (to "")."""
     kept, known = set(after), set(before)
-    renamed = {
-        old: new
-        for old, new in zip(before, after, strict=False)
-        if old not in kept and new not in known
+    rows = dict(zip(before, after, strict=False))
+    return {
+        old: (rows[old] if old in rows and rows[old] not in known else "")
+        for old in before
+        if old not in kept
     }
 
+
+def _follow(storyboard: Storyboard, renames: Renames) -> None:
+    """Panels name their characters, speakers, outfits, blocking and place by name. When
+    the characters or places change without the panels (the characters step saves them
+    alone), a name renamed in its row follows in every panel, and a name removed leaves
+    them: its lines stay, spoken by no one; an outfit no longer the character's is taken
+    off. Otherwise the panels would name what is not there, and every later save of them
+    would be refused."""
+    people = renames.characters or {}
+    places = renames.places or {}
+    wardrobe = {c.name: {o["name"] for o in c.outfits} for c in storyboard.characters.all()}
+
     def now_called(name: str) -> str:
-        return renamed.get(name, name if name in kept else "")
+        return people.get(name, name)
 
     for panel in storyboard.panels.all():
-        present = [now_called(name) for name in panel.characters]
+        present = [n for n in (now_called(name) for name in panel.characters) if n]
         dialogue = [
             {**line, "speaker": now_called(line["speaker"])} if line.get("speaker") else line
             for line in panel.dialogue
         ]
-        if present != panel.characters or dialogue != panel.dialogue:
-            panel.characters = [name for name in present if name]
-            panel.dialogue = dialogue
-            panel.save(update_fields=["characters", "dialogue"])
+        outfits = {
+            now_called(n): o
+            for n, o in panel.outfits.items()
+            if now_called(n) in present and o in wardrobe.get(now_called(n), ())
+        }
+        blocking = {now_called(n): p for n, p in panel.blocking.items() if now_called(n) in present}
+        place = places.get(panel.place, panel.place)
+        changed = (present, dialogue, outfits, blocking, place) != (
+            panel.characters,
+            panel.dialogue,
+            panel.outfits,
+            panel.blocking,
+            panel.place,
+        )
+        if changed:
+            panel.characters, panel.dialogue, panel.place = present, dialogue, place
+            panel.outfits, panel.blocking = outfits, blocking
+            panel.save(update_fields=["characters", "dialogue", "outfits", "blocking", "place"])
 
 
 LAYOUT_FIELDS = {
@@ -123,41 +182,48 @@ LAYOUT_FIELDS = {
 }
 
 
-def delete_storyboard(*, storyboard: Storyboard) -> None:
-    """Deletes a storyboard, cancelling its live jobs first so no hold is left behind.
-
-    Its kept art, character sheets and built pages leave the disk once the
-    deletion is committed; a sheet still rendering has its hold released.
-    """
-    from mangagen.characters.services import end_sheet_renders
-    from mangagen.jobs.models import LIVE_STATES
-    from mangagen.jobs.services import cancel_job
-
-    for job in storyboard.jobs.filter(state__in=LIVE_STATES):
-        cancel_job(job=job, reason="Its storyboard was deleted.")
-    end_sheet_renders(storyboard=storyboard, reason="Its storyboard was deleted.")
-    folders = [
-        Path(settings.MEDIA_ROOT) / "renders" / "kept" / str(storyboard.pk),
-        Path(settings.MEDIA_ROOT) / "pages" / str(storyboard.pk),
-        Path(settings.MEDIA_ROOT) / "sheets" / str(storyboard.pk),
-    ]
-    with transaction.atomic():
-        storyboard.delete()
-        transaction.on_commit(
-            lambda: [shutil.rmtree(folder, ignore_errors=True) for folder in folders]
-        )
-
-
 def draft_storyboard(*, storyboard: Storyboard) -> tuple[Storyboard, str]:
-    """Fills the panels (and adds characters) from the story; returns any notice."""
-    existing = [{"name": c.name, "description": c.description} for c in storyboard.characters.all()]
-    draft: Draft = get_drafter().draft(
-        title=storyboard.title, story=storyboard.story, characters=existing
+    """Fills the panels (and adds characters) from the story, knowing the cast, the places
+    and, for a chapter of a series, how the chapter before it ended; returns any notice."""
+    cast = list(storyboard.characters.all())
+    existing = [{"name": c.name, "description": c.description} for c in cast]
+    context = StoryContext(
+        places=[
+            {"name": p.name, "description": p.description} for p in places_of(storyboard=storyboard)
+        ],
+        last_beats=last_beats(storyboard=storyboard),
     )
+    draft: Draft = get_drafter().draft(
+        title=storyboard.title, story=storyboard.story, characters=existing, context=context
+    )
+    wardrobe = {c.name: c.outfits for c in cast}  # a draft keeps the cast's outfits
+    characters = [{**c, "outfits": wardrobe.get(c["name"], [])} for c in draft.characters]
     storyboard = update_storyboard(
-        storyboard=storyboard, characters=draft.characters, panels=draft.panels
+        storyboard=storyboard, characters=characters, panels=draft.panels
     )
     return storyboard, draft.notice
+
+
+LAST_BEATS = 3  # panels of the chapter before that a next chapter's draft picks up from
+
+
+def last_beats(*, storyboard: Storyboard) -> list[str]:
+    """The last panels of the chapter before this one in its series, each as what it shows
+    then its lines ("Aiko: …"); [] for a standalone comic or a first chapter."""
+    if storyboard.series_id is None or not storyboard.chapter:
+        return []
+    previous = (
+        Storyboard.objects.filter(series_id=storyboard.series_id, chapter__lt=storyboard.chapter)
+        .order_by("-chapter")
+        .first()
+    )
+    if previous is None:
+        return []
+    beats = []
+    for panel in list(previous.panels.order_by("-index")[:LAST_BEATS])[::-1]:
+        lines = [f"{d['speaker'] or 'Narration'}: {d['text']}" for d in panel.dialogue]
+        beats.append(" ".join([panel.description, *lines, panel.caption]).strip())
+    return beats
 
 
 def rehash_storyboard(*, storyboard: Storyboard) -> None:
@@ -166,12 +232,19 @@ def rehash_storyboard(*, storyboard: Storyboard) -> None:
 
 
 def _rehash(storyboard: Storyboard) -> None:
-    descriptions = {c.name: c.description for c in storyboard.characters.all()}
+    characters = list(storyboard.characters.all())
+    descriptions = {c.name: c.description for c in characters}
     sheets = sheets_in_use(storyboard=storyboard)
+    looks = ArtLooks.build(
+        characters=characters,
+        places=places_of(storyboard=storyboard),
+        outfit_sheets=outfit_sheets_in_use(storyboard=storyboard),
+    )
     hashes = []
     panels = list(storyboard.panels.all())
     for panel in panels:
         panel.sheets = {n: sheets[n] for n in panel.characters if n in sheets}
+        panel.art_inputs = looks.of(panel)
         panel.art_hash = art_hash(
             style=storyboard.style,
             description=panel.description,
@@ -179,12 +252,14 @@ def _rehash(storyboard: Storyboard) -> None:
             characters=panel.characters,
             character_descriptions=descriptions,
             sheets=panel.sheets,
+            art_inputs=panel.art_inputs,
+            blocking=panel.blocking,
         )
         panel.content_hash = content_hash(
             art=panel.art_hash, dialogue=panel.dialogue, caption=panel.caption
         )
         hashes.append(panel.content_hash)
-    Panel.objects.bulk_update(panels, ["art_hash", "sheets", "content_hash"])
+    Panel.objects.bulk_update(panels, ["art_hash", "sheets", "art_inputs", "content_hash"])
     version = storyboard_version(hashes)
     if version != storyboard.version:
         storyboard.version = version

@@ -9,8 +9,8 @@ from django.db import connection, connections
 @contextmanager
 def meanwhile(action, *, table="mangagen_job"):
     """Runs `action` on its own connection, to completion, just before this
-    connection's first row lock on `table`. Yields a list that holds what it returned
-    (or raised) once it ran."""
+    connection's first row lock on `table` (FOR UPDATE or FOR NO KEY UPDATE).
+    Yields a list that holds what it returned (or raised) once it ran."""
     done: list = []
 
     def run():
@@ -22,7 +22,8 @@ def meanwhile(action, *, table="mangagen_job"):
             connections.close_all()
 
     def wrapper(execute, sql, params, many, context):
-        if not done and "FOR UPDATE" in sql and f'FROM "{table}"' in sql:
+        locks = "FOR UPDATE" in sql or "FOR NO KEY UPDATE" in sql
+        if not done and locks and f'FROM "{table}"' in sql:
             thread = threading.Thread(target=run)
             thread.start()
             thread.join(timeout=60)

@@ -14,6 +14,7 @@ from PIL import Image
 from ledger import services as ledger
 from ledger.models import Hold, Transfer
 from ledger.tests.invariants import assert_ledger_invariants
+from mangagen import deletion
 from mangagen.characters import services as sheets
 from mangagen.characters import tasks
 from mangagen.characters.models import CharacterSheet, SheetState
@@ -532,7 +533,7 @@ def test_deleting_the_comic_releases_a_rendering_sheet_and_removes_the_files(
     kept = CharacterSheet.objects.get().image.path
     rendering = request_sheet("Kenji")
     with django_capture_on_commit_callbacks(execute=True):
-        storyboards.delete_storyboard(storyboard=board)
+        deletion.delete_comic(storyboard=board)
     assert Hold.objects.get(pk=rendering.hold_id).state == Hold.State.RELEASED
     assert balance(account) == (4, 0)  # the shown sheet paid, the rendering one not
     assert not os.path.exists(kept)

@@ -53,34 +53,78 @@ def cookie_for(client, user) -> bytes:
     return f"sessionid={client.cookies['sessionid'].value}".encode()
 
 
+# What a slow machine may take to answer; each wait ends as soon as its answer comes.
+PATIENCE = 10
+
+
+class Communicator(WebsocketCommunicator):
+    """Channels' test client, patient: its one-second defaults fail on a busy machine."""
+
+    async def connect(self, timeout=PATIENCE):
+        return await super().connect(timeout=timeout)
+
+    async def receive_from(self, timeout=PATIENCE):
+        return await super().receive_from(timeout=timeout)
+
+    async def receive_json_from(self, timeout=PATIENCE):
+        return await super().receive_json_from(timeout=timeout)
+
+    async def receive_output(self, timeout=PATIENCE):
+        return await super().receive_output(timeout=timeout)
+
+    async def disconnect(self, code=1000, timeout=PATIENCE):
+        return await super().disconnect(code=code, timeout=timeout)
+
+    async def wait(self, timeout=PATIENCE):
+        return await super().wait(timeout=timeout)
+
+
 def communicator(job_id, cookie=b"", after=None, origin=b"http://testserver"):
     path = f"/ws/jobs/{job_id}/" + (f"?after={after}" if after is not None else "")
     headers = [(b"origin", origin)]
     if cookie:
         headers.append((b"cookie", cookie))
-    return WebsocketCommunicator(application, path, headers=headers)
+    return Communicator(application, path, headers=headers)
 
 
-async def receive_all(comm, timeout=0.5):
+async def until_pong(comm) -> tuple[list[dict], dict]:
+    """Pings, then reads until the pong: (every event sent before it, the pong).
+
+    The consumer answers a ping after it has caught up with the log, and handles
+    one message at a time, so whatever the stream was going to send of what the
+    log held is sent before the pong; a duplicate or an extra event would show
+    there. The pong is the marker that ends the wait, never a quiet spell.
+    """
+    await comm.send_json_to({"type": "ping"})
     got = []
-    while not await comm.receive_nothing(timeout=timeout):
-        got.append(await comm.receive_json_from())
-    return got
+    while True:
+        message = await comm.receive_json_from()
+        if message.get("type") == "pong":
+            return got, message
+        got.append(message)
+
+
+async def events_until_pong(comm) -> list[dict]:
+    return (await until_pong(comm))[0]
+
+
+async def is_open(comm) -> bool:
+    """The stream answers a ping (the proof that it is open is the answer)."""
+    _, pong = await until_pong(comm)
+    return pong["type"] == "pong"
 
 
 def run(coro):
     return async_to_sync(coro)()
 
 
-def replayed(job, cookie, *, after, count) -> list[dict]:
-    """The first `count` messages a stream opened with `after` sends, then
-    whatever else it sends before falling quiet (a duplicate would show)."""
+def replayed(job, cookie, *, after) -> list[dict]:
+    """What a stream opened with `after` sends, up to the answer to a ping."""
 
     async def scenario():
         comm = communicator(job.pk, cookie, after=after)
         await comm.connect()
-        got = [await comm.receive_json_from(timeout=10) for _ in range(count)]
-        got += await receive_all(comm, timeout=0.2)
+        got = await events_until_pong(comm)
         await comm.disconnect()
         return got
 
@@ -94,7 +138,7 @@ def test_a_late_attach_gets_the_whole_log(client, user, job):
         comm = communicator(job.pk, cookie)
         connected, _ = await comm.connect()
         assert connected
-        got = await receive_all(comm)
+        got = await events_until_pong(comm)
         await comm.disconnect()
         return got
 
@@ -104,7 +148,7 @@ def test_a_late_attach_gets_the_whole_log(client, user, job):
 
 
 def test_a_reconnect_with_after_gets_exactly_the_missing_events(client, user, job):
-    assert [e["seq"] for e in replayed(job, cookie_for(client, user), after=3, count=2)] == [4, 5]
+    assert [e["seq"] for e in replayed(job, cookie_for(client, user), after=3)] == [4, 5]
 
 
 def test_live_events_follow_the_replay(client, user, job):
@@ -115,9 +159,12 @@ def test_live_events_follow_the_replay(client, user, job):
 
         comm = communicator(job.pk, cookie, after=5)
         await comm.connect()
+        assert await events_until_pong(comm) == []  # caught up: nothing after 5 yet
         await database_sync_to_async(add_event)(job, 6)
         await database_sync_to_async(add_event)(job, 7)
-        got = await receive_all(comm)
+        # Live, as published: no ping asks for them.
+        got = [await comm.receive_json_from() for _ in range(2)]
+        got += await events_until_pong(comm)  # and nothing else (no duplicate)
         await comm.disconnect()
         return got
 
@@ -146,7 +193,10 @@ def test_events_published_during_the_replay_are_neither_lost_nor_doubled(
     async def scenario():
         comm = communicator(job.pk, cookie)
         await comm.connect()
-        got = await receive_all(comm)
+        # 6 and 7 come through the channel layer, which a ping does not wait for:
+        # read the seven, then ping for anything more (a duplicate).
+        got = [await comm.receive_json_from() for _ in range(7)]
+        got += await events_until_pong(comm)
         await comm.disconnect()
         return got
 
@@ -161,9 +211,12 @@ def test_a_dropped_live_event_is_filled_in_from_the_log(client, user, job):
 
         comm = communicator(job.pk, cookie, after=5)
         await comm.connect()
+        assert await events_until_pong(comm) == []  # caught up before 6 is written
         await database_sync_to_async(add_event)(job, 6, False)  # lost on the layer
         await database_sync_to_async(add_event)(job, 7)
-        got = await receive_all(comm)
+        # 7 arrives live and shows the gap: 6 is read from the log, before 7.
+        got = [await comm.receive_json_from() for _ in range(2)]
+        got += await events_until_pong(comm)
         await comm.disconnect()
         return got
 
@@ -177,7 +230,7 @@ def test_only_the_owner_may_listen(client, job, make_user, who):
     async def scenario():
         comm = communicator(job.pk, cookie)
         connected, _ = await comm.connect()
-        output = await comm.receive_output(timeout=1)
+        output = await comm.receive_output()
         await comm.wait()
         return connected, output
 
@@ -191,7 +244,7 @@ def test_a_missing_job_is_refused_the_same_way(client, user):
     async def scenario():
         comm = communicator(999999, cookie)
         await comm.connect()
-        return await comm.receive_output(timeout=1)
+        return await comm.receive_output()
 
     assert run(scenario) == {"type": "websocket.close", "code": 4403}
 
@@ -240,14 +293,13 @@ def test_a_stream_in_use_stays_open(client, user, job, settings):
     async def scenario():
         comm = communicator(job.pk, cookie, after=5)
         await comm.connect()
-        await comm.send_json_to({"type": "ping"})
-        pong = await comm.receive_json_from(timeout=10)
-        still_open = await comm.receive_nothing(timeout=0.2)
+        first = await until_pong(comm)
+        second = await until_pong(comm)  # answered again: the stream stayed open
         await comm.disconnect()
-        return pong, still_open
+        return first, second
 
-    pong, still_open = run(scenario)
-    assert pong == {"type": "pong", "seq": 5} and still_open
+    first, second = run(scenario)
+    assert first == second == ([], {"type": "pong", "seq": 5})
 
 
 def test_a_person_may_hold_only_so_many_streams(client, user, job, settings):
@@ -263,7 +315,7 @@ def test_a_person_may_hold_only_so_many_streams(client, user, job, settings):
         await first.disconnect()  # gives its slot back
         fourth = communicator(job.pk, cookie, after=5)
         await fourth.connect()
-        fourth_open = await fourth.receive_nothing(timeout=0.2)
+        fourth_open = await is_open(fourth)
         for comm in (second, third, fourth):
             await comm.disconnect()
         return refused, fourth_open
@@ -285,7 +337,7 @@ def test_a_refused_stream_takes_no_slot(client, user, job, make_user, settings):
             assert (await comm.receive_output())["code"] == 4403
         mine = communicator(job.pk, cookie, after=5)
         connected, _ = await mine.connect()
-        still_open = await mine.receive_nothing(timeout=0.2)
+        still_open = await is_open(mine)
         await mine.disconnect()
         return connected and still_open
 
@@ -306,12 +358,12 @@ def test_frames_that_mean_nothing_are_ignored_and_the_slot_is_given_back(
         for frame in ("[1]", '"ping"', "not json", "{"):
             await comm.send_to(text_data=frame)
         await comm.send_to(bytes_data=b"\x00\x01")
-        await comm.send_json_to({"type": "ping"})
-        pong = await comm.receive_json_from()
+        nothing_sent, pong = await until_pong(comm)
+        assert nothing_sent == []
         await comm.disconnect()
         again = communicator(job.pk, cookie, after=5)
         connected, _ = await again.connect()
-        still_open = await again.receive_nothing(timeout=0.2)
+        still_open = await is_open(again)
         await again.disconnect()
         return pong, connected and still_open
 
@@ -320,9 +372,12 @@ def test_frames_that_mean_nothing_are_ignored_and_the_slot_is_given_back(
     assert reconnected
 
 
-def test_a_ping_brings_a_dropped_last_event(client, user, job):
+def test_a_ping_brings_a_dropped_last_event(client, user, job, monkeypatch):
     """A dropped event shows no gap until the next one: a quiet job's page
-    pings, and the answer comes after what the log holds."""
+    pings (once a minute), and the answer comes after what the log holds."""
+    from mangagen import consumers
+
+    monkeypatch.setattr(consumers, "PING_LOG_READ_SECONDS", 0)
     cookie = cookie_for(client, user)
 
     async def scenario():
@@ -330,26 +385,93 @@ def test_a_ping_brings_a_dropped_last_event(client, user, job):
 
         comm = communicator(job.pk, cookie, after=5)
         await comm.connect()
+        assert await until_pong(comm) == ([], {"type": "pong", "seq": 5})  # caught up
         await database_sync_to_async(add_event)(job, 6, False)  # lost on the layer
-        assert await comm.receive_nothing(timeout=0.2)
-        await comm.send_json_to({"type": "ping"})
-        got = [await comm.receive_json_from(timeout=10) for _ in range(2)]
-        got += await receive_all(comm, timeout=0.2)
+        got, pong = await until_pong(comm)
         await comm.disconnect()
-        return got
+        return got, pong
 
-    got = run(scenario)
-    assert [(e.get("type"), e["seq"]) for e in got] == [("test.event", 6), ("pong", 6)]
+    got, pong = run(scenario)
+    assert [(e["type"], e["seq"]) for e in got] == [("test.event", 6)]
+    assert pong == {"type": "pong", "seq": 6}
 
 
 def test_catching_up_reads_the_log_to_its_end(client, user, job, monkeypatch):
     from mangagen import consumers
 
     monkeypatch.setattr(consumers, "CATCH_UP_BATCH", 2)  # five events: three batches
-    assert [e["seq"] for e in replayed(job, cookie_for(client, user), after=0, count=5)] == [
-        1,
-        2,
-        3,
-        4,
-        5,
-    ]
+    assert [e["seq"] for e in replayed(job, cookie_for(client, user), after=0)] == [1, 2, 3, 4, 5]
+
+
+def test_pings_in_a_loop_read_the_log_at_most_once_a_while(client, user, job, monkeypatch):
+    from mangagen import consumers
+
+    reads = []
+    original = consumers.events_after
+
+    def counted(**kwargs):
+        reads.append(kwargs["after"])
+        return original(**kwargs)
+
+    monkeypatch.setattr(consumers, "events_after", counted)
+    monkeypatch.setattr(consumers, "PING_LOG_READ_SECONDS", 3600)
+    cookie = cookie_for(client, user)
+
+    async def scenario():
+        comm = communicator(job.pk, cookie, after=5)
+        await comm.connect()
+        pongs = [(await until_pong(comm))[1] for _ in range(50)]
+        await comm.disconnect()
+        return pongs
+
+    pongs = run(scenario)
+    assert pongs == [{"type": "pong", "seq": 5}] * 50
+    assert reads == [5]  # the connection's catch-up; no ping read the log again
+
+
+def test_a_stream_keeps_its_slot_past_the_lease_while_it_is_open(
+    client, user, job, settings, monkeypatch
+):
+    """The slot's lease is renewed while its stream is open: however long the
+    stream lives, the person's cap holds (a counter's expiry once reset it)."""
+    from mangagen import consumers
+
+    settings.WS_MAX_CONNECTIONS_PER_PERSON = 1
+    settings.WS_IDLE_SECONDS = 600
+    monkeypatch.setattr(consumers, "SLOT_LEASE_SECONDS", 3.0)  # renewed every second
+    renewals = []
+    original = consumers.JobEventsConsumer._renew_slot
+
+    async def counted(self):
+        await original(self)
+        renewals.append(self.slot_key)
+
+    monkeypatch.setattr(consumers.JobEventsConsumer, "_renew_slot", counted)
+    cookie = cookie_for(client, user)
+
+    async def scenario():
+        import asyncio
+
+        first = communicator(job.pk, cookie, after=5)
+        await first.connect()
+        assert await is_open(first)
+        # Three renewals, a third of a lease apart: a whole lease has passed since
+        # the slot was taken, so without them it would have expired by now.
+        for _ in range(600):
+            if len(renewals) >= 3:
+                break
+            await asyncio.sleep(0.05)
+        assert len(renewals) >= 3
+        second = communicator(job.pk, cookie, after=5)
+        await second.connect()
+        refused = await second.receive_output()
+        await first.disconnect()
+        third = communicator(job.pk, cookie, after=5)
+        await third.connect()
+        third_open = await is_open(third)
+        await third.disconnect()
+        return refused, third_open
+
+    refused, third_open = run(scenario)
+    assert refused == {"type": "websocket.close", "code": 4429}
+    assert third_open

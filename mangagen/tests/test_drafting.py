@@ -11,13 +11,13 @@ from mangagen.storyboards import limits
 from mangagen.tests.standin import Canned
 
 
-def test_names_are_found_and_common_words_are_not():
+def test_names_are_found_and_common_words_and_places_are_not():
     story = (
         "Kenji caught her hand. The city slept. Meanwhile Director Sato watched.\n\n"
         '"Run!" shouted Aiko. Sato smiled. Tuesday came. It rained on Neo-Kyoto.'
     )
     names = find_names(story)
-    assert set(names) == {"Kenji", "Sato", "Aiko", "Neo-Kyoto"}
+    assert set(names) == {"Kenji", "Sato", "Aiko"}  # Neo-Kyoto is where it rained
     assert names[0] == "Sato"  # the most frequent first
 
 
@@ -84,6 +84,35 @@ def test_a_name_already_a_character_in_another_case_is_not_added_again():
         title="t", story="Kenji ran. Kenji fell.", characters=[{"name": "kenji"}]
     )
     assert [c["name"] for c in draft.characters] == ["kenji"]
+
+
+def test_a_name_used_as_a_place_is_a_person_once_it_acts():
+    draft = RuleDrafter().draft(
+        title="t",
+        story="Aiko waited for hours at Hikari. Then Hikari laughed and waved to her.",
+        characters=[],
+    )
+    assert [c["name"] for c in draft.characters] == ["Hikari", "Aiko"]
+    draft = RuleDrafter().draft(
+        title="t", story="Aiko waited for hours at Hikari. The lights went out.", characters=[]
+    )
+    assert [c["name"] for c in draft.characters] == ["Aiko"]
+
+
+def test_a_heading_draws_nothing_and_names_the_narrator_of_a_first_person_section():
+    story = "Rooftops of Neo-Kyoto\n\nKenji ran. He jumped.\n\nAIKO\n\nI watched him fall."
+    draft = RuleDrafter().draft(title="t", story=story, characters=[])
+    assert [p["characters"] for p in draft.panels] == [["Kenji"], ["Aiko", "Kenji"]]
+    assert {c["name"] for c in draft.characters} == {"Kenji", "Aiko"}
+
+
+def test_a_tag_leaves_the_description_but_a_beat_stays():
+    draft = RuleDrafter().draft(
+        title="t",
+        story='Rika laughed. "Late again," she told him. Kenji shrugged.',
+        characters=[],
+    )
+    assert draft.panels[0]["description"] == "Rika laughed. Kenji shrugged."
 
 
 GOOD_ANSWER = {
@@ -182,3 +211,58 @@ def test_draft_endpoint_shows_the_fallback_notice(client, user, settings, standi
     body = client.post(f"/api/storyboards/{board['id']}/draft/").json()
     assert "built-in rules" in body["notice"]
     assert len(body["panels"]) == 1
+
+
+def test_the_rules_prefer_the_casts_names():
+    """A chapter's cast is known: the story's "Kenji" (or "Sato") is the cast's "Kenji Sato",
+    in the panels and as a speaker, never a new character."""
+    story = 'Kenji ran up the stairs. "Wait!" Kenji shouted. Sato was always late. Mika smiled.'
+    draft = RuleDrafter().draft(
+        title="t", story=story, characters=[{"name": "Kenji Sato", "description": "tall"}]
+    )
+    assert [c["name"] for c in draft.characters] == ["Kenji Sato", "Mika"]
+    assert draft.panels[0]["characters"] == ["Kenji Sato"]
+    assert draft.panels[0]["dialogue"][0]["speaker"] == "Kenji Sato"
+
+
+def test_the_chat_drafter_is_told_the_places_and_how_the_last_chapter_ended(standin):
+    from mangagen.drafting import StoryContext
+
+    panels = [
+        {"description": "The roof.", "place": "Rooftop"},
+        {"description": "Somewhere.", "place": "The Moon"},  # not a place of the comic
+    ]
+    standin.reply(chat(json.dumps({"characters": [], "panels": panels})))
+    context = StoryContext(
+        places=[{"name": "Rooftop", "description": "the school rooftop"}],
+        last_beats=["Kenji runs up the stairs. Kenji: Sorry!"],
+    )
+    draft = drafter(standin).draft(
+        title="Chapter 2", story="Aiko waits.", characters=[], context=context
+    )
+    assert draft.notice == ""
+    assert [p["place"] for p in draft.panels] == ["Rooftop", ""]
+    told = standin.requests[0]["json"]["messages"][-1]["content"]
+    assert "Known places:\n- Rooftop: the school rooftop" in told
+    assert "The previous chapter ended with:\n- Kenji runs up the stairs. Kenji: Sorry!" in told
+
+
+def test_the_rules_never_take_one_of_the_comics_places_for_a_character(standin):
+    """A place the comic has (a chapter's places come from the series) is not a person,
+    even opening a sentence before a verb a person does; the chat drafter's fallback to
+    the rules is told the places too."""
+    from mangagen.drafting import StoryContext
+
+    story = "Hakone waits for the spring. Aiko climbs the hill with Kenji."
+    unknown = RuleDrafter().draft(title="t", story=story, characters=[])
+    assert "Hakone" in [c["name"] for c in unknown.characters]  # read alone, a person
+
+    context = StoryContext(places=[{"name": "Hakone", "description": "hot springs"}])
+    known = RuleDrafter().draft(title="t", story=story, characters=[], context=context)
+    assert [c["name"] for c in known.characters] == ["Aiko", "Kenji"]
+    assert all("Hakone" not in p["characters"] for p in known.panels)
+
+    standin.reply(Canned(status=500, body={"error": "overloaded"}))
+    fallback = drafter(standin).draft(title="t", story=story, characters=[], context=context)
+    assert "built-in rules" in fallback.notice
+    assert [c["name"] for c in fallback.characters] == ["Aiko", "Kenji"]

@@ -1,4 +1,5 @@
-"""Faults: a database that refuses the capture, beat down for a while, double clicks."""
+"""Faults: a database that refuses the capture, beat down for a while, double clicks, a
+bucket out of reach."""
 
 import threading
 from datetime import timedelta
@@ -12,7 +13,10 @@ from ledger.models import Hold
 from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.jobs import dispatch, services, tasks
 from mangagen.jobs.models import Job
+from mangagen.storage_config import storages
 from mangagen.storyboards import services as storyboards
+from tests.support.s3 import ACCESS_KEY, SECRET_KEY
+from tests.support.tcp_proxy import TcpProxy
 
 pytestmark = pytest.mark.django_db
 
@@ -129,3 +133,69 @@ def test_double_clicks_and_two_tabs_make_one_job(user, enqueued):
     assert Job.objects.count() == 1
     account = ledger.account_for(user)
     assert (account.available, account.held) == (4, 1)
+
+
+def test_a_render_whose_task_died_with_its_worker_before_starting_goes_again(
+    user, enqueued, monkeypatch, settings, django_capture_on_commit_callbacks
+):
+    ledger.grant(account=ledger.account_for(user), amount=3, key="seed", reason="x")
+    with django_capture_on_commit_callbacks(execute=True):
+        job, _ = services.generate(user=user, storyboard=board_of(user))
+    enqueued.clear()  # a worker took the message, and was killed before it started
+    panel = job.panels.get(index=1)
+    soon = panel.queued_at + timedelta(seconds=1)
+    later = panel.queued_at + timedelta(seconds=settings.RENDER_HEARTBEAT_SECONDS * 3 + 1)
+
+    # Messages wait in a queue: it may be among them, so nothing is sent yet.
+    monkeypatch.setattr(dispatch, "waiting", lambda: {"render": 2, "speculative": 0})
+    assert services.requeue_lost_renders(now=later) == 0
+    monkeypatch.setattr(dispatch, "waiting", lambda: {"render": 0, "speculative": 0})
+    assert services.requeue_lost_renders(now=soon) == 0  # not yet three beats
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.requeue_lost_renders(now=later) == 1
+    assert services.requeue_lost_renders(now=later) == 0  # sent once, not every sweep
+    (job_id, index, attempt), queue = enqueued.pop(0)
+    assert (job_id, index, attempt, queue) == (job.pk, 1, 1, "render")
+    requeued = job.events.filter(type="panel.requeued").get()
+    assert requeued.data["why"] == "never started"
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.perform_render(job_id=job_id, index=index, attempt=attempt) == "delivered"
+    account = ledger.account_for(user)
+    account.refresh_from_db()
+    assert (account.available, account.held) == (2, 0)
+
+
+def test_a_render_that_finds_the_bucket_unreachable_goes_again_and_is_paid_once(
+    user, enqueued, s3_server, settings, monkeypatch, django_capture_on_commit_callbacks
+):
+    """STORAGE_BACKEND=s3 through a network that drops the connection of the render's
+    upload, past boto3's own retries (one attempt here; a few quick ones by default):
+    the task goes again, as after a dropped database connection, instead of failing
+    the panel; it is delivered and paid once."""
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")  # no retry of boto3's own
+    bucket = s3_server.new_bucket()
+    ledger.grant(account=ledger.account_for(user), amount=3, key="seed", reason="x")
+    with django_capture_on_commit_callbacks(execute=True):
+        job, _ = services.generate(user=user, storyboard=board_of(user))
+    ((job_id, index, attempt), _queue) = enqueued.pop(0)
+    with TcpProxy(("127.0.0.1", s3_server.port), dropping=1) as network:
+        settings.STORAGES = storages(
+            backend="s3",
+            bucket=bucket,
+            endpoint_url=f"http://127.0.0.1:{network.port}",
+            access_key=ACCESS_KEY,
+            secret_key=SECRET_KEY,
+        )
+        with django_capture_on_commit_callbacks(execute=True):
+            outcome = tasks.render_panel.apply(args=(job_id, index, attempt)).get()
+        assert network.dropped == 1, "the upload met the cut"
+    assert outcome == "delivered"
+    panel = job.panels.get(index=1)
+    assert panel.state == "delivered" and panel.error == ""
+    # The delivered render is in the bucket (beside the comic's kept copy); the upload
+    # that was cut off left nothing.
+    assert s3_server.keys(bucket, f"renders/{job.pk}/") == [panel.image.name]
+    account = ledger.account_for(user)
+    account.refresh_from_db()
+    assert (account.available, account.held) == (2, 0)
+    assert_ledger_invariants()

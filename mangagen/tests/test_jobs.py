@@ -496,3 +496,22 @@ def test_a_rendered_panel_is_lettered_ahead_of_its_first_request(
     response = client.get(url)
     assert response.status_code == 200 and response.content.startswith(b"\x89PNG")
     assert drawn == []  # served from what the worker drew
+
+
+def test_a_frozen_account_still_gets_the_panel_it_paid_for(
+    account, generate, render, settings, client, user
+):
+    """Flagged between Generate and delivery: the look-ahead's new hold is refused
+    (AccountFlagged), as when credits run out; the delivery it rides on stands (it
+    was rolled back with it: the render thrown away, approve refused)."""
+    settings.SPECULATION_LOOKAHEAD = 1
+    job, _ = generate()
+    ledger.flag_account(account=account, reason="dispute")
+    assert render() == "delivered"
+    job.refresh_from_db()
+    assert job.panels.get(index=1).state == "delivered"
+    assert job.panels.get(index=2).state == "pending"  # nothing ahead
+    assert balance(account) == (9, 0)  # panel one paid, nothing else held
+    client.force_login(user)
+    image = client.get(selectors.image_url(job.panels.get(index=1), job))
+    assert image.status_code == 200

@@ -2,11 +2,12 @@
 
 import io
 
+import pytest
 from PIL import Image, ImageDraw
 
-from mangagen.lettering import Letterable, letter, lettering_font
+from mangagen.lettering import Letterable, balloons, languages, letter, lettering_font
 from mangagen.lettering.balloons import wrap
-from mangagen.lettering.fonts import cjk_font
+from mangagen.lettering.fonts import cjk_font, covers, face_for
 from mangagen.pages.compose import PanelArt, compose_page, compose_strip
 from mangagen.pages.layout import LayoutPanel, paginate
 
@@ -92,18 +93,113 @@ def test_words_wrap_inside_the_width():
     assert all(draw.textlength(line, font=f) <= 150 + f.size for line in lines)
 
 
-def test_japanese_dialogue_is_set_vertically():
+def inked_box(image: Image.Image):
+    return Image.eval(image.convert("L"), lambda v: 255 if v < 128 else 0).getbbox()
+
+
+@pytest.mark.parametrize(
+    "language, text, tall",
+    [
+        ("ja", "待って！行かないで", True),  # Japanese: a column
+        ("zh-hant", "等等！不要走", False),  # the same script in Chinese: a line
+        ("en", "待って！行かないで", False),  # Japanese words in an English comic: a line
+        ("ja", "OK!", False),  # Latin letters in a Japanese comic stay horizontal
+    ],
+)
+def test_the_language_decides_whether_a_line_is_set_vertically(language, text, tall):
     panel = Letterable.of(
-        dialogue=[{"speaker": "", "text": "待って！行かないで"}],
+        dialogue=[{"speaker": "", "text": text}],
         caption="",
         shot="medium",
         characters=[],
         faces={},
+        language=language,
     )
-    lettered = letter(blank(), panel=panel).convert("L")
-    bbox = Image.eval(lettered, lambda v: 255 if v < 128 else 0).getbbox()
+    bbox = inked_box(letter(blank(), panel=panel))
     assert bbox is not None
-    assert (bbox[3] - bbox[1]) > (bbox[2] - bbox[0]), "a tall column, not a line"
+    assert ((bbox[3] - bbox[1]) > (bbox[2] - bbox[0])) == tall
+
+
+# Letters of each language beyond those of its own name.
+ALPHABETS = {
+    "ru": "абвгдеёжзийклмнопрстуфхцчшщъыьэюяЁЙЩЪЫЭЮЯ",
+    "bg": "абвгдежзийклмнопрстуфхцчшщъьюя",
+    "vi": "ạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹđĐƠơƯư",
+    "pl": "ąćęłńóśźżĄĆĘŁŃÓŚŹŻ",
+    "cs": "áčďéěíňóřšťúůýž",
+    "sk": "áäčďéíĺľňóôŕšťúýž",
+    "ro": "ăâîșțĂÂÎȘȚşţ",
+    "tr": "çğışöüİĞŞ",
+    "hu": "áéíóöőúüű",
+    "lv": "āčēģīķļņšūž",
+    "lt": "ąčęėįšųūž",
+    "et": "õäöüšž",
+    "hr": "čćđšž",
+    "ca": "àçèéíïòóúü·",
+    "fr": "àâæçéèêëîïôœùûüÿ«»",
+    "de": "äöüß„“",
+    "es": "áéíñóúü¿¡",
+    "pt": "ãõáâàçéêíóôú",
+    "da": "æøåÆØÅ",
+    "sv": "åäöÅÄÖ",
+    "ko": "다람쥐 헌 쳇바퀴에 타고파",
+    "ja": "いろはにほへと カタカナ 漢字「」、。ー…",
+    "zh-hans": "我能吞下玻璃而不伤身体",
+    "zh-hant": "我能吞下玻璃而不傷身體",
+}
+
+
+@pytest.mark.parametrize("code", languages.CODES)
+def test_every_language_offered_can_be_lettered_without_a_missing_glyph(code):
+    """Each language's own name ("Русский", "한국어", "Tiếng Việt") and its letters are
+    drawn in one of the shipped faces, never as empty boxes."""
+    text = languages.local_name(code) + ALPHABETS.get(code, "")
+    face = face_for(text, 24)
+    assert covers(face, text), (code, text, face.getname())
+
+
+def test_a_line_kalam_cannot_draw_is_lettered_in_noto():
+    assert "Kalam" in face_for("Who's there?", 20).getname()[0]
+    assert "Noto Sans CJK" in face_for("Кто там?", 20).getname()[0]
+    assert "Noto Sans CJK" in face_for("누구세요?", 20).getname()[0]
+
+
+def test_unspaced_text_breaks_between_characters_never_before_a_closing_mark():
+    draw = ImageDraw.Draw(Image.new("L", (10, 10)))
+    f = cjk_font(16)
+    text = "今夜は月がきれいですね。「待って」と彼女は言った。"
+    lines = wrap(draw, text, f, 70)
+    assert len(lines) > 3 and "".join(lines) == text  # no hyphen, nothing lost
+    assert all(draw.textlength(line, font=f) <= 70 + f.size for line in lines)
+    assert not any(line[0] in "。」、" for line in lines)
+    assert not any(line[-1] == "「" for line in lines)
+
+
+def test_a_translation_longer_than_its_original_is_set_whole(monkeypatch):
+    """The balloon grows, or the type shrinks within bounds: a German line twice the
+    English one is never cut short."""
+    cut = []
+    block = balloons._Letterer._block
+
+    def watch(self, text, size, vertical, kind, force=False):
+        cut.extend([text] if force else [])
+        return block(self, text, size, vertical, kind, force)
+
+    monkeypatch.setattr(balloons._Letterer, "_block", watch)
+    for language, text in (
+        ("en", "They're right behind us, run!"),
+        ("de", "Sie sind direkt hinter uns, lauf so schnell du kannst, Aiko, lauf!"),
+    ):
+        panel = Letterable.of(
+            dialogue=[{"speaker": "Aiko", "text": text}, {"speaker": "Kenji", "text": text}],
+            caption="Neo-Kyoto, zwei Uhr nachts.",
+            shot="medium",
+            characters=["Aiko", "Kenji"],
+            faces=None,
+            language=language,
+        )
+        letter(blank(768, 544), panel=panel)
+    assert cut == []
 
 
 def test_text_stored_with_line_breaks_is_lettered_on_one_line():

@@ -6,9 +6,7 @@ ends keeps what it delivered; strangers see nothing.
 """
 
 import io
-import os
 import re
-import time
 import zipfile
 from datetime import timedelta
 
@@ -19,7 +17,6 @@ from PIL import Image
 from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.jobs import selectors, services
 from mangagen.jobs.models import JobState
-from mangagen.pages import builds
 from mangagen.pages.layout import LayoutPanel, paginate
 from mangagen.storyboards import services as storyboards
 from mangagen.storyboards.models import KeptArt
@@ -56,42 +53,6 @@ def board(user):
         characters=[{"name": "Aiko", "description": "red scarf"}, {"name": "Kenji"}],
         panels=PANELS,
     )
-
-
-@pytest.fixture
-def run(enqueued, django_capture_on_commit_callbacks):
-    """Helpers that drive the studio as a person and a worker would."""
-
-    class Driver:
-        def generate(self, user, board):
-            with django_capture_on_commit_callbacks(execute=True):
-                return services.generate(user=user, storyboard=board)[0]
-
-        def render(self):
-            (job_id, index, attempt), _ = enqueued.pop(0)
-            with django_capture_on_commit_callbacks(execute=True):
-                return services.perform_render(job_id=job_id, index=index, attempt=attempt)
-
-        def approve(self, job, index):
-            with django_capture_on_commit_callbacks(execute=True):
-                return services.approve_panel(job=job, index=index)
-
-        def finish(self, job):
-            """Renders and approves every panel the job has to draw."""
-            while True:
-                job.refresh_from_db()
-                if job.state == JobState.COMPLETED:
-                    return job
-                if enqueued:
-                    self.render()
-                job.refresh_from_db()
-                self.approve(job, job.current_index)
-
-        @property
-        def queued(self):
-            return [args for args, _ in enqueued]
-
-    return Driver()
 
 
 def balance(account):
@@ -311,46 +272,6 @@ def test_exports_of_a_comic_with_undrawn_panels(account, board, user, client, ru
     assert response["Content-Type"] == "image/png" and strip.height > 2 * strip.width
 
 
-def test_exports_are_built_once_per_content_and_rebuilt_after_a_change(
-    account, board, user, client, run, settings
-):
-    run.finish(run.generate(user, board))
-    client.force_login(user)
-    download(client, board.pk, "pdf")
-    built = list((settings.MEDIA_ROOT / "pages" / str(board.pk)).rglob("comic.pdf"))
-    assert len(built) == 1
-    stamp = built[0].stat().st_mtime_ns
-    download(client, board.pk, "pdf")
-    assert built[0].stat().st_mtime_ns == stamp, "served from the cache"
-    edit(board, {1: {"caption": "Changed."}})
-    download(client, board.pk, "pdf")
-    rebuilt = set((settings.MEDIA_ROOT / "pages" / str(board.pk)).rglob("comic.pdf")) - {built[0]}
-    assert len(rebuilt) == 1, "rebuilt under the new content's key"
-    # The old key's files stay while a request may still read them (one that
-    # began before the edit), and go with the next build once unused.
-    assert built[0].exists()
-    unused = time.time() - builds.UNUSED_AFTER_SECONDS - 1
-    os.utime(built[0].parent, (unused, unused))
-    edit(board, {1: {"caption": "Changed again."}})
-    download(client, board.pk, "pdf")
-    assert not built[0].parent.exists(), "the old build is gone"
-    assert all(path.exists() for path in rebuilt), "the one used a moment ago stays"
-
-
-def test_a_build_under_a_new_key_leaves_an_older_key_being_read(account, board, user, run):
-    """A PDF of the comic as it was before an edit reads its page files one by
-    one while a page of the new version is built: its folder must survive."""
-    run.finish(run.generate(user, board))
-    before = builds.comic_of(storyboard=board)
-    first_page = builds.page_file(before, 1)
-    edit(board, {1: {"caption": "Changed."}})
-    after = builds.comic_of(storyboard=board)
-    assert after.key != before.key
-    builds.page_file(after, 1)
-    assert first_page.exists()
-    assert builds.image_file(before, "page-001.png") == first_page
-
-
 def test_exports_are_throttled_per_person(account, board, user, client, make_user, monkeypatch):
     from rest_framework.throttling import ScopedRateThrottle
 
@@ -549,20 +470,6 @@ def test_renders_delivered_before_kept_art_existed_are_kept_by_the_migration(
     assert quote["kept"] == [1, 2] and quote["render"] == [3]
     response, pdf = download(client, board.pk, "pdf")
     assert response.status_code == 200 and pdf.startswith(b"%PDF")
-
-
-def test_deleting_a_comic_removes_its_kept_art_and_built_pages(
-    account, board, user, client, run, settings, django_capture_on_commit_callbacks
-):
-    run.finish(run.generate(user, board))
-    client.force_login(user)
-    download(client, board.pk, "pdf")
-    kept = settings.MEDIA_ROOT / "renders" / "kept" / str(board.pk)
-    pages = settings.MEDIA_ROOT / "pages" / str(board.pk)
-    assert any(kept.iterdir()) and any(pages.iterdir())
-    with django_capture_on_commit_callbacks(execute=True):
-        storyboards.delete_storyboard(storyboard=board)
-    assert not kept.exists() and not pages.exists()
 
 
 def test_kept_takes_are_shown_to_their_owner_only(

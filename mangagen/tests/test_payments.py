@@ -160,6 +160,43 @@ def test_checkout_creates_a_stripe_session(client, user, settings, standin):
     record = CheckoutSession.objects.get(session_id="cs_test_1")
     assert (record.user, record.pack, record.credits) == (user, "studio", 60)
     assert (record.amount, record.currency, record.livemode) == (1200, "usd", False)
+    assert form["metadata[checkout_reference]"] == [str(record.reference)]
+    assert sent["headers"]["Idempotency-Key"] == f"checkout:{record.reference}"
+
+
+def test_a_checkout_whose_session_id_was_not_recorded_still_grants(
+    client, user, settings, standin, monkeypatch
+):
+    """The record is written before Stripe is asked: if writing Stripe's session id
+    afterwards fails, the person still pays and the payment finds its record by the
+    reference the session's metadata carries back (it was once "not ours")."""
+    from django.db import DatabaseError
+    from django.db.models import QuerySet
+
+    settings.STRIPE_API_BASE = standin.url
+    standin.reply(Canned(body={"id": "cs_lost", "object": "checkout.session", "url": "https://x"}))
+    original_update = QuerySet.update
+
+    def failing_update(self, **fields):
+        if self.model is CheckoutSession and "session_id" in fields:
+            raise DatabaseError("the database went away")
+        return original_update(self, **fields)
+
+    monkeypatch.setattr(QuerySet, "update", failing_update)
+    client.force_login(user)
+    answer = client.post(
+        "/api/credits/checkout/", {"pack": "starter"}, content_type="application/json"
+    )
+    assert answer.status_code == 200 and answer.json() == {"checkout_url": "https://x"}
+    monkeypatch.undo()
+    record = CheckoutSession.objects.get()
+    assert record.session_id is None  # pending: Stripe's id never written
+    paid = checkout(user, session="cs_lost", ours=False)
+    paid["metadata"]["checkout_reference"] = str(record.reference)
+    assert deliver(client, event("checkout.session.completed", paid)).status_code == 200
+    assert available(user) == 20
+    assert CheckoutSession.objects.get().session_id == "cs_lost"
+    assert StripeEvent.objects.get().outcome == Outcome.APPLIED
 
 
 def test_checkout_of_an_unknown_pack_is_400(client, user):
@@ -184,14 +221,14 @@ def test_checkout_without_stripe_keys_says_so(client, user, settings):
 
 def test_demo_credits_only_offline_in_debug(client, user, settings):
     client.force_login(user)
-    settings.DEBUG, settings.STRIPE_SECRET_KEY = True, ""
+    settings.DEMO_MODE, settings.STRIPE_SECRET_KEY = True, ""
     assert "Add 10 demo credits" in client.get("/credits/").content.decode()
     client.post("/credits/demo/")
     assert available(user) == 10
     settings.STRIPE_SECRET_KEY = "sk_test_123"
     assert 'id="add-demo-credits"' not in client.get("/credits/").content.decode()
     assert client.post("/credits/demo/").status_code == 404
-    settings.DEBUG, settings.STRIPE_SECRET_KEY = False, ""
+    settings.DEMO_MODE, settings.STRIPE_SECRET_KEY = False, ""
     assert client.post("/credits/demo/").status_code == 404
     assert available(user) == 10
 
@@ -438,6 +475,23 @@ def test_a_refund_that_fails_restores_what_was_revoked(client, user):
     restore = Transfer.objects.filter(kind="grant", debit_account__code="refunds").get()
     assert restore.amount == 10
     assert_ledger_invariants()
+
+
+def test_disputes_of_charges_with_no_payment_intent_are_not_ours(client, user, make_user):
+    """Each was once filed under one shared purchase (payment intent ""): a second
+    such dispute found the first's row."""
+    other = make_user()
+    deliver(client, event("checkout.session.completed", checkout(user)))
+    for n in (1, 2):
+        dispute = {"id": f"dp_{n}", "object": "dispute", "payment_intent": None, "charge": "ch_x"}
+        assert deliver(client, event("charge.dispute.created", dispute)).status_code == 200
+    assert not Purchase.objects.filter(payment_intent="").exists()
+    assert list(StripeEvent.objects.values_list("outcome", flat=True).order_by("pk"))[1:] == [
+        "foreign",
+        "foreign",
+    ]
+    for person in (user, other):
+        assert ledger.account_for(person).flagged_at is None
 
 
 def test_refunds_of_charges_with_no_payment_intent_are_not_ours(client, user):

@@ -21,7 +21,8 @@ from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.credit_history import public_reason
 from mangagen.jobs import services, tasks
 from mangagen.jobs.events import EventType
-from mangagen.jobs.models import Job, RenderAttempt, RenderOutcome
+from mangagen.jobs.models import Job, RenderAttempt
+from mangagen.observability.metrics import RenderOutcome
 from mangagen.renderers.models import RenderSample
 from mangagen.renderers.provider_http import PROVIDER_DOWN
 from mangagen.renderers.replicate import DEFAULT_INPUT

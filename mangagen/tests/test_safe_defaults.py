@@ -92,6 +92,80 @@ def test_a_blank_password_does_not_clear_the_count(client, make_user):
     assert sign_in(client, "kenji", "paper-lantern-42").status_code == 429
 
 
+def test_guesses_sent_at_once_get_no_more_password_checks_than_the_limit(monkeypatch):
+    """Forty wrong passwords for one username, all at once: each attempt is counted
+    before its password is checked, so at most the limit (3) are checked. (Counted
+    after, every guess passed the check for an earlier failure: all 40 were.)"""
+    import threading
+
+    from django.contrib.auth import forms as auth_forms
+    from django.test import RequestFactory
+
+    from mangagen.accounts.forms import LoginForm
+
+    guesses = 40
+    checked, refused = [], []
+    everyone_in = threading.Event()
+    lock = threading.Lock()
+
+    def arrived():
+        if len(checked) + len(refused) == guesses:
+            everyone_in.set()
+
+    def slow_check(request=None, **credentials):
+        with lock:
+            checked.append(credentials["username"])
+            arrived()
+        everyone_in.wait(timeout=30)  # every guess is in before any check ends
+        return None  # a wrong password
+
+    monkeypatch.setattr(auth_forms, "authenticate", slow_check)
+
+    def guess(n: int) -> None:
+        request = RequestFactory().post("/accounts/login/", REMOTE_ADDR=f"10.9.0.{n}")
+        form = LoginForm(request, data={"username": "kenji", "password": f"guess-{n}"})
+        form.is_valid()
+        if form.locked_out:
+            with lock:
+                refused.append(n)
+                arrived()
+
+    threads = [threading.Thread(target=guess, args=(n,)) for n in range(guesses)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert len(checked) == 3 and len(refused) == guesses - 3
+
+
+def test_an_ipv6_address_counts_as_its_64(client, make_user):
+    make_user("kenji", password="paper-lantern-42")
+    for n in range(5):  # five addresses of one /64, five usernames
+        sign_in(client, f"guess{n}", "wrong", address=f"2001:db8:1:2::{n + 1:x}")
+    assert (
+        sign_in(client, "kenji", "paper-lantern-42", address="2001:db8:1:2::ff").status_code == 429
+    )
+    assert (
+        sign_in(client, "kenji", "paper-lantern-42", address="2001:db8:1:3::1").status_code == 302
+    )
+
+
+def test_sign_ups_from_one_ipv6_64_share_one_allowance(client):
+    def sign_up(name, address):
+        answer = client.post(
+            "/accounts/signup/",
+            {"username": name, "password1": "paper-lantern-42", "password2": "paper-lantern-42"},
+            REMOTE_ADDR=address,
+        )
+        client.post("/accounts/logout/")
+        return answer.status_code
+
+    assert sign_up("hana", "2001:db8:7:7::1") == 302
+    assert sign_up("mei", "2001:db8:7:7::2") == 302
+    assert sign_up("rin", "2001:db8:7:7:ffff::3") == 429  # the allowance (2) is the /64's
+    assert sign_up("rin", "2001:db8:7:8::1") == 302  # another /64
+
+
 def test_the_admin_sign_in_shares_the_throttle(client, make_user):
     make_user("ops", password="paper-lantern-42", is_staff=True, is_superuser=True)
     for _ in range(3):
@@ -219,17 +293,75 @@ def no_processes(monkeypatch):
     return Stopped
 
 
-def test_runstack_makes_no_demo_logins_with_debug_off(settings, no_processes, django_user_model):
-    settings.DEBUG = False
+def test_runstack_makes_no_demo_logins_outside_demo_mode(settings, no_processes, django_user_model):
+    settings.DEMO_MODE = False
     with pytest.raises(no_processes):
         call_command("runstack")
     assert not django_user_model.objects.exists()
 
 
-def test_runstack_makes_the_demo_logins_with_debug_on(settings, no_processes, django_user_model):
-    settings.DEBUG = True
+def test_runstack_makes_the_demo_logins_in_demo_mode(settings, no_processes, django_user_model):
+    settings.DEMO_MODE = True
     with pytest.raises(no_processes):
         call_command("runstack")
     assert django_user_model.objects.get(username="admin").is_superuser
     demo = django_user_model.objects.get(username=settings.DEMO_USERNAME)
     assert ledger.account_for(demo).available == settings.DEMO_CREDITS
+
+
+# --- the local demo stays local ----------------------------------------------------------
+
+
+def settings_under(tmp_path, env_file: str, **env: str) -> dict:
+    """DEBUG and DEMO_MODE as a fresh process reads them from `env` and an .env file."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests.support.stack import ROOT
+
+    (tmp_path / ".env").write_text(env_file)
+    clean = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "HOST", "ALLOWED_HOSTS"}}
+    done = subprocess.run(
+        [sys.executable, "-c", "import json; from mangagen import settings as s;"
+         "print(json.dumps({'DEBUG': s.DEBUG, 'DEMO_MODE': s.DEMO_MODE}))"],
+        cwd=ROOT,
+        env={**clean, "ENV_FILE": str(tmp_path / ".env"), **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )  # fmt: skip
+    return json.loads(done.stdout)
+
+
+def test_make_run_never_overrides_debug_off_in_the_env_file(tmp_path):
+    production = (
+        "DEBUG=off\nSECRET_KEY=a-real-secret-of-some-length\nALLOWED_HOSTS=comics.example\n"
+    )
+    assert settings_under(tmp_path, production, LOCAL_RUN="on") == {
+        "DEBUG": False,
+        "DEMO_MODE": False,
+    }
+
+
+def test_make_run_on_a_laptop_is_the_demo(tmp_path):
+    assert settings_under(tmp_path, "", LOCAL_RUN="on") == {"DEBUG": True, "DEMO_MODE": True}
+
+
+def test_no_demo_on_a_host_others_can_reach(tmp_path):
+    assert settings_under(tmp_path, "ALLOWED_HOSTS=comics.example\n", LOCAL_RUN="on") == {
+        "DEBUG": True,
+        "DEMO_MODE": False,
+    }
+    assert settings_under(tmp_path, "", LOCAL_RUN="on", HOST="0.0.0.0")["DEMO_MODE"] is False
+    assert settings_under(tmp_path, "DEMO_MODE=on\n", HOST="0.0.0.0", DEBUG="on")["DEMO_MODE"]
+
+
+def test_demo_credits_only_in_demo_mode(client, user, settings):
+    client.force_login(user)
+    settings.DEMO_MODE = False
+    assert client.post("/credits/demo/").status_code == 404
+    settings.DEMO_MODE = True
+    assert client.post("/credits/demo/").status_code == 302
+    assert ledger.account_for(user).available == 10

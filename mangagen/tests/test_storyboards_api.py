@@ -308,7 +308,12 @@ def test_draft_keeps_the_descriptions_of_existing_characters(api, board):
     url = f"/api/storyboards/{board['id']}/"
     api.patch(url, {"characters": [{"name": "Aiko", "description": "red scarf"}]})
     body = api.post(f"{url}draft/").json()
-    assert body["characters"][0] == {"name": "Aiko", "description": "red scarf", "sheet": None}
+    assert body["characters"][0] == {
+        "name": "Aiko",
+        "description": "red scarf",
+        "outfits": [],
+        "sheet": None,
+    }
 
 
 def test_draft_of_an_empty_story_is_refused(api):

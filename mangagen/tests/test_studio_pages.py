@@ -71,3 +71,26 @@ def test_render_storyboard_refuses_missing_or_empty(user, tmp_path):
     empty = services.create_storyboard(owner=user, title="Empty")
     with pytest.raises(CommandError, match="no panels"):
         call_command("render_storyboard", str(empty.pk), str(tmp_path))
+
+
+def test_the_dashboard_reads_no_more_for_comics_with_many_jobs(client, user, board):
+    """It once loaded every job ever made for every comic (a prefetch); now the comics'
+    one query asks for the live job's id alone, and no job row is loaded."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from mangagen.jobs.models import Job, JobState
+
+    client.force_login(user)
+    for _ in range(30):
+        Job.objects.create(
+            owner=user, storyboard=board, version="old", style="manga", state=JobState.CANCELLED
+        )
+    live = Job.objects.create(owner=user, storyboard=board, version=board.version, style="manga")
+    with CaptureQueriesContext(connection) as seen:
+        page = client.get("/").content.decode()
+    loaded_jobs = [
+        q["sql"] for q in seen.captured_queries if q["sql"].startswith('SELECT "mangagen_job"')
+    ]
+    assert loaded_jobs == []
+    assert f'href="/comics/{board.pk}/jobs/{live.pk}/"' in page and "2 panels" in page

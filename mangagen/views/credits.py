@@ -52,8 +52,8 @@ DEMO_GRANT = 10
 
 
 def demo_credits_enabled() -> bool:
-    """Only a local demo: DEBUG on and no Stripe configured."""
-    return settings.DEBUG and not settings.STRIPE_SECRET_KEY
+    """Only a local demo (DEMO_MODE: DEBUG on, loopback only) with no Stripe configured."""
+    return settings.DEMO_MODE and not settings.STRIPE_SECRET_KEY
 
 
 @login_required

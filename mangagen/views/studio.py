@@ -14,8 +14,11 @@ from django.urls import reverse
 
 from ledger import selectors as ledger_selectors
 from ledger import services as ledger
+from mangagen.jobs import selectors as job_selectors
 from mangagen.jobs.api import job_body, owned_job
 from mangagen.jobs.models import LIVE_STATES, JobState
+from mangagen.lettering import languages
+from mangagen.series.models import Series
 from mangagen.storyboards import limits
 from mangagen.storyboards.models import (
     ExportFormat,
@@ -41,14 +44,7 @@ STEPS = [
 @login_required
 def dashboard(request):
     account = ledger.account_for(request.user)
-    storyboards = list(
-        Storyboard.objects.filter(owner=request.user)
-        .annotate(kept=Count("kept_art"))  # readable once one panel is kept
-        .prefetch_related("panels", "jobs")
-    )
-    for storyboard in storyboards:
-        confirmed = [job for job in storyboard.jobs.all() if job.confirmed]  # newest first
-        storyboard.latest_job = confirmed[0] if confirmed else None
+    storyboards = job_selectors.comics_of(owner=request.user)
     return render(
         request,
         "studio/dashboard.html",
@@ -56,6 +52,9 @@ def dashboard(request):
             "account": account,
             "holds": ledger_selectors.open_holds(account=account),
             "storyboards": storyboards,
+            "series": Series.objects.filter(owner=request.user).annotate(
+                chapter_count=Count("chapters")
+            ),
         },
     )
 
@@ -92,6 +91,7 @@ def _step(request, storyboard, step: str):
                 for i, (name, label) in enumerate(STEPS)
             ],
             "styles": Style.choices,
+            "languages": languages.choices(),
             "shots": Shot.choices,
             "live_job_states": LIVE_JOB_STATES,
             "limits": {k: v for k, v in vars(limits).items() if k.startswith("MAX_")},
@@ -135,17 +135,37 @@ def reader(request, pk: int, job_pk: int):
 @login_required
 def read_comic(request, pk: int):
     """The pages, read in the comic's direction; open once one panel is drawn."""
-    storyboard = get_object_or_404(Storyboard, pk=pk, owner=request.user)
+    storyboard = get_object_or_404(
+        Storyboard.objects.select_related("series"), pk=pk, owner=request.user
+    )
     return render(
         request,
         "studio/reader.html",
         {
             "storyboard": storyboard,
+            "chapters": neighbours(storyboard),
+            "original_name": languages.name(storyboard.language),
             "templates": PageTemplate.choices,
             "directions": ReadingDirection.choices,
             "formats": PageFormat.choices,
         },
     )
+
+
+def neighbours(storyboard: Storyboard) -> dict | None:
+    """A chapter's place in its series for the reader: the chapters before and after it
+    and how many there are; None for a standalone comic."""
+    if storyboard.series_id is None:
+        return None
+    chapters = list(storyboard.series.chapters.order_by("chapter"))
+    at = next(i for i, c in enumerate(chapters) if c.pk == storyboard.pk)
+    return {
+        "series": storyboard.series,
+        "number": storyboard.chapter,
+        "count": len(chapters),
+        "previous": chapters[at - 1] if at > 0 else None,
+        "next": chapters[at + 1] if at + 1 < len(chapters) else None,
+    }
 
 
 @login_required

@@ -41,19 +41,59 @@ def hits(user, n):
         assert jobs.generate(user=user, storyboard=board)[1] == "attached"
 
 
-def visits(user, board, seconds, n, *, outcome=Outcome.DECLINED):
-    """n past Review visits that ended with Generate after `seconds`."""
+def visits(seconds, n, *, make_user, per_person=admission.DWELL_PER_PERSON):
+    """n past Review visits whose speculation started a job and that ended with
+    Generate after `seconds`, by people who made `per_person` visits each."""
     now = timezone.now()
-    for _ in range(n):
-        row = Speculation.objects.create(
-            user=user,
-            storyboard=board,
-            version=board.version,
-            outcome=outcome,
-            reason="x",
-            generate_at=now,
+    for start in range(0, n, per_person):
+        person = make_user()
+        board = make_board(person, "Old")
+        for _ in range(min(per_person, n - start)):
+            job = Job.objects.create(
+                owner=person,
+                storyboard=board,
+                version=board.version,
+                style=board.style,
+                confirmed=True,
+                state=JobState.COMPLETED,
+            )
+            row = Speculation.objects.create(
+                user=person,
+                storyboard=board,
+                version=board.version,
+                job=job,
+                outcome=Outcome.HIT,
+                generate_at=now,
+            )
+            Speculation.objects.filter(pk=row.pk).update(
+                created_at=now - timedelta(seconds=seconds)
+            )
+
+
+def test_one_person_cannot_poison_everyones_dwell(user, client, cold_gpu, make_user):
+    """A speculate/leave loop of zero-second visits (~500 of them) once made every
+    person's speculation `late`. Declined asks are not visits that count, and a
+    person counts for DWELL_PER_PERSON visits at most."""
+    visits(seconds=60, n=100, make_user=make_user)  # what real people did
+    fund(user, 200)
+    client.force_login(user)
+    board = make_board(user, "Loop")
+    for i in range(120):  # the loop: ask, leave at once
+        token = f"loop-{i}"
+        client.post(
+            f"/api/storyboards/{board.pk}/speculate/",
+            {"token": token},
+            content_type="application/json",
         )
-        Speculation.objects.filter(pk=row.pk).update(created_at=now - timedelta(seconds=seconds))
+        client.post(f"/api/storyboards/{board.pk}/speculate/leave/", {"token": token})
+    for i in range(300):  # and beacons naming asks that never came
+        client.post(f"/api/storyboards/{board.pk}/speculate/leave/", {"token": f"none-{i}"})
+    observed = admission.observed_dwell()
+    assert sum(1 for d in observed if d < 5) <= admission.DWELL_PER_PERSON
+    someone = make_user()
+    fund(someone, 5)
+    speculation = services.speculate(user=someone, storyboard=make_board(someone))
+    assert speculation.outcome == Outcome.LIVE  # still worth it for everyone else
 
 
 def test_the_prior_dwell_is_sane_before_anyone_visits():
@@ -64,30 +104,30 @@ def test_the_prior_dwell_is_sane_before_anyone_visits():
     assert dwell.chance_longer_than(120) < 0.1
 
 
-def test_quick_deciders_make_a_cold_render_late(user, cold_gpu):
+def test_quick_deciders_make_a_cold_render_late(user, cold_gpu, make_user):
     board = make_board(user)
     fund(user, 5)
-    visits(user, make_board(user, "Old"), seconds=6, n=200)
+    visits(seconds=6, n=200, make_user=make_user)
     assert admission.dwell().chance_longer_than(22) < 0.2
     speculation = services.speculate(user=user, storyboard=board)
     assert (speculation.outcome, speculation.reason) == (Outcome.DECLINED, DeclineReason.LATE)
     assert balance(user) == (5, 0)  # no hold placed
 
 
-def test_long_readers_make_the_same_render_worth_it(user, cold_gpu):
+def test_long_readers_make_the_same_render_worth_it(user, cold_gpu, make_user):
     board = make_board(user)
     fund(user, 5)
-    visits(user, make_board(user, "Old"), seconds=60, n=200)
+    visits(seconds=60, n=200, make_user=make_user)
     speculation = services.speculate(user=user, storyboard=board)
     assert speculation.outcome == Outcome.LIVE
     assert speculation.predicted_seconds == pytest.approx(22, abs=0.5)
     assert balance(user) == (4, 1)
 
 
-def test_a_warm_container_makes_even_quick_deciders_worth_it(user, cold_gpu):
+def test_a_warm_container_makes_even_quick_deciders_worth_it(user, cold_gpu, make_user):
     board = make_board(user)
     fund(user, 5)
-    visits(user, make_board(user, "Old"), seconds=6, n=200)
+    visits(seconds=6, n=200, make_user=make_user)
     pool = GpuPool()
     # An earlier render booted a container (no wait here) and gave it back: now warm.
     earlier = pool.try_acquire(ticket="earlier", priority=Priority.CONFIRMED, cold_start_seconds=0)
@@ -323,3 +363,18 @@ def test_asking_again_with_the_token_of_a_live_speculation_answers_the_same_job(
     assert again.status_code == 202
     assert again.json()["job"] == first.json()["job"] and again.json()["hint"] is True
     assert balance(user) == (2, 1)
+
+
+def test_leave_beacons_are_throttled_and_write_nothing_past_it(user, client, monkeypatch):
+    from rest_framework.throttling import ScopedRateThrottle
+
+    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"leave": "5/min"})
+    board = make_board(user)
+    client.force_login(user)
+    answers = [
+        client.post(f"/api/storyboards/{board.pk}/speculate/leave/", {"token": f"t-{i}"})
+        for i in range(8)
+    ]
+    assert [a.status_code for a in answers] == [200] * 5 + [429] * 3
+    assert answers[-1].json()["error"] == "throttled" and answers[-1]["Retry-After"]
+    assert Speculation.objects.filter(user=user).count() == 5

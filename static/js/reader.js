@@ -1,6 +1,13 @@
 // The reader: pages one at a time, turned in the comic's reading direction (keys, buttons,
-// swipes), or the webtoon strip; layout choices are saved on the storyboard.
+// swipes), or the webtoon strip; layout choices are saved on the storyboard. The language
+// switch letters the pages and downloads in one of the comic's translations (?lang=).
 import { api } from "./api.js";
+
+// The strings this module adds, in one place for the interface's translation.
+const STRINGS = {
+  original: (name) => `${name} (original)`,
+  translation: (t) => `${t.name}${t.missing ? ` (${t.missing} line${t.missing === 1 ? "" : "s"} in the original)` : ""}`,
+};
 
 const root = document.getElementById("reader");
 const id = root.dataset.storyboard;
@@ -11,14 +18,29 @@ const tools = document.getElementById("page-tools");
 const template = document.getElementById("page-template");
 const direction = document.getElementById("direction");
 const format = document.getElementById("format");
+const language = document.getElementById("language");
 
 let state = { direction: "rtl", format: "manga", pages: [], kept: [], breaks: [] };
 let current = 0;
 let storyboard = null;
 
+// The language read in: the original's, or a translation's (kept in the address).
+let lang = new URL(location.href).searchParams.get("lang") || root.dataset.original;
+const langQuery = () => (lang === root.dataset.original ? "" : `lang=${encodeURIComponent(lang)}`);
+
+async function loadLanguages() {
+  const list = await api("GET", `/api/storyboards/${id}/translations/`);
+  if (!list.translations.some((t) => t.language === lang)) lang = list.original;
+  language.replaceChildren(
+    new Option(STRINGS.original(list.name), list.original, false, lang === list.original),
+    ...list.translations.map((t) => new Option(STRINGS.translation(t), t.language, false, t.language === lang)),
+  );
+}
+
 async function load() {
+  const query = langQuery();
   [state, storyboard] = await Promise.all([
-    api("GET", `/api/storyboards/${id}/pages/`),
+    api("GET", `/api/storyboards/${id}/pages/${query ? `?${query}` : ""}`),
     api("GET", `/api/storyboards/${id}/`),
   ]);
   current = Math.min(current, Math.max(0, state.pages.length - 1));
@@ -40,7 +62,18 @@ function render() {
   viewer.hidden = empty || webtoon;
   tools.hidden = empty || webtoon;
   document.getElementById("webtoon").hidden = empty || !webtoon;
+  root.dataset.language = state.language;
+  document.getElementById("comic-title").textContent = state.title;
+  document.getElementById("comic-title").lang = state.language;
   for (const link of document.querySelectorAll("[download]")) link.classList.toggle("disabled", empty);
+  // The downloads, and the chapters before and after, in the language read in (a chapter
+  // without that translation opens in its original).
+  for (const link of document.querySelectorAll("[download], #previous-chapter, #next-chapter")) {
+    const href = new URL(link.href);
+    if (langQuery()) href.searchParams.set("lang", lang);
+    else href.searchParams.delete("lang");
+    link.href = href.pathname + href.search;
+  }
   if (empty) return;
   if (webtoon) {
     document.getElementById("webtoon-image").src = state.pages[0].image_url;
@@ -97,6 +130,14 @@ async function saveLayout(layout) {
   await load();
 }
 
+language.addEventListener("change", async () => {
+  lang = language.value;
+  const address = new URL(location.href);
+  if (langQuery()) address.searchParams.set("lang", lang);
+  else address.searchParams.delete("lang");
+  history.replaceState(null, "", address);
+  await load();
+});
 direction.addEventListener("change", () => saveLayout({ direction: direction.value }));
 format.addEventListener("change", () => saveLayout({ format: format.value }));
 template.addEventListener("change", () => {
@@ -157,6 +198,7 @@ async function showTakes() {
   takes.hidden = rows.length === 0;
 }
 
+await loadLanguages();
 await load();
 await showTakes();
 root.dataset.ready = "1";

@@ -3,15 +3,24 @@ import { ApiError, api, autosaver, csrfToken, refreshNavCredits, scriptReady, sh
 const { id } = wizard();
 const list = document.getElementById("characters");
 const template = document.getElementById("character-row");
+const outfitTemplate = document.getElementById("outfit-row");
+const placeList = document.getElementById("places");
+const placeTemplate = document.getElementById("place-row");
 const chips = document.getElementById("suggestion-chips");
 const suggestions = document.getElementById("suggestions");
+const MAX_OUTFITS = 3;
 
-function addRow(character = { name: "", description: "" }, focus = false) {
+function addRow(character = { name: "", description: "", outfits: [] }, focus = false) {
   const row = template.content.firstElementChild.cloneNode(true);
   row.querySelector(".c-name").value = character.name;
   row.querySelector(".c-description").value = character.description;
   wireSheet(row);
   showSheet(row, character.sheet || null);
+  (character.outfits || []).forEach((outfit) => addOutfit(row, outfit));
+  row.querySelector(".c-add-outfit").addEventListener("click", () => {
+    addOutfit(row, { name: "", description: "" }).querySelector(".o-name").focus();
+  });
+  row.querySelector(".c-save").addEventListener("click", () => saveToLibrary(row, "cast"));
   row.querySelector(".remove").addEventListener("click", () => {
     row.remove();
     renumber();
@@ -22,10 +31,40 @@ function addRow(character = { name: "", description: "" }, focus = false) {
   if (focus) row.querySelector(".c-name").focus();
 }
 
+function addOutfit(row, outfit) {
+  const line = outfitTemplate.content.firstElementChild.cloneNode(true);
+  line.querySelector(".o-name").value = outfit.name;
+  line.querySelector(".o-description").value = outfit.description;
+  line.dataset.savedName = outfit.name;
+  showOutfitSheet(line, outfit.sheet || null);
+  line.querySelector(".o-remove").addEventListener("click", () => {
+    line.remove();
+    renumber();
+    saver.schedule();
+  });
+  line.querySelector(".o-sheet-render").addEventListener("click", () =>
+    sheetAction(row, async () => {
+      if (!line.querySelector(".o-name").value.trim()) throw new Error("Name the outfit first.");
+      line.dataset.savedName = line.querySelector(".o-name").value.trim();
+      showOutfitSheet(line, (await api("POST", sheetUrl(row, line.dataset.savedName))).sheet);
+    }, line.querySelector(".o-error")),
+  );
+  row.querySelector(".c-outfits").append(line);
+  renumber();
+  return line;
+}
+
 function renumber() {
   [...list.children].forEach((row, i) => {
     row.querySelector(".c-name-error").dataset.errorFor = `characters.${i}.name`;
     row.querySelector(".c-description-error").dataset.errorFor = `characters.${i}.description`;
+    const outfits = [...row.querySelectorAll(".outfit-row")];
+    outfits.forEach((line, j) => (line.querySelector(".o-error").dataset.errorFor = `characters.${i}.outfits.${j}.name`));
+    row.querySelector(".c-add-outfit").hidden = outfits.length >= MAX_OUTFITS;
+  });
+  [...placeList.children].forEach((row, i) => {
+    row.querySelector(".p-name-error").dataset.errorFor = `places.${i}.name`;
+    row.querySelector(".p-description-error").dataset.errorFor = `places.${i}.description`;
   });
 }
 
@@ -34,12 +73,23 @@ const characters = () =>
     .map((row) => ({
       name: row.querySelector(".c-name").value.trim(),
       description: row.querySelector(".c-description").value.trim(),
+      outfits: [...row.querySelectorAll(".outfit-row")]
+        .map((line) => ({ name: line.querySelector(".o-name").value.trim(), description: line.querySelector(".o-description").value.trim() }))
+        .filter((o) => o.name || o.description),
     }))
     .filter((c) => c.name || c.description);
 
+const places = () =>
+  [...placeList.children]
+    .map((row) => ({
+      name: row.querySelector(".p-name").value.trim(),
+      description: row.querySelector(".p-description").value.trim(),
+    }))
+    .filter((p) => p.name || p.description);
+
 // A saved description may make a sheet stale (or current again): the answer says which.
 const saver = autosaver(() =>
-  api("PATCH", `/api/storyboards/${id}/`, { characters: characters() }).then(applySheets),
+  api("PATCH", `/api/storyboards/${id}/`, { characters: characters(), places: places() }).then(applySheets),
 );
 
 function showSuggestions(names) {
@@ -72,9 +122,17 @@ const SHEET_WORDS = {
   stale: "The description changed since this sheet was drawn: redo it to use it again.",
   failed: "The sheet could not be rendered; your credit was given back.",
 };
+const OUTFIT_WORDS = {
+  none: "No sheet of this outfit.",
+  rendering: "Rendering the outfit's sheet…",
+  ready: "Outfit sheet ready.",
+  stale: "The outfit changed since its sheet was drawn.",
+  failed: "The outfit's sheet could not be rendered; your credit was given back.",
+};
 
-const sheetUrl = (row) =>
-  `/api/storyboards/${id}/characters/${encodeURIComponent(row.dataset.savedName)}/sheet/`;
+const sheetUrl = (row, outfit = "") =>
+  `/api/storyboards/${id}/characters/${encodeURIComponent(row.dataset.savedName)}/sheet/` +
+  (outfit ? `?outfit=${encodeURIComponent(outfit)}` : "");
 
 function showSheet(row, sheet) {
   const box = row.querySelector(".c-sheet");
@@ -96,8 +154,15 @@ function showSheet(row, sheet) {
   row.querySelector(".c-sheet-remove").hidden = !sheet;
 }
 
-async function sheetAction(row, work) {
-  const error = row.querySelector(".c-sheet-error");
+function showOutfitSheet(line, sheet) {
+  const state = sheet ? sheet.state : "none";
+  const status = line.querySelector(".o-sheet");
+  status.dataset.state = state;
+  status.textContent = OUTFIT_WORDS[state];
+  line.querySelector(".o-sheet-render").disabled = state === "rendering";
+}
+
+async function sheetAction(row, work, error = row.querySelector(".c-sheet-error")) {
   error.textContent = "";
   if (!row.querySelector(".c-name").value.trim()) {
     error.textContent = "Give the character a name first.";
@@ -126,20 +191,26 @@ function wireSheet(row) {
     const file = upload.files[0];
     if (!file) return;
     sheetAction(row, async () => {
-      const body = new FormData();
-      body.append("image", file);
-      const response = await fetch(sheetUrl(row), {
-        method: "PUT",
-        body,
-        credentials: "same-origin",
-        headers: { "X-CSRFToken": csrfToken(), Accept: "application/json" },
-      });
-      const data = await response.json().catch(() => null);
+      const data = await putImage(sheetUrl(row), file);
       upload.value = "";
-      if (!response.ok) throw new ApiError(response.status, data);
       showSheet(row, data.sheet);
     });
   });
+}
+
+// A picture sent as the multipart field `image` (a sheet, or a place's picture).
+async function putImage(url, file) {
+  const body = new FormData();
+  body.append("image", file);
+  const response = await fetch(url, {
+    method: "PUT",
+    body,
+    credentials: "same-origin",
+    headers: { "X-CSRFToken": csrfToken(), Accept: "application/json" },
+  });
+  const data = await response.json().catch(() => null);
+  if (!response.ok) throw new ApiError(response.status, data);
+  return data;
 }
 
 // While a sheet renders, the storyboard is read again until none is rendering.
@@ -153,25 +224,166 @@ async function refreshSheets() {
   polling = rendering ? setTimeout(refreshSheets, 1000) : null;
 }
 
-// Shows each character's sheet from a storyboard; says whether one is still rendering.
+// Shows each character's (and outfit's) sheet and each place's picture from a storyboard;
+// says whether a sheet is still rendering.
 function applySheets(fresh) {
-  const byName = new Map(fresh.characters.map((c) => [c.name, c.sheet]));
+  const byName = new Map(fresh.characters.map((c) => [c.name, c]));
   for (const row of list.children) {
-    const name = row.querySelector(".c-name").value.trim();
-    if (byName.has(name)) showSheet(row, byName.get(name));
+    const character = byName.get(row.querySelector(".c-name").value.trim());
+    if (!character) continue;
+    showSheet(row, character.sheet);
+    const outfits = new Map(character.outfits.map((o) => [o.name, o.sheet]));
+    for (const line of row.querySelectorAll(".outfit-row")) {
+      const name = line.querySelector(".o-name").value.trim();
+      if (outfits.has(name)) showOutfitSheet(line, outfits.get(name));
+    }
   }
-  return fresh.characters.some((c) => c.sheet && c.sheet.state === "rendering");
+  const pictures = new Map(fresh.places.map((p) => [p.name, p.picture]));
+  for (const row of placeList.children) {
+    const name = row.querySelector(".p-name").value.trim();
+    if (pictures.has(name)) showPicture(row, pictures.get(name));
+  }
+  return fresh.characters.some(
+    (c) => (c.sheet && c.sheet.state === "rendering") || c.outfits.some((o) => o.sheet && o.sheet.state === "rendering"),
+  );
+}
+
+// --- places: name, description, an optional picture of the person's own ---
+
+function addPlace(place = { name: "", description: "", picture: null }, focus = false) {
+  const row = placeTemplate.content.firstElementChild.cloneNode(true);
+  row.querySelector(".p-name").value = place.name;
+  row.querySelector(".p-description").value = place.description;
+  showPicture(row, place.picture);
+  const url = () => `/api/storyboards/${id}/places/${encodeURIComponent(row.querySelector(".p-name").value.trim())}/picture/`;
+  const error = row.querySelector(".p-picture-error");
+  const act = async (work) => {
+    error.textContent = "";
+    if (!row.querySelector(".p-name").value.trim()) {
+      error.textContent = "Name the place first.";
+      return;
+    }
+    if (!(await saver.now())) return;
+    try {
+      await work();
+    } catch (err) {
+      error.textContent = err.message;
+    }
+  };
+  const upload = row.querySelector(".p-upload");
+  upload.addEventListener("change", () => {
+    const file = upload.files[0];
+    if (!file) return;
+    act(async () => {
+      const data = await putImage(url(), file);
+      upload.value = "";
+      showPicture(row, data.place.picture);
+    });
+  });
+  row.querySelector(".p-picture-remove").addEventListener("click", () =>
+    act(async () => {
+      await api("DELETE", url());
+      showPicture(row, null);
+    }),
+  );
+  row.querySelector(".p-save").addEventListener("click", () => saveToLibrary(row, "places"));
+  row.querySelector(".remove").addEventListener("click", () => {
+    row.remove();
+    renumber();
+    saver.schedule();
+  });
+  placeList.append(row);
+  renumber();
+  if (focus) row.querySelector(".p-name").focus();
+}
+
+function showPicture(row, picture) {
+  const image = row.querySelector(".p-picture");
+  image.hidden = !picture;
+  if (picture && image.getAttribute("src") !== picture.image_url) {
+    image.src = picture.image_url;
+    image.alt = `Picture of ${row.querySelector(".p-name").value}`;
+  }
+  row.querySelector(".p-picture-remove").hidden = !picture;
+}
+
+// --- the library: save a character or place for other comics; add one from it ---
+
+async function saveToLibrary(row, kind) {
+  const cast = kind === "cast";
+  const name = row.querySelector(cast ? ".c-name" : ".p-name").value.trim();
+  const said = row.querySelector(cast ? ".c-saved" : ".p-saved");
+  if (!name || !(await saver.now())) return;
+  try {
+    await api("POST", `/api/${kind}/`, { storyboard: Number(id), name });
+    said.textContent = cast ? "Saved to your cast." : "Saved to your places.";
+    loadLibrary();
+  } catch (err) {
+    said.textContent = err.message;
+  }
+}
+
+async function loadLibrary() {
+  const [cast, saved] = await Promise.all([
+    api("GET", "/api/cast/").catch(() => []),
+    api("GET", "/api/places/").catch(() => []),
+  ]);
+  offer(cast, characters(), "cast-library", "cast-chips", "cast");
+  offer(saved, places(), "places-library", "place-chips", "place");
+}
+
+function offer(entries, present, boxId, chipsId, field) {
+  const taken = new Set(present.map((item) => item.name.toLowerCase()));
+  const fresh = entries.filter((entry) => !taken.has(entry.name.toLowerCase()));
+  const box = document.getElementById(boxId);
+  document.getElementById(chipsId).replaceChildren(
+    ...fresh.map((entry) => {
+      const chip = document.createElement("button");
+      chip.type = "button";
+      chip.className = "chip";
+      chip.textContent = `+ ${entry.name}`;
+      chip.title = entry.sheet ? "With their character sheet: no new credit" : entry.description;
+      chip.addEventListener("click", () => addFromLibrary(field, entry.id));
+      return chip;
+    }),
+  );
+  box.hidden = !fresh.length;
+}
+
+async function addFromLibrary(field, entryId) {
+  const error = document.getElementById("cast-error");
+  error.textContent = "";
+  if (!(await saver.now())) return;
+  const url = `/api/storyboards/${id}/${field === "cast" ? "characters" : "places"}/`;
+  try {
+    await api("POST", url, { [field]: entryId });
+  } catch (err) {
+    error.textContent = err.message;
+    return;
+  }
+  show(await api("GET", `/api/storyboards/${id}/`));
+  loadLibrary();
+}
+
+function show(storyboard) {
+  list.replaceChildren();
+  placeList.replaceChildren();
+  storyboard.characters.forEach((c) => addRow(c));
+  for (const row of list.children) row.dataset.savedName = row.querySelector(".c-name").value.trim();
+  storyboard.places.forEach((p) => addPlace(p));
 }
 
 const storyboard = await api("GET", `/api/storyboards/${id}/`);
-storyboard.characters.forEach((c) => addRow(c));
-for (const row of list.children) row.dataset.savedName = row.querySelector(".c-name").value.trim();
-if (storyboard.characters.some((c) => c.sheet && c.sheet.state === "rendering")) refreshSheets();
+show(storyboard);
+if (applySheets(storyboard)) refreshSheets();
 if (!storyboard.characters.length && !storyboard.suggested_characters.length) addRow();
 showSuggestions(storyboard.suggested_characters);
+loadLibrary();
 
 list.addEventListener("input", () => saver.schedule());
+placeList.addEventListener("input", () => saver.schedule());
 document.getElementById("add-character").addEventListener("click", () => addRow(undefined, true));
+document.getElementById("add-place").addEventListener("click", () => addPlace(undefined, true));
 document.getElementById("next").addEventListener("click", async () => {
   if (await saver.now()) location.href = `/comics/${id}/storyboard/`;
 });

@@ -10,6 +10,8 @@ const values = () => ({
   title: form.title.value.trim(),
   style: form.style.value,
   story: story.value,
+  // A new comic may leave it to the server, which guesses it from the story.
+  ...(form.language.value ? { language: form.language.value } : {}),
 });
 
 const save = async () => {

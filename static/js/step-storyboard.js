@@ -6,6 +6,64 @@ const cardTemplate = document.getElementById("panel-card");
 const lineTemplate = document.getElementById("line-row");
 const notice = document.getElementById("notice");
 let cast = [];
+let places = [];
+const POSITIONS = [["", "Anywhere"], ["left", "Left"], ["center", "Center"], ["right", "Right"]];
+
+// For each character present: where they stand (blocking) and, when they have outfits,
+// which one they wear. Redrawn when the characters present change, keeping the choices.
+function looks(card, panel = null) {
+  const box = card.querySelector(".p-looks");
+  const chosen = panel || lookChoices(card);
+  const present = [...card.querySelectorAll(".p-characters input:checked")].map((b) => b.value);
+  box.replaceChildren(
+    ...present.map((name) => {
+      const character = cast.find((c) => c.name === name) || { outfits: [] };
+      const group = document.createElement("fieldset");
+      group.className = "p-look";
+      group.dataset.name = name;
+      group.append(Object.assign(document.createElement("legend"), { textContent: name }));
+      const stands = chosen.blocking[name] || "";
+      for (const [value, label] of POSITIONS) {
+        const option = document.createElement("label");
+        const radio = Object.assign(document.createElement("input"), {
+          type: "radio",
+          name: `stands-${card.dataset.key}-${name}`,
+          value,
+          checked: value === stands,
+          className: "p-stands",
+        });
+        radio.setAttribute("aria-label", `${name} stands: ${label}`);
+        option.append(radio, ` ${label}`);
+        group.append(option);
+      }
+      if (character.outfits.length) {
+        const select = document.createElement("select");
+        select.className = "p-outfit";
+        select.setAttribute("aria-label", `What ${name} wears`);
+        const wears = chosen.outfits[name] || "";
+        for (const [value, label] of [["", "Usual look"], ...character.outfits.map((o) => [o.name, o.name])]) {
+          select.append(new Option(label, value, false, value === wears));
+        }
+        group.append(select);
+      }
+      return group;
+    }),
+  );
+}
+
+function lookChoices(card) {
+  const blocking = {};
+  const outfits = {};
+  for (const group of card.querySelectorAll(".p-look")) {
+    const stands = group.querySelector(".p-stands:checked");
+    if (stands && stands.value) blocking[group.dataset.name] = stands.value;
+    const outfit = group.querySelector(".p-outfit");
+    if (outfit && outfit.value) outfits[group.dataset.name] = outfit.value;
+  }
+  return { blocking, outfits };
+}
+
+let cardKeys = 0;
 
 function speakerOptions(select, chosen) {
   const options = [["", "Narration"], ...cast.map((c) => [c.name, c.name])];
@@ -24,7 +82,10 @@ function addLine(card, line = { speaker: "", text: "" }, focus = false) {
   row.querySelector(".l-speaker").addEventListener("change", (event) => {
     // Whoever speaks is in the panel.
     const box = card.querySelector(`.p-characters input[value="${CSS.escape(event.target.value)}"]`);
-    if (box) box.checked = true;
+    if (box && !box.checked) {
+      box.checked = true;
+      looks(card);
+    }
   });
   row.querySelector(".remove").addEventListener("click", () => {
     row.remove();
@@ -41,6 +102,9 @@ function addPanel(panel = {}, after = null) {
   card.querySelector(".p-description").value = panel.description || "";
   card.querySelector(".p-shot").value = panel.shot || "medium";
   card.querySelector(".p-caption").value = panel.caption || "";
+  card.dataset.key = String(++cardKeys);
+  const place = card.querySelector(".p-place");
+  for (const p of places) place.append(new Option(p.name, p.name, false, p.name === panel.place));
   const present = new Set(panel.characters || []);
   const fieldset = card.querySelector(".p-characters");
   if (!cast.length) fieldset.append(Object.assign(document.createElement("span"), { className: "muted", textContent: "No characters yet" }));
@@ -51,6 +115,8 @@ function addPanel(panel = {}, after = null) {
     label.append(box, ` ${c.name}`);
     fieldset.append(label);
   }
+  looks(card, { blocking: panel.blocking || {}, outfits: panel.outfits || {} });
+  fieldset.addEventListener("change", () => looks(card));
   (panel.dialogue || []).forEach((line) => addLine(card, line));
   card.querySelector(".add-line").addEventListener("click", () => addLine(card, undefined, true));
   card.querySelector(".remove").addEventListener("click", () => {
@@ -105,12 +171,15 @@ const panels = () =>
       .map((row) => ({ speaker: row.querySelector(".l-speaker").value, text: row.querySelector(".l-text").value.trim() }))
       .filter((line) => line.text),
     caption: card.querySelector(".p-caption").value.trim(),
+    place: card.querySelector(".p-place").value,
+    ...lookChoices(card),
   }));
 
 const saver = autosaver(() => api("PATCH", `/api/storyboards/${id}/`, { panels: panels() }));
 
 function render(storyboard) {
   cast = storyboard.characters;
+  places = storyboard.places;
   list.replaceChildren();
   storyboard.panels.forEach((p) => addPanel(p));
 }

@@ -27,7 +27,19 @@ CHROMIUM_ARGS = [
 
 
 @pytest.fixture(scope="session")
-def stack():
+def chat_model():
+    """A local stand-in for the chat model the stack's translator asks (TRANSLATOR=openai):
+    a test queues the answers it expects to be asked for."""
+    from mangagen.tests.standin import serve
+
+    fake, server = serve()
+    yield fake
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="session")
+def stack(chat_model):
     from tests.support.stack import Stack, fresh_database_url, redis_url
 
     if not os.environ.get("REDIS_URL"):
@@ -43,6 +55,8 @@ def stack():
         "RENDER_SECONDS": "0.3",
         "MEDIA_ROOT": str(ROOT / "var" / "e2e-media"),
         "BEAT_SCHEDULE_FILE": str(ROOT / "var" / "e2e-celerybeat-schedule"),
+        "TRANSLATOR": "openai",
+        "CHAT_BASE_URL": chat_model.url,
     }
     with Stack(env=env, log=ARTIFACTS / "stack.log") as running:
         yield running

@@ -47,6 +47,18 @@ def fresh_database_url(suffix: str) -> str:
     return f"sqlite:///{path}"
 
 
+def stop(process: subprocess.Popen | None) -> None:
+    """Stops a process started in a session of its own, with everything it started."""
+    if process is None:
+        return
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
 def redis_url(db: int) -> str:
     url = os.environ.get("REDIS_URL")
     if not url:
@@ -57,9 +69,13 @@ def redis_url(db: int) -> str:
 class Stack:
     """A running stack; use as a context manager."""
 
+    what = "the stack"
+
     def __init__(self, *, env: dict[str, str], log: Path):
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
+        # The Procfile names bare executables (daphne): this interpreter's come first.
+        bin_dir = str(Path(sys.executable).parent)
         self.env = {
             **os.environ,
             "DEBUG": "on",
@@ -68,6 +84,7 @@ class Stack:
             "PORT": str(self.port),
             "HOST": "127.0.0.1",
             "PYTHONUNBUFFERED": "1",
+            "PATH": os.pathsep.join([bin_dir, os.environ.get("PATH", "")]),
             **env,
         }
         self.log = log
@@ -80,7 +97,7 @@ class Stack:
         self.log.parent.mkdir(parents=True, exist_ok=True)
         with self.log.open("w") as out:
             self.process = subprocess.Popen(
-                [sys.executable, "manage.py", "runstack", "--no-demo", "--port", str(self.port)],
+                self.command(),
                 cwd=ROOT,
                 env=self.env,
                 stdout=out,
@@ -95,27 +112,28 @@ class Stack:
         return self
 
     def __exit__(self, *exc) -> None:
-        if self.process is None:
-            return
-        os.killpg(self.process.pid, signal.SIGTERM)
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, signal.SIGKILL)
+        stop(self.process)
+
+    def command(self) -> list[str]:
+        return [sys.executable, "manage.py", "runstack", "--no-demo", "--port", str(self.port)]
+
+    def ready(self) -> bool:
+        """Beyond answering HTTP: the Celery workers said they are ready."""
+        return "ready." in self.log.read_text()
 
     def _wait_until_up(self, timeout: float = 90) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"the stack exited early:\n{self.log.read_text()[-4000:]}")
+                raise RuntimeError(f"{self.what} exited early:\n{self.log.read_text()[-4000:]}")
             try:
                 with urllib.request.urlopen(self.base_url + "/accounts/login/", timeout=2) as r:
-                    if r.status == 200 and "ready." in self.log.read_text():
+                    if r.status == 200 and self.ready():
                         return
             except OSError:
                 pass
-            time.sleep(0.5)
-        raise RuntimeError(f"the stack did not come up:\n{self.log.read_text()[-4000:]}")
+            time.sleep(0.2)
+        raise RuntimeError(f"{self.what} did not come up:\n{self.log.read_text()[-4000:]}")
 
     def manage(self, *args: str) -> str:
         """Runs a management command against the stack's database."""
@@ -133,3 +151,33 @@ class Stack:
 
     def shell(self, code: str) -> str:
         return self.manage("shell", "--verbosity", "0", "-c", code)
+
+
+class WebServer(Stack):
+    """The web process alone (`bin/web`: daphne, as the Procfile's `web` runs it) on a
+    database that `manage.py migrate` has prepared (migrated_database_url).
+
+    For what only the real server shows (websocket close frames, request bodies as
+    daphne passes them): no Celery worker runs, so renders stay queued.
+    """
+
+    what = "the web process"
+
+    def command(self) -> list[str]:
+        return [sys.executable, "bin/web"]
+
+    def ready(self) -> bool:
+        return True
+
+
+def migrated_database_url(suffix: str, env: dict[str, str] | None = None) -> str:
+    """A fresh database (fresh_database_url) with every migration applied."""
+    url = fresh_database_url(suffix)
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--verbosity", "0"],
+        cwd=ROOT,
+        env={**os.environ, "DEBUG": "on", **(env or {}), "DATABASE_URL": url},
+        check=True,
+        timeout=600,
+    )
+    return url

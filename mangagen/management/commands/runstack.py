@@ -2,9 +2,11 @@
 
 The processes (daphne, the `render` and `speculative` Celery workers, and one
 beat) run under honcho, exactly as the Procfile describes them for production.
-Both workers take both queues on threads: a render mostly waits (for a GPU
-container, for the provider's answer), so the provider's capacity, kept in
-the GPU pool with confirmed work first, is the limit, not the process count.
+Every process writes its metrics to one folder (PROMETHEUS_MULTIPROC_DIR,
+emptied here) that /metrics sums. Both workers take both queues on threads:
+a render mostly waits (for a GPU container, for the provider's answer), so
+the provider's capacity, kept in the GPU pool with confirmed work first, is
+the limit, not the process count.
 """
 
 import os
@@ -35,8 +37,10 @@ class Command(BaseCommand):
         Path(settings.BASE_DIR, "var").mkdir(exist_ok=True)
         call_command("migrate", interactive=False, verbosity=0)
         self.stdout.write(self.style.SUCCESS("Database migrated."))
-        if settings.DEBUG and not no_demo:
+        if settings.DEMO_MODE and not no_demo:
             self._demo_logins()
+        elif not no_demo:
+            self.stdout.write("No demo logins: DEMO_MODE is off (DEBUG off, or not loopback).")
         procfile = Path(settings.BASE_DIR, "Procfile").read_text()
         # The Procfile names bare executables (daphne, python): the ones of the
         # interpreter running this command (its virtualenv) come first on PATH.
@@ -48,6 +52,7 @@ class Command(BaseCommand):
             "PORT": str(port),
             "HOST": host,
             "PYTHONUNBUFFERED": "1",
+            "PROMETHEUS_MULTIPROC_DIR": str(self._metrics_dir(port)),
         }
         manager = Manager()
         for name, command in parse_procfile(procfile).processes.items():
@@ -57,6 +62,22 @@ class Command(BaseCommand):
         )
         manager.loop()
         sys.exit(manager.returncode)
+
+    def _metrics_dir(self, port: int) -> Path:
+        """The folder where every process started here writes its metrics, emptied now.
+
+        It is emptied only here, as every process that writes to it starts: the
+        counters of a process that dies and is restarted stay in it (bin/web and
+        bin/keep-running mark it dead), since a counter's sum must never go down.
+        """
+        folder = Path(
+            os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+            or Path(settings.BASE_DIR, "var", "metrics", str(port))
+        )
+        folder.mkdir(parents=True, exist_ok=True)
+        for leftover in folder.glob("*.db"):  # prometheus_client's files, nothing else
+            leftover.unlink()
+        return folder
 
     def _demo_logins(self) -> None:
         User = get_user_model()

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('mangagen', '0010_page_templates_help_text'),
+        ('mangagen', '0014_series_cast_places'),
     ]
 
     operations = [

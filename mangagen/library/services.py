@@ -1,0 +1,151 @@
+"""Writes to a person's library: save a character (with its outfits and sheets in use) or a
+place (with its picture) from a comic, remove one, and add one to a comic.
+
+Adding brings the same sheets under the same hashes (and the same picture), so nothing
+is rendered or paid again; the panels of the comic are hashed again in the same
+transaction. Saving a name the library already has (ignoring case) replaces that entry.
+The library keeps copies of the pictures: the comic they came from may be deleted.
+"""
+
+from __future__ import annotations
+
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.db import transaction
+
+from mangagen import quotas, storage
+from mangagen.characters.selectors import sheet_rows_in_use
+from mangagen.characters.services import NoSuchCharacter, add_character
+from mangagen.places.models import Place
+from mangagen.places.services import NoSuchPlace, add_place
+from mangagen.storyboards.models import Character, Storyboard
+from mangagen.storyboards.services import rehash_storyboard
+
+from .models import CastMember, CastSheet, SavedPlace
+
+
+def save_character(*, owner, storyboard: Storyboard, name: str) -> tuple[CastMember, bool]:
+    """Keeps the comic's character `name` in the owner's cast; returns it and whether it is
+    new. Raises NoSuchCharacter, or LimitReached when the library is full."""
+    with storage.deleted_if_raised() as stored, transaction.atomic():
+        storyboard, character = _in_comic(storyboard, Character, name)
+        member, created = _entry(CastMember, owner=owner, name=name)
+        member.description = character.description
+        member.outfits = list(character.outfits)
+        member.save()
+        old = [s.image for s in member.sheets.all()]
+        member.sheets.all().delete()
+        in_use = sheet_rows_in_use(storyboard=storyboard)
+        for (who, outfit), sheet in in_use.items():
+            if who != name:
+                continue
+            kept = CastSheet(
+                member=member,
+                outfit=outfit,
+                source=sheet.source,
+                description=sheet.description,
+                outfit_description=sheet.outfit_description,
+                style=sheet.style,
+                hash=sheet.hash,
+            )
+            kept.image.save("sheet.png", ContentFile(_read(sheet.image)), save=False)
+            stored.append(kept.image.name)
+            kept.save()
+        _forget_files(old)
+    return member, created
+
+
+def save_place(*, owner, storyboard: Storyboard, name: str) -> tuple[SavedPlace, bool]:
+    """Keeps the comic's place `name` in the owner's library; returns it and whether it is
+    new. Raises NoSuchPlace, or LimitReached when the library is full."""
+    with storage.deleted_if_raised() as stored, transaction.atomic():
+        storyboard, place = _in_comic(storyboard, Place, name)
+        saved, created = _entry(SavedPlace, owner=owner, name=name)
+        old = [saved.picture] if saved.picture else []
+        saved.description = place.description
+        saved.picture, saved.picture_hash = "", ""
+        if place.picture:
+            saved.picture_hash = place.picture_hash
+            saved.picture.save("picture.png", ContentFile(_read(place.picture)), save=False)
+            stored.append(saved.picture.name)
+        saved.save()
+        _forget_files(old)
+    return saved, created
+
+
+def forget(*, entry: CastMember | SavedPlace) -> None:
+    """Removes a library entry; its pictures leave the storage once that is committed."""
+    with transaction.atomic():
+        if isinstance(entry, CastMember):
+            files = [s.image for s in entry.sheets.all()]
+        else:
+            files = [entry.picture] if entry.picture else []
+        entry.delete()
+        _forget_files(files)
+
+
+def add_character_to(*, storyboard: Storyboard, member: CastMember) -> Character:
+    """The cast member as a character of the comic, last, with its sheets in use (the same
+    hashes: no credit). Raises NameTaken, ListFull, or Refused (UPLOADS_FULL: the copies
+    of uploaded sheets would pass SHEET_UPLOAD_BYTES_PER_PERSON)."""
+    with storage.deleted_if_raised() as saved, transaction.atomic():
+        storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
+        character = add_character(
+            storyboard=storyboard,
+            name=member.name,
+            description=member.description,
+            outfits=list(member.outfits),
+            sheets={s.outfit: (s, s.image) for s in member.sheets.all()},
+            saved=saved,
+        )
+        rehash_storyboard(storyboard=storyboard)
+    return character
+
+
+def add_place_to(*, storyboard: Storyboard, saved: SavedPlace) -> Place:
+    """The saved place as a place of the comic, last, with its picture (the same hash).
+    Raises NameTaken or ListFull."""
+    with storage.deleted_if_raised() as stored, transaction.atomic():
+        storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
+        place = add_place(
+            storyboard=storyboard,
+            name=saved.name,
+            description=saved.description,
+            picture=saved.picture or None,
+            digest=saved.picture_hash,
+            saved=stored,
+        )
+        rehash_storyboard(storyboard=storyboard)
+    return place
+
+
+def _in_comic(storyboard: Storyboard, model, name: str):
+    """The storyboard, locked, and its character (or place) `name`; raises NoSuchCharacter
+    (or NoSuchPlace)."""
+    storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
+    found = model.objects.filter(storyboard=storyboard, name=name).first()
+    if found is None:
+        missing, what = (NoSuchPlace, "place") if model is Place else (NoSuchCharacter, "character")
+        raise missing(f"This comic has no {what} named {name!r}.")
+    return storyboard, found
+
+
+def _entry(model, *, owner, name: str):
+    """The owner's entry of that name (ignoring case), locked, or a new one (checked
+    against the library's size)."""
+    entry = model.objects.select_for_update().filter(owner=owner, name__iexact=name).first()
+    if entry is not None:
+        entry.name = name
+        return entry, False
+    quotas.check_library(entries=model.objects.filter(owner=owner))
+    return model(owner=owner, name=name), True
+
+
+def _read(image) -> bytes:
+    with image.open("rb") as handle:
+        return handle.read()
+
+
+def _forget_files(files) -> None:
+    names = [f.name for f in files]
+    transaction.on_commit(lambda: [default_storage.delete(n) for n in names], robust=True)

@@ -1,0 +1,80 @@
+"""`GET /metrics`: every process's counters and histograms, and the shared gauges.
+
+With `PROMETHEUS_MULTIPROC_DIR` set (runstack sets it; see the README's
+"Operating it"), every process of the machine writes its counters and
+histograms to files there and this sums them, so any web process answers for
+all of them: daphne's, the Celery workers'. Without it, the answer is this
+process's own. Only for `Authorization: Bearer $METRICS_TOKEN` or a staff
+session: the figures say how busy the service is and who waits.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+from collections.abc import Iterator
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.http import require_GET
+from prometheus_client import REGISTRY, CollectorRegistry, generate_latest, multiprocess
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client.registry import Collector
+
+from . import metrics
+from .collectors import ScrapeTimeCollector
+
+
+def multiprocess_dir() -> str | None:
+    return os.environ.get("PROMETHEUS_MULTIPROC_DIR") or None
+
+
+class ModeCollector(Collector):
+    def describe(self) -> list:
+        return []
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        yield GaugeMetricFamily(
+            metrics.METRICS_PROCESSES,
+            "1: counters are summed over every process of the machine; 0: this process's alone.",
+            value=1 if multiprocess_dir() else 0,
+        )
+
+
+def exposition() -> bytes:
+    """The text Prometheus reads: the machine's processes, then the shared gauges."""
+    if multiprocess_dir():
+        processes = CollectorRegistry()
+        multiprocess.MultiProcessCollector(processes)
+    else:
+        processes = REGISTRY
+    shared = CollectorRegistry()
+    shared.register(ScrapeTimeCollector())
+    shared.register(ModeCollector())
+    return generate_latest(processes) + generate_latest(shared)
+
+
+def _denied(status: int, code: str, detail: str) -> JsonResponse:
+    response = JsonResponse({"error": code, "detail": detail}, status=status)
+    if status == 401:
+        response["WWW-Authenticate"] = 'Bearer realm="metrics"'
+    return response
+
+
+@require_GET
+def metrics_view(request: HttpRequest) -> HttpResponse:
+    """Prometheus text format, for the bearer of METRICS_TOKEN or for staff."""
+    header = request.headers.get("Authorization", "")
+    if header:
+        scheme, _, token = header.partition(" ")
+        expected = settings.METRICS_TOKEN
+        if scheme.lower() != "bearer" or not expected:
+            return _denied(401, "not_authenticated", "Send Authorization: Bearer <METRICS_TOKEN>.")
+        if not hmac.compare_digest(token.strip().encode(), expected.encode()):
+            return _denied(401, "not_authenticated", "That token is not METRICS_TOKEN.")
+    elif not request.user.is_authenticated:
+        return _denied(401, "not_authenticated", "Send Authorization: Bearer <METRICS_TOKEN>.")
+    elif not request.user.is_staff:
+        return _denied(403, "permission_denied", "Metrics are for operators (staff) only.")
+    return HttpResponse(exposition(), content_type=CONTENT_TYPE_LATEST)

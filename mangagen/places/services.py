@@ -1,0 +1,138 @@
+"""Writes to a comic's places: the list (with the storyboard's edits) and each place's picture.
+
+A picture is the person's own (checked and re-encoded like a sheet upload) and
+costs nothing. Its hash joins the art hash of the panels set there, so the
+storyboard's panels are hashed again in the same transaction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.db import transaction
+
+from mangagen import storage
+from mangagen.errors import ApplicationError
+from mangagen.storyboards import limits
+from mangagen.storyboards.errors import ListFull, NameTaken
+from mangagen.storyboards.models import Storyboard
+
+from .models import Place
+
+
+class NoSuchPlace(ApplicationError):
+    code = "no_such_place"
+    status = 404
+
+
+def picture_hash(image: bytes) -> str:
+    return hashlib.sha256(b"place:" + image).hexdigest()
+
+
+def replace_places(*, storyboard: Storyboard, places: list[dict]) -> dict[str, str]:
+    """Makes the storyboard's places `places`, in order; the caller holds the storyboard's
+    row lock. A place that keeps its name, or is renamed in its row, keeps its picture; the
+    pictures of places removed leave the storage once committed. Returns old -> new names
+    ("" for a place removed), for the panels to follow."""
+    from mangagen.storyboards.services import renamed
+
+    existing = {p.name: p for p in Place.objects.select_for_update().filter(storyboard=storyboard)}
+    before = [p.name for p in sorted(existing.values(), key=lambda p: p.position)]
+    after = [p["name"] for p in places]
+    renames = renamed(before=before, after=after)
+    by_new_name = {new: existing[old] for old, new in renames.items() if new}
+    gone = [existing[old] for old, new in renames.items() if not new]
+    Place.objects.filter(pk__in=[p.pk for p in gone]).delete()
+    files = [p.picture.name for p in gone if p.picture]
+    # Names are unique per comic: park the rows kept under a temporary name first,
+    # so a swap of two names never meets the constraint half done.
+    kept = [p for p in existing.values() if p not in gone]
+    parked = secrets.token_hex(8)
+    for place in kept:
+        place.name = f"moving {parked} {place.pk}"
+    Place.objects.bulk_update(kept, ["name"])
+    for position, item in enumerate(places, start=1):
+        place = existing.get(item["name"]) or by_new_name.get(item["name"])
+        if place is None:
+            place = Place(storyboard=storyboard)
+        place.position = position
+        place.name = item["name"]
+        place.description = item.get("description", "")
+        place.save()
+    transaction.on_commit(lambda: [default_storage.delete(f) for f in files], robust=True)
+    return renames
+
+
+def set_picture(*, storyboard: Storyboard, name: str, image: bytes) -> Place:
+    """Makes `image` (already checked and re-encoded) the place's picture; the older one
+    leaves the storage once committed."""
+    from mangagen.storyboards.services import rehash_storyboard
+
+    with storage.deleted_if_raised() as saved, transaction.atomic():
+        storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
+        place = _place(storyboard, name)
+        old = place.picture.name if place.picture else ""
+        place.picture_hash = picture_hash(image)
+        place.picture.save("picture.png", ContentFile(image), save=False)
+        saved.append(place.picture.name)
+        place.save(update_fields=["picture", "picture_hash"])
+        rehash_storyboard(storyboard=storyboard)
+        if old:
+            transaction.on_commit(lambda: default_storage.delete(old), robust=True)
+    return place
+
+
+def remove_picture(*, storyboard: Storyboard, name: str) -> None:
+    """The place goes back to its description alone; its panels are hashed again."""
+    from mangagen.storyboards.services import rehash_storyboard
+
+    with transaction.atomic():
+        storyboard = Storyboard.objects.select_for_update().get(pk=storyboard.pk)
+        place = _place(storyboard, name)
+        if not place.picture:
+            return
+        old = place.picture.name
+        place.picture, place.picture_hash = "", ""
+        place.save(update_fields=["picture", "picture_hash"])
+        rehash_storyboard(storyboard=storyboard)
+        transaction.on_commit(lambda: default_storage.delete(old), robust=True)
+
+
+def add_place(
+    *,
+    storyboard: Storyboard,
+    name: str,
+    description: str,
+    picture,
+    digest: str,
+    saved: list[str],
+) -> Place:
+    """Adds a place to the storyboard, last, with a copy of `picture` (a stored file, or
+    None) under the same hash, whose name is added to `saved`. The caller holds the
+    storyboard's row lock and hashes its panels again. Raises NameTaken (a place of
+    that name, ignoring case) or ListFull."""
+    names = list(Place.objects.filter(storyboard=storyboard).values_list("name", flat=True))
+    if name.casefold() in {n.casefold() for n in names}:
+        raise NameTaken(f"This comic already has a place named {name!r}.")
+    if len(names) >= limits.MAX_PLACES:
+        raise ListFull(f"A comic has at most {limits.MAX_PLACES} places.")
+    place = Place(storyboard=storyboard, position=len(names) + 1, name=name)
+    place.description = description
+    if picture:
+        with picture.open("rb") as handle:
+            data = handle.read()
+        place.picture_hash = digest
+        place.picture.save("picture.png", ContentFile(data), save=False)
+        saved.append(place.picture.name)
+    place.save()
+    return place
+
+
+def _place(storyboard: Storyboard, name: str) -> Place:
+    place = Place.objects.select_for_update().filter(storyboard=storyboard, name=name).first()
+    if place is None:
+        raise NoSuchPlace(f"This comic has no place named {name!r}.")
+    return place

@@ -1,0 +1,312 @@
+"""Operating it, in one process: /metrics and its access, the probes, request ids, what is
+counted (renders, render phases, speculation, the ledger) and the JSON log format.
+
+What needs real processes (the sums over processes, a probe of a process whose
+Redis is away, request ids through Celery) is in tests/test_operations.py.
+"""
+
+import json
+import logging
+import re
+import uuid
+from pathlib import Path
+
+import psycopg
+import pytest
+from django.db import connection
+from prometheus_client import REGISTRY
+
+from ledger import errors as ledger_errors
+from ledger import services as ledger
+from mangagen.jobs import services as jobs
+from mangagen.jobs import tasks
+from mangagen.observability import logs, metrics
+from mangagen.observability.exposition import exposition
+from mangagen.tests.test_pages import PANELS, page_png
+from tests.factories import funded_account, storyboard
+from tests.support.stack import free_port
+
+pytestmark = pytest.mark.django_db
+
+ROOT = Path(__file__).resolve().parents[2]
+
+CONTRACT_FAMILIES = [
+    "mangagen_renders_total",
+    "mangagen_render_seconds",
+    "mangagen_speculation_total",
+    "mangagen_speculation_outcomes_total",
+    "mangagen_gpu_pool_containers",
+    "mangagen_queue_depth",
+    "ledger_holds_open",
+    "ledger_operations_total",
+]
+
+
+def sample(name: str, **labels) -> float:
+    return REGISTRY.get_sample_value(name, labels) or 0.0
+
+
+# --- /metrics and who may read it ------------------------------------------------------------
+
+
+def test_metrics_answer_the_token_and_staff_only(client, make_user, settings):
+    settings.METRICS_TOKEN = "scrape-secret-1234"
+    anonymous = client.get("/metrics")
+    assert anonymous.status_code == 401
+    assert anonymous.json()["error"] == "not_authenticated"
+    assert anonymous["WWW-Authenticate"].startswith("Bearer")
+    wrong = client.get("/metrics", headers={"Authorization": "Bearer not-the-token"})
+    assert wrong.status_code == 401
+    assert client.get("/metrics", headers={"Authorization": "Basic eDp5"}).status_code == 401
+    scraped = client.get("/metrics", headers={"Authorization": "Bearer scrape-secret-1234"})
+    assert scraped.status_code == 200
+    assert scraped["Content-Type"].startswith("text/plain")
+
+    client.force_login(make_user())
+    refused = client.get("/metrics")
+    assert refused.status_code == 403
+    assert refused.json()["error"] == "permission_denied"
+    client.force_login(make_user(is_staff=True))
+    assert client.get("/metrics").status_code == 200
+
+
+def test_no_token_set_means_staff_only(client, settings):
+    settings.METRICS_TOKEN = ""
+    assert client.get("/metrics", headers={"Authorization": "Bearer "}).status_code == 401
+
+
+def test_the_exposition_has_every_family_of_the_contract():
+    text = exposition().decode()
+    for family in CONTRACT_FAMILIES:
+        assert f"# TYPE {family.removesuffix('_total')} " in text or f"# TYPE {family} " in text
+    for outcome in ("delivered", "failed", "withdrawn", "cancelled_at_provider"):
+        assert f'mangagen_renders_total{{outcome="{outcome}"}}' in text
+    for phase in ("queued", "cold_start", "render"):
+        assert f'mangagen_render_seconds_count{{phase="{phase}"}}' in text
+    for outcome in ("attached", "abandoned"):
+        assert f'mangagen_speculation_outcomes_total{{outcome="{outcome}"}}' in text
+    assert 'mangagen_metrics_source_up{source="database"} 1.0' in text
+    assert 'mangagen_metrics_source_up{source="redis"} 1.0' in text
+
+
+def test_a_source_that_does_not_answer_leaves_its_gauges_out(settings):
+    settings.REDIS_URL = f"redis://127.0.0.1:{free_port()}/0"
+    text = exposition().decode()
+    assert 'mangagen_metrics_source_up{source="redis"} 0.0' in text
+    assert "mangagen_queue_depth{" not in text
+    assert "ledger_holds_open " in text  # the database still answers
+
+
+def test_open_holds_are_read_at_scrape_time(user):
+    account = funded_account(user, 3)
+    ledger.authorize(account=account, amount=2, key="open-1", reference="r")
+    text = exposition().decode()
+    assert "ledger_holds_open 1.0" in text
+    assert "ledger_holds_open_credits 2.0" in text
+
+
+# --- the probes ------------------------------------------------------------------------------
+
+
+def test_probes_need_no_session_and_ignore_the_host_check(client, settings):
+    settings.ALLOWED_HOSTS = ["mangagen.example"]
+    settings.SECURE_SSL_REDIRECT = True
+    # As Kubernetes asks: by the pod's address, over plain HTTP.
+    assert client.get("/healthz", HTTP_HOST="10.1.2.3:8000").json() == {"status": "ok"}
+    ready = client.get("/readyz", HTTP_HOST="10.1.2.3:8000")
+    assert ready.status_code == 200 and ready.json() == {"status": "ok"}
+
+
+def test_readyz_names_redis_when_it_does_not_answer(client, settings):
+    settings.REDIS_URL = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
+    ready = client.get("/readyz")
+    assert ready.status_code == 503
+    assert ready.json() == {"failed": ["redis"]}
+
+
+# --- request ids -----------------------------------------------------------------------------
+
+
+def test_a_request_id_is_returned_kept_when_a_uuid_and_replaced_otherwise(client):
+    made = client.get("/accounts/login/")["X-Request-ID"]
+    assert len(made) == 32 and made != client.get("/accounts/login/")["X-Request-ID"]
+    given = str(uuid.uuid4())
+    assert client.get("/accounts/login/", headers={"X-Request-ID": given})["X-Request-ID"] == given
+    hostile = "x\r\nSet-Cookie: a=b" + "y" * 500
+    answered = client.get("/accounts/login/", headers={"X-Request-ID": hostile})["X-Request-ID"]
+    assert answered != hostile and len(answered) == 32
+
+
+def test_json_log_lines_carry_the_request_id_the_job_and_the_panel(capsys, settings):
+    config = logs.logging_config(level="INFO", json=True)
+    handler = logging.StreamHandler()
+    handler.addFilter(logs.ContextFilter())
+    formatter_config = dict(config["formatters"]["default"])
+    formatter_class = formatter_config.pop("()")
+    module, _, name = formatter_class.rpartition(".")
+    handler.setFormatter(getattr(__import__(module, fromlist=[name]), name)(**formatter_config))
+    logger = logging.getLogger("test.observability")
+    logger.addHandler(handler)
+    try:
+        from django_guid import set_guid
+
+        set_guid("0f0e0d0c0b0a09080706050403020100")
+        with logs.about(job=12, panel=3):
+            logger.warning("the render went again")
+    finally:
+        logger.removeHandler(handler)
+        from django_guid import clear_guid
+
+        clear_guid()
+    line = json.loads(capsys.readouterr().err.strip().splitlines()[-1])
+    assert line["message"] == "the render went again"
+    assert line["level"] == "WARNING" and line["logger"] == "test.observability"
+    assert line["request_id"] == "0f0e0d0c0b0a09080706050403020100"
+    assert (line["job"], line["panel"]) == (12, 3)
+    assert line["time"].startswith("20")
+
+
+# --- what is counted -------------------------------------------------------------------------
+
+
+def test_a_render_task_counts_its_outcome_and_phases(
+    user, enqueued, instant_renders, django_capture_on_commit_callbacks
+):
+    funded_account(user)
+    with django_capture_on_commit_callbacks(execute=True):
+        jobs.generate(user=user, storyboard=storyboard(user))
+    delivered = sample("mangagen_renders_total", outcome="delivered")
+    rendered = sample("mangagen_render_seconds_count", phase="render")
+    (args, _queue) = enqueued.pop(0)
+    assert tasks.render_panel.apply(args=args).get() == "delivered"
+    assert sample("mangagen_renders_total", outcome="delivered") == delivered + 1
+    assert sample("mangagen_render_seconds_count", phase="render") == rendered + 1
+
+
+def test_phases_come_from_the_renderer_or_from_the_procedural_one():
+    given = {"phases": {"queued": 1.5, "cold_start": 20.0, "render": 2.0, "upload": 1.0}}
+    assert metrics.phases_of(given, 24.5) == {
+        "queued": 1.5,
+        "cold_start": 20.0,
+        "render": 2.0,
+        "upload": 1.0,
+    }
+    procedural = {"queued_seconds": 1.0, "cold_start_seconds": 4.0}
+    assert metrics.phases_of(procedural, 7.5) == {"queued": 1.0, "cold_start": 4.0, "render": 2.5}
+    assert metrics.phases_of({}, 3.0) == {"render": 3.0}
+
+
+def test_ledger_operations_count_when_committed_and_refusals_by_code(
+    user, django_capture_on_commit_callbacks
+):
+    account = funded_account(user, 1)
+    placed = sample("ledger_operations_total", op="authorize", result="ok")
+    refused = sample("ledger_operations_total", op="authorize", result="insufficient_credits")
+    with django_capture_on_commit_callbacks(execute=True):
+        hold = ledger.authorize(account=account, amount=1, key="k-1", reference="r")
+    with pytest.raises(ledger_errors.InsufficientCredits):
+        ledger.authorize(account=account, amount=1, key="k-2", reference="r")
+    assert sample("ledger_operations_total", op="authorize", result="ok") == placed + 1
+    assert (
+        sample("ledger_operations_total", op="authorize", result="insufficient_credits")
+        == refused + 1
+    )
+    captured = sample("ledger_operations_total", op="capture", result="ok")
+    with django_capture_on_commit_callbacks(execute=False) as pending:
+        ledger.capture(hold=hold, key="k-1:capture")
+    assert sample("ledger_operations_total", op="capture", result="ok") == captured  # not yet
+    for committed in pending:
+        committed()
+    assert sample("ledger_operations_total", op="capture", result="ok") == captured + 1
+
+
+def test_drawing_for_people_counts_its_cpu_and_a_refusal_counts_its_limit(
+    account, user, client, run, instant_renders, settings
+):
+    board = storyboard(user, panels=PANELS)
+    run.finish(run.generate(user, board))
+    client.force_login(user)
+    drawn = sample("mangagen_drawing_cpu_seconds_total")
+    refused = sample("mangagen_limit_refusals_total", limit="drawing_budget")
+    page_png(client, board.pk)  # drawn now, on this request's thread
+    assert sample("mangagen_drawing_cpu_seconds_total") > drawn
+    # None left, whichever minute the export falls in (a budget spent by the page above
+    # would be new again if the minute turned in between).
+    settings.DRAWING_CPU_SECONDS_PER_MINUTE = 0
+    answer = client.get(f"/api/storyboards/{board.pk}/export/?format=pdf")
+    assert answer.status_code == 429 and answer.json()["error"] == "drawing_budget"
+    assert sample("mangagen_limit_refusals_total", limit="drawing_budget") == refused + 1
+    text = exposition().decode()
+    for limit in ("too_many_storyboards", "too_many_live_jobs", "draft_quota"):
+        assert f'mangagen_limit_refusals_total{{limit="{limit}"}}' in text
+
+
+# --- a dropped database connection -----------------------------------------------------------
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_render_whose_database_connection_was_dropped_goes_again_and_is_paid_once(
+    user, enqueued, instant_renders
+):
+    account = funded_account(user, 3)
+    job, _ = jobs.generate(user=user, storyboard=storyboard(user))
+    (args, _queue) = enqueued.pop(0)
+    connection.ensure_connection()
+    backend = connection.connection.info.backend_pid
+    settings_dict = connection.settings_dict
+    with psycopg.connect(
+        dbname=settings_dict["NAME"],
+        user=settings_dict["USER"],
+        host=settings_dict["HOST"],
+        port=settings_dict["PORT"] or 5432,
+        password=settings_dict["PASSWORD"] or None,
+        autocommit=True,
+    ) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", [backend])  # as a failover does
+    retried = sample(
+        "mangagen_celery_tasks_total", task="mangagen.jobs.tasks.render_panel", outcome="retried"
+    )
+    tasks.render_panel.apply(args=args)  # meets the dead connection, and goes again
+    assert (
+        sample(
+            "mangagen_celery_tasks_total",
+            task="mangagen.jobs.tasks.render_panel",
+            outcome="retried",
+        )
+        == retried + 1
+    )
+    panel = job.panels.get(index=1)
+    assert panel.state == "delivered"
+    account.refresh_from_db()
+    assert (account.available, account.held) == (2, 0)
+
+
+# --- the Grafana dashboard ---------------------------------------------------------------------
+
+
+def exposed_series(text: str) -> set[str]:
+    """Every series name the exposition can have: each family's, and a histogram's parts."""
+    names = set()
+    for name, kind in re.findall(r"^# TYPE (\S+) (\S+)$", text, flags=re.MULTILINE):
+        names |= (
+            {f"{name}_bucket", f"{name}_count", f"{name}_sum"} if kind == "histogram" else {name}
+        )
+    return names
+
+
+def test_the_dashboard_reads_only_metrics_that_exist(client):
+    client.get("/accounts/login/")  # the HTTP families exist once a request was measured
+    exposed = exposed_series(exposition().decode())
+    dashboard = json.loads((ROOT / "docs" / "grafana" / "mangagen.json").read_text())
+    used = {
+        name
+        for panel in dashboard["panels"]
+        for target in panel["targets"]
+        for name in re.findall(r"\b((?:mangagen|ledger|django)_[a-z0-9_]+)", target["expr"])
+    }
+    assert len(used) >= 15
+    assert sorted(used - exposed) == []
+    # Every family of the contract is on it.
+    for family in CONTRACT_FAMILIES:
+        assert any(name.startswith(family.removesuffix("_total")) for name in used), family

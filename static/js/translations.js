@@ -1,0 +1,250 @@
+// The translation editor: the original beside a translation, line by line, saved as you
+// type. Stale lines (the original changed since) are marked until retranslated or confirmed.
+import { ApiError, api, autosaver, scriptReady, showErrors } from "./api.js";
+
+// Every string this module shows, in one place for the interface's translation.
+const STRINGS = {
+  title: "Title",
+  panel: (index) => `Panel ${index}`,
+  caption: "Caption",
+  narration: "Narration",
+  noText: "No text in any panel yet.",
+  counts: (missing, stale) =>
+    [
+      missing ? `${missing} line${missing === 1 ? "" : "s"} to translate (lettered in the original meanwhile)` : "Every line is translated",
+      stale ? `${stale} changed in the original since` : "",
+    ]
+      .filter(Boolean)
+      .join(" · ") + ".",
+  option: (t) => `${t.name}${t.missing || t.stale ? ` (${t.missing + t.stale} to do)` : ""}`,
+  fieldLabel: (name, where) => `${name}: ${where}`,
+  lineOf: (index, line, speaker) => `panel ${index}, line ${line}${speaker ? ` (${speaker})` : ""}`,
+  captionOf: (index) => `panel ${index}, caption`,
+  titleOf: "title",
+  confirmDelete: (name) => `Delete the ${name} translation? Its lines are gone for good; the comic and its art stay.`,
+  drafting: "Drafting…",
+  draft: "Draft the missing lines",
+};
+
+const root = document.getElementById("translations");
+const id = root.dataset.storyboard;
+const select = document.getElementById("language");
+const addSelect = document.getElementById("add-language");
+const editor = document.getElementById("editor");
+const lines = document.getElementById("lines");
+const rowTemplate = document.getElementById("line-row");
+const notice = document.getElementById("notice");
+const draftButton = document.getElementById("draft");
+
+let summaries = [];
+let current = null; // the open translation as the server last answered it
+
+const url = (lang) => `/api/storyboards/${id}/translations/${encodeURIComponent(lang)}/`;
+
+function row(line, { slot, panel = 0, position = 0, who = "", where }) {
+  const node = rowTemplate.content.firstElementChild.cloneNode(true);
+  Object.assign(node.dataset, { slot, panel, line: position });
+  node.querySelector(".t-who").textContent = who;
+  node.querySelector(".t-text").textContent = line.original;
+  const input = node.querySelector(".t-input");
+  input.value = line.text;
+  input.lang = current.language;
+  input.maxLength = Number(root.dataset[`max${slot[0].toUpperCase()}${slot.slice(1)}`]);
+  input.setAttribute("aria-label", STRINGS.fieldLabel(current.name, where));
+  node.querySelector(".t-confirm").addEventListener("click", () => {
+    node.dataset.confirm = "1";
+    saver.schedule();
+  });
+  mark(node, line);
+  return node;
+}
+
+// Shows a row's state from the server's answer, without touching what is being typed.
+function mark(node, line) {
+  const stale = line.stale && node.dataset.confirm !== "1";
+  node.classList.toggle("stale", stale);
+  node.querySelector(".t-stale").hidden = !stale;
+  node.querySelector(".t-was").textContent = line.was || "";
+  node.querySelector(".t-drafted").hidden = !line.drafted;
+  node.querySelector(".t-text").textContent = line.original;
+}
+
+function heading(text) {
+  return Object.assign(document.createElement("h2"), { className: "t-panel", textContent: text });
+}
+
+function render(body) {
+  current = body;
+  document.getElementById("target-name").textContent = body.name;
+  document.getElementById("read-link").href = `/comics/${id}/read/?lang=${encodeURIComponent(body.language)}`;
+  const nodes = [heading(STRINGS.title), row(body.title_line, { slot: "title", where: STRINGS.titleOf })];
+  let sent = 0; // the panel's position in what a save sends, for its errors
+  for (const panel of body.panels) {
+    if (!panel.dialogue.length && !panel.caption.original) continue;
+    nodes.push(heading(STRINGS.panel(panel.index)));
+    panel.dialogue.forEach((line, i) => {
+      const node = row(line, {
+        slot: "dialogue",
+        panel: panel.index,
+        position: i,
+        who: line.speaker || STRINGS.narration,
+        where: STRINGS.lineOf(panel.index, i + 1, line.speaker),
+      });
+      node.querySelector(".t-error").dataset.errorFor = `panels.${sent}.dialogue.${i}`;
+      nodes.push(node);
+    });
+    if (panel.caption.original) {
+      const node = row(panel.caption, { slot: "caption", panel: panel.index, who: STRINGS.caption, where: STRINGS.captionOf(panel.index) });
+      node.querySelector(".t-error").dataset.errorFor = `panels.${sent}.caption`;
+      nodes.push(node);
+    }
+    sent += 1;
+  }
+  if (!body.panels.some((p) => p.dialogue.length || p.caption.original)) {
+    nodes.push(Object.assign(document.createElement("p"), { className: "muted", textContent: STRINGS.noText }));
+  }
+  lines.replaceChildren(...nodes);
+  showCounts(body);
+}
+
+function showCounts(body) {
+  document.getElementById("counts").textContent = STRINGS.counts(body.missing, body.stale);
+}
+
+// A row's line as a save sends it: its text, or {text, stale: false} once confirmed.
+function value(node) {
+  const text = node.querySelector(".t-input").value.trim();
+  return node.dataset.confirm === "1" ? { text, stale: false } : text;
+}
+
+function body() {
+  const rows = [...lines.querySelectorAll(".t-row")];
+  const panels = new Map();
+  const out = {};
+  for (const node of rows) {
+    const { slot, panel, line } = node.dataset;
+    if (slot === "title") {
+      out.title = value(node);
+      continue;
+    }
+    if (!panels.has(panel)) panels.set(panel, { index: Number(panel), dialogue: [] });
+    if (slot === "caption") panels.get(panel).caption = value(node);
+    else panels.get(panel).dialogue[Number(line)] = value(node);
+  }
+  out.panels = [...panels.values()];
+  return out;
+}
+
+// After a save: every row's marks from the answer; confirmed rows are confirmed now.
+function saved(answer) {
+  const byPlace = new Map();
+  byPlace.set("title:0:0", answer.title_line);
+  for (const panel of answer.panels) {
+    panel.dialogue.forEach((line, i) => byPlace.set(`dialogue:${panel.index}:${i}`, line));
+    byPlace.set(`caption:${panel.index}:0`, panel.caption);
+  }
+  for (const node of lines.querySelectorAll(".t-row")) {
+    const { slot, panel, line } = node.dataset;
+    const now = byPlace.get(`${slot}:${panel}:${line}`);
+    if (!now) continue;
+    if (!now.stale) delete node.dataset.confirm;
+    mark(node, now);
+  }
+  current = answer;
+  showCounts(answer);
+  const summary = summaries.find((t) => t.language === answer.language);
+  if (summary) Object.assign(summary, { missing: answer.missing, stale: answer.stale });
+  fillSelect(answer.language);
+}
+
+const saver = autosaver(async () => {
+  if (!current) return true;
+  const answer = await api("PUT", url(current.language), body());
+  saved(answer);
+  return answer;
+});
+
+function fillSelect(chosen) {
+  select.replaceChildren(...summaries.map((t) => new Option(STRINGS.option(t), t.language, false, t.language === chosen)));
+  const taken = new Set(summaries.map((t) => t.language));
+  for (const option of addSelect.options) option.hidden = option.disabled = taken.has(option.value);
+  if (addSelect.selectedOptions[0]?.disabled) {
+    const free = [...addSelect.options].find((o) => !o.disabled);
+    if (free) addSelect.value = free.value;
+  }
+}
+
+async function open(lang) {
+  await saver.settle();
+  notice.hidden = true;
+  const list = await api("GET", `/api/storyboards/${id}/translations/`);
+  summaries = list.translations;
+  const chosen = summaries.find((t) => t.language === lang) ? lang : summaries[0]?.language;
+  fillSelect(chosen);
+  document.getElementById("none-yet").hidden = Boolean(chosen);
+  editor.hidden = !chosen;
+  const address = new URL(location.href);
+  if (chosen) address.searchParams.set("lang", chosen);
+  else address.searchParams.delete("lang");
+  history.replaceState(null, "", address);
+  if (!chosen) {
+    current = null;
+    return;
+  }
+  render(await api("GET", url(chosen)));
+  root.dataset.language = chosen;
+}
+
+lines.addEventListener("input", () => saver.schedule());
+select.addEventListener("change", () => open(select.value));
+
+document.getElementById("add").addEventListener("click", async () => {
+  const lang = addSelect.value;
+  try {
+    await saver.settle();
+    await api("PUT", url(lang), {});
+    await open(lang);
+  } catch (err) {
+    if (err instanceof ApiError) showErrors(err);
+  }
+});
+
+document.getElementById("delete").addEventListener("click", async () => {
+  if (!current || !confirm(STRINGS.confirmDelete(current.name))) return;
+  try {
+    await saver.settle();
+    await api("DELETE", url(current.language));
+    current = null;
+    await open(null);
+  } catch (err) {
+    if (err instanceof ApiError) showErrors(err);
+  }
+});
+
+draftButton?.addEventListener("click", async () => {
+  draftButton.disabled = true;
+  draftButton.textContent = STRINGS.drafting;
+  const inputs = [...lines.querySelectorAll(".t-input")];
+  try {
+    // What was typed is saved first: the model only fills lines still empty.
+    if (!(await saver.settle())) return;
+    inputs.forEach((input) => (input.readOnly = true));
+    const answer = await api("POST", `${url(current.language)}draft/`, {});
+    render(answer);
+    const summary = summaries.find((t) => t.language === answer.language);
+    if (summary) Object.assign(summary, { missing: answer.missing, stale: answer.stale });
+    fillSelect(answer.language);
+    notice.textContent = answer.notice;
+    notice.hidden = false;
+  } catch (err) {
+    if (err instanceof ApiError) showErrors(err);
+  } finally {
+    inputs.forEach((input) => (input.readOnly = false));
+    draftButton.disabled = false;
+    draftButton.textContent = STRINGS.draft;
+  }
+});
+
+await open(new URL(location.href).searchParams.get("lang"));
+scriptReady();
+root.dataset.ready = "1";
