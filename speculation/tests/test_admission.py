@@ -137,12 +137,12 @@ def test_a_warm_container_makes_even_quick_deciders_worth_it(user, cold_gpu, mak
     assert speculation.predicted_seconds == pytest.approx(2, abs=0.5)
 
 
-def test_what_was_observed_of_the_provider_decides_not_the_prior(user, cold_gpu):
+def test_what_was_observed_of_the_provider_decides_not_the_prior(user, cold_gpu, make_user):
     """The prior says 20 + 2 s, too late for quick deciders; the provider was seen to
     boot in 2 s and draw in 0.5 s, which makes the same render worth starting."""
     board = make_board(user)
     fund(user, 5)
-    visits(user, make_board(user, "Old"), seconds=6, n=200)
+    visits(seconds=6, n=200, make_user=make_user)
     for _ in range(observed.MIN_SAMPLES):
         observed.record(finished(2.0, 0.5, provider="procedural", model="simulated"))
     speculation = services.speculate(user=user, storyboard=board)
