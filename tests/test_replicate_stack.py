@@ -1,16 +1,21 @@
 """The whole stack (daphne, both Celery workers, beat: tests/support/stack.py) with
 RENDERER=replicate against the Replicate stand-in over HTTP, driven as the browser
 drives it: Generate is delivered and charged once; a speculation whose person
-leaves Review is cancelled at Replicate and costs nothing."""
+leaves Review is cancelled at Replicate and costs nothing. Both are counted in
+/metrics as a worker saw them (the phases of the one, the cancel of the other)."""
 
 from __future__ import annotations
 
 import pytest
+import requests
+from prometheus_client.parser import text_string_to_metric_families
 
 from tests.support.providers.replicate import ReplicateStandIn
 from tests.support.stack import ROOT, Stack, fresh_database_url, redis_url
 from tests.support.visits import Person, setup_people
 from tests.support.waiting import wait_for
+
+METRICS_TOKEN = "replicate-stack-metrics"
 
 
 @pytest.fixture(scope="module")
@@ -29,6 +34,7 @@ def stack(replicate):
         "GPU_POOL_PREFIX": "replicate-stack",
         "SPECULATION_LOOKAHEAD": "0",
         "SPECULATION_MIN_CHANCE": "0",
+        "METRICS_TOKEN": METRICS_TOKEN,
         "MEDIA_ROOT": str(ROOT / "var" / "replicate-stack-media"),
         "BEAT_SCHEDULE_FILE": str(ROOT / "var" / "replicate-stack-celerybeat-schedule"),
     }
@@ -49,6 +55,21 @@ def outcome_of(stack: Stack, job: int) -> str:
     ).strip()
 
 
+def counted(stack: Stack, name: str, **labels: str) -> float:
+    """A sample of /metrics (summed over the stack's processes), 0 when absent."""
+    answer = requests.get(
+        f"{stack.base_url}/metrics",
+        headers={"Authorization": f"Bearer {METRICS_TOKEN}"},
+        timeout=10,
+    )
+    answer.raise_for_status()
+    for family in text_string_to_metric_families(answer.text):
+        for sample in family.samples:
+            if sample.name == name and sample.labels == labels:
+                return sample.value
+    return 0.0
+
+
 def test_generate_is_delivered_from_replicate_and_charged_once(stack, replicate):
     [(username, board, session)] = setup_people(stack, 1, "maker")
     person = Person(stack, username, board, session)
@@ -57,6 +78,14 @@ def test_generate_is_delivered_from_replicate_and_charged_once(stack, replicate)
     assert credits(person) == (49, 0)
     assert [p.status for p in replicate.predictions.values()] == ["succeeded"]
     assert outcome_of(stack, person.job) == "delivered"
+    # The worker counts it once the delivery has committed, and Replicate's boot (3 s)
+    # as its cold start phase.
+    wait_for(
+        lambda: counted(stack, "mangagen_renders_total", outcome="delivered") == 1,
+        every=0.5,
+        what="the delivery in /metrics",
+    )
+    assert counted(stack, "mangagen_render_seconds_sum", phase="cold_start") >= 1.0
 
 
 def test_a_speculation_left_on_review_is_cancelled_at_replicate_and_costs_nothing(stack, replicate):
@@ -83,3 +112,8 @@ def test_a_speculation_left_on_review_is_cancelled_at_replicate_and_costs_nothin
     mine = [p for i, p in replicate.predictions.items() if i not in before]
     assert [p.status for p in mine] == ["canceled"]
     assert credits(person) == (50, 0)  # nothing charged, the hold released
+    wait_for(
+        lambda: counted(stack, "mangagen_renders_total", outcome="cancelled_at_provider") == 1,
+        every=0.5,
+        what="the cancel at Replicate in /metrics",
+    )

@@ -3,8 +3,9 @@ machine on PostgreSQL, the render in a thread of its own as a worker's is.
 
 What the person and the operator see: where the render stands at the provider
 (`panel.provider`), a render withdrawn at the provider when its job ends (nothing
-charged, what it saved recorded), a refusal or a provider that is down failing
-with "nothing was charged", and every render's phases kept."""
+charged, what it saved recorded, counted as `cancelled_at_provider` for /metrics),
+a refusal or a provider that is down failing with "nothing was charged", every
+render's phases kept, and its picture in the media storage (local or S3)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from datetime import timedelta
 import pytest
 from django.db import connections
 from django.utils import timezone
+from prometheus_client import REGISTRY
 
 from ledger.models import Hold, Transfer
 from ledger.tests.invariants import assert_ledger_invariants
@@ -22,6 +24,7 @@ from mangagen.credit_history import public_reason
 from mangagen.jobs import services, tasks
 from mangagen.jobs.events import EventType
 from mangagen.jobs.models import Job, RenderAttempt
+from mangagen.observability import metrics
 from mangagen.observability.metrics import RenderOutcome
 from mangagen.renderers.models import RenderSample
 from mangagen.renderers.provider_http import PROVIDER_DOWN
@@ -49,17 +52,23 @@ def balance(account):
     return account.available, account.held
 
 
+def renders_counted(outcome: RenderOutcome) -> float:
+    """`mangagen_renders_total{outcome}` as this process counted it."""
+    return REGISTRY.get_sample_value(metrics.RENDERS_TOTAL, {"outcome": outcome}) or 0.0
+
+
 def provider_states(job: Job) -> list[str]:
     events = job.events.filter(type=EventType.PANEL_PROVIDER).order_by("seq")
     return [e.data["state"] for e in events]
 
 
 def render_in_a_worker_thread(job_id: int, index: int, attempt: int) -> dict:
+    """The render task, as a worker runs it (its outcome counted for /metrics)."""
     outcome: dict = {}
 
     def run():
         try:
-            outcome["result"] = services.perform_render(job_id=job_id, index=index, attempt=attempt)
+            outcome["result"] = tasks.render_panel.apply(args=(job_id, index, attempt)).get()
         except BaseException as exc:
             outcome["error"] = exc
         finally:
@@ -71,12 +80,18 @@ def render_in_a_worker_thread(job_id: int, index: int, attempt: int) -> dict:
 
 
 def test_a_confirmed_render_is_delivered_charged_once_and_its_phases_kept(
-    replicate, user, account, board, enqueued
+    replicate, media, user, account, board, enqueued
 ):
     job, _ = services.generate(user=user, storyboard=board)
     (job_id, index, attempt), _ = enqueued.pop(0)
     assert services.perform_render(job_id=job_id, index=index, attempt=attempt) == "delivered"
     assert balance(account) == (9, 0)
+    # The provider's picture is kept through the storage API: on disk, or in the bucket
+    # with nothing in MEDIA_ROOT (the `media` fixture checks that on s3).
+    stored = job.panels.get(index=1).image
+    assert media.names(f"renders/{job.pk}") == [stored.name]
+    with stored.open("rb") as handle:
+        assert handle.read(8) == b"\x89PNG\r\n\x1a\n"
     assert "booting" in provider_states(job)  # the page said the GPU was warming up
     recorded = RenderAttempt.objects.get(job=job, index=1, attempt=1)
     assert recorded.outcome == RenderOutcome.DELIVERED
@@ -93,11 +108,13 @@ def test_a_speculation_withdrawn_while_replicate_boots_is_cancelled_there_and_co
     deadline = timezone.now() + timedelta(minutes=10)
     job = services.start_job(user=user, storyboard=board, confirmed=False, confirm_by=deadline)
     (job_id, index, attempt), _ = enqueued.pop(0)
+    cancelled = renders_counted(RenderOutcome.CANCELLED_AT_PROVIDER)
     render = render_in_a_worker_thread(job_id, index, attempt)
     wait_for(lambda: "booting" in provider_states(job), what="the worker's boot to show")
     services.cancel_job(job=job, reason="The person left Review.", only_if_unconfirmed=True)
     render["thread"].join(timeout=15)
     assert render["result"] == "cancelled_at_provider"
+    assert renders_counted(RenderOutcome.CANCELLED_AT_PROVIDER) == cancelled + 1
     [prediction] = replicate.predictions.values()
     assert prediction.status == "canceled"
     recorded = RenderAttempt.objects.get(job=job, index=1, attempt=1)
@@ -155,11 +172,13 @@ def test_a_job_its_owner_cancels_stops_its_render_at_the_provider(
     replicate.render_seconds = 30
     job, _ = services.generate(user=user, storyboard=board)
     (job_id, index, attempt), _ = enqueued.pop(0)
+    cancelled = renders_counted(RenderOutcome.CANCELLED_AT_PROVIDER)
     render = render_in_a_worker_thread(job_id, index, attempt)
     wait_for(lambda: "rendering" in provider_states(job), timeout=30, what="it to draw")
     services.cancel_job(job=job)
     render["thread"].join(timeout=15)
     assert render["result"] == "cancelled_at_provider"
+    assert renders_counted(RenderOutcome.CANCELLED_AT_PROVIDER) == cancelled + 1
     assert [p.status for p in replicate.predictions.values()] == ["canceled"]
     recorded = RenderAttempt.objects.get(job=job)
     assert recorded.phases["render"] > 0
