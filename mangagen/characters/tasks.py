@@ -11,6 +11,7 @@ from mangagen.passing_faults import (
     forget_broken_connections,
 )
 from mangagen.renderers import RenderError
+from mangagen.renderers.base import RENDER_FAILED
 
 from . import services
 
@@ -40,5 +41,7 @@ def render_sheet(self, sheet_id: int) -> str:
         return "failed"
     except Exception as exc:
         logger.exception("Render of sheet %s crashed", sheet_id)
-        services.fail_sheet_render(sheet_id=sheet_id, error=f"The renderer crashed: {exc}")
+        services.fail_sheet_render(
+            sheet_id=sheet_id, error=RENDER_FAILED, detail=f"The renderer crashed: {exc}"
+        )
         return "failed"

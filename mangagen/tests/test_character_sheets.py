@@ -129,11 +129,18 @@ def test_a_double_click_pays_once(account, request_sheet, sheet_queue):
     assert balance(account) == (4, 1)
 
 
-def test_a_failed_render_releases_its_hold(account, request_sheet, sheet_queue, monkeypatch):
+@pytest.mark.parametrize(
+    "failure",
+    [RenderError("GPU on fire", retryable=False), RuntimeError("GPU on fire")],
+    ids=["refused", "crashed"],
+)
+def test_a_failed_render_releases_its_hold(
+    account, request_sheet, sheet_queue, monkeypatch, failure
+):
     sheet = request_sheet()
 
     def broken(self, *args, **kwargs):
-        raise RenderError("GPU on fire", retryable=False)
+        raise failure
 
     monkeypatch.setattr(ProceduralRenderer, "render_sheet", broken)
     assert tasks.render_sheet.apply(args=(sheet.pk,)).get() == "failed"
