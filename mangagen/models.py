@@ -1,11 +1,12 @@
 """The studio's models, defined in their own modules and gathered here for Django."""
 
 from mangagen.characters.models import CharacterSheet
-from mangagen.jobs.models import Job, JobEvent, JobPanel
+from mangagen.jobs.models import Job, JobEvent, JobPanel, RenderAttempt
 from mangagen.library.models import CastMember, CastSheet, SavedPlace
 from mangagen.pages.models import PageBuild
 from mangagen.payments.models import Purchase, StripeEvent
 from mangagen.places.models import Place
+from mangagen.renderers.models import RenderSample
 from mangagen.series.models import Series
 from mangagen.storyboards.models import Character, KeptArt, Panel, Storyboard
 from mangagen.translations.models import Translation
@@ -23,6 +24,8 @@ __all__ = [
     "Panel",
     "Place",
     "Purchase",
+    "RenderAttempt",
+    "RenderSample",
     "SavedPlace",
     "Series",
     "Storyboard",

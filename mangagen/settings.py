@@ -13,8 +13,11 @@ from django.core.exceptions import ImproperlyConfigured
 from django_guid.integrations import CeleryIntegration
 
 from mangagen import storage_config
+from mangagen.drafting.catalog import DrafterName
 from mangagen.observability.logs import logging_config
 from mangagen.queues import Queue
+from mangagen.renderers import templates, workflows
+from mangagen.renderers.catalog import ImagesServer, RendererName, refuse_unknown
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -234,6 +237,12 @@ DEMO_CREDITS = env.int("DEMO_CREDITS", default=20)
 
 # --- Rendering and speculation (used by the studio and speculation apps) -----
 RENDERER = env.str("RENDERER", default="procedural")
+# An unknown renderer refuses to start (daphne, Celery, manage.py alike) rather than
+# failing every panel.
+if refused := refuse_unknown("RENDERER", RENDERER, RendererName):
+    raise ImproperlyConfigured(refused)
+# For the simulated GPU, its cold start; for a real provider, the prior of what is
+# learned from its renders (mangagen/renderers/observed.py).
 RENDER_COLD_START_SECONDS = env.float("RENDER_COLD_START_SECONDS", default=20.0)
 RENDER_IDLE_SECONDS = env.float("RENDER_IDLE_SECONDS", default=300.0)
 RENDER_SECONDS = env.float("RENDER_SECONDS", default=2.0)
@@ -273,6 +282,7 @@ RENDER_WIDTH = env.int("RENDER_WIDTH", default=768)
 RENDER_HEIGHT = env.int("RENDER_HEIGHT", default=544)
 RENDER_HTTP_TIMEOUT_SECONDS = env.float("RENDER_HTTP_TIMEOUT_SECONDS", default=120.0)
 RENDER_HTTP_RETRIES = env.int("RENDER_HTTP_RETRIES", default=3)
+RENDER_HTTP_BACKOFF_SECONDS = env.float("RENDER_HTTP_BACKOFF_SECONDS", default=1.0)
 IMAGES_BASE_URL = env.str("IMAGES_BASE_URL", default="https://api.openai.com")
 IMAGES_API_KEY = env.str("IMAGES_API_KEY", default="")
 IMAGES_MODEL = env.str("IMAGES_MODEL", default="gpt-image-1")
@@ -282,11 +292,65 @@ IMAGES_SIZE = env.str("IMAGES_SIZE", default="1024x1024")
 # to generations with the description alone), and how many one request may carry.
 IMAGES_REFERENCE_ENDPOINT = env.str("IMAGES_REFERENCE_ENDPOINT", default="")
 IMAGES_MAX_REFERENCES = env.int("IMAGES_MAX_REFERENCES", default=4)
+# What serves that endpoint decides how references travel (ImagesServer): OpenAI's edits,
+# LocalAI's `ref_images`, or stable-diffusion.cpp's extra args (never its init image).
+IMAGES_SERVER = env.str("IMAGES_SERVER", default="openai")
+if refused := refuse_unknown("IMAGES_SERVER", IMAGES_SERVER, ImagesServer):
+    raise ImproperlyConfigured(refused)
+
+
+def _template(text: str, *, what: str) -> dict | None:
+    """A JSON template setting, checked now (a typo refuses to start)."""
+    if not text.strip():
+        return None
+    try:
+        return templates.load(text, what=what)
+    except templates.TemplateError as exc:
+        raise ImproperlyConfigured(str(exc)) from exc
+
+
+# The remote providers (mangagen/renderers/: the provider layer remote.py and an adapter
+# each). Every picture they answer with comes in through one intake: fetched only from
+# the provider's own hosts or RENDER_IMAGE_HOSTS, at most RENDER_IMAGE_MAX_BYTES, PNG,
+# JPEG or WebP, re-encoded as PNG.
+RENDER_POLL_SECONDS = env.float("RENDER_POLL_SECONDS", default=0.5)
+RENDER_IMAGE_HOSTS = env.list("RENDER_IMAGE_HOSTS", default=[])
+RENDER_IMAGE_MAX_BYTES = env.int("RENDER_IMAGE_MAX_BYTES", default=20 * 1024 * 1024)
+REPLICATE_API_TOKEN = env.str("REPLICATE_API_TOKEN", default="")
+REPLICATE_MODEL = env.str("REPLICATE_MODEL", default="black-forest-labs/flux-schnell")
+REPLICATE_BASE_URL = env.str("REPLICATE_BASE_URL", default="https://api.replicate.com")
+REPLICATE_INPUT = _template(env.str("REPLICATE_INPUT", default=""), what="REPLICATE_INPUT")
+if RENDERER == RendererName.REPLICATE and not REPLICATE_API_TOKEN:
+    raise ImproperlyConfigured("RENDERER=replicate needs REPLICATE_API_TOKEN.")
+RUNPOD_API_KEY = env.str("RUNPOD_API_KEY", default="")
+RUNPOD_ENDPOINT_ID = env.str("RUNPOD_ENDPOINT_ID", default="")
+RUNPOD_BASE_URL = env.str("RUNPOD_BASE_URL", default="https://api.runpod.ai")
+RUNPOD_INPUT = _template(env.str("RUNPOD_INPUT", default=""), what="RUNPOD_INPUT")
+if RENDERER == RendererName.RUNPOD and not (RUNPOD_API_KEY and RUNPOD_ENDPOINT_ID):
+    raise ImproperlyConfigured("RENDERER=runpod needs RUNPOD_API_KEY and RUNPOD_ENDPOINT_ID.")
+COMFYUI_BASE_URL = env.str("COMFYUI_BASE_URL", default="http://127.0.0.1:8188")
+COMFYUI_WORKFLOW = env.str("COMFYUI_WORKFLOW", default="")
+COMFYUI_REFERENCE_WORKFLOW = env.str("COMFYUI_REFERENCE_WORKFLOW", default="")
+if RENDERER == RendererName.COMFYUI:
+    for _path in filter(None, (COMFYUI_WORKFLOW, COMFYUI_REFERENCE_WORKFLOW)):
+        try:
+            workflows.load(_path)
+        except ValueError as exc:
+            raise ImproperlyConfigured(str(exc)) from exc
+A1111_BASE_URL = env.str("A1111_BASE_URL", default="http://127.0.0.1:7860")
+A1111_AUTH = env.str("A1111_AUTH", default="")
+A1111_PAYLOAD = _template(env.str("A1111_PAYLOAD", default=""), what="A1111_PAYLOAD")
+A1111_REFERENCE_MODULE = env.str("A1111_REFERENCE_MODULE", default="ip-adapter_clip_h")
+A1111_REFERENCE_MODEL = env.str("A1111_REFERENCE_MODEL", default="ip-adapter-plus_sdxl_vit-h")
+if A1111_AUTH and ":" not in A1111_AUTH:
+    raise ImproperlyConfigured("A1111_AUTH is user:password (as the web UI's --api-auth).")
 # A person's own reference image: at most this many bytes, and sides within these pixels.
 SHEET_UPLOAD_MAX_BYTES = env.int("SHEET_UPLOAD_MAX_BYTES", default=5 * 1024 * 1024)
 SHEET_UPLOAD_MIN_SIDE = env.int("SHEET_UPLOAD_MIN_SIDE", default=64)
 SHEET_UPLOAD_MAX_SIDE = env.int("SHEET_UPLOAD_MAX_SIDE", default=4096)
 DRAFTER = env.str("DRAFTER", default="rules")
+if refused := refuse_unknown("DRAFTER", DRAFTER, DrafterName):
+    raise ImproperlyConfigured(refused)
 CHAT_BASE_URL = env.str("CHAT_BASE_URL", default="https://api.openai.com")
 CHAT_API_KEY = env.str("CHAT_API_KEY", default="")
 CHAT_MODEL = env.str("CHAT_MODEL", default="gpt-4o-mini")

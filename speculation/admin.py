@@ -5,6 +5,7 @@ from django.conf import settings
 from django.contrib import admin
 
 from ledger.admin import ReadOnlyAdminMixin
+from mangagen.renderers import observed
 from mangagen.renderers.warmth import GpuPool
 
 from . import admission, metrics
@@ -29,8 +30,9 @@ class SpeculationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
     def changelist_view(self, request, extra_context=None):
         dwell = admission.dwell()
+        provider = observed.current()
         try:
-            pool = GpuPool().state()
+            pool = GpuPool().state(render_seconds=provider.render_seconds)
         except redis.RedisError:
             pool = None  # shown as unknown; the rest of the page stands
         extra = {
@@ -45,6 +47,12 @@ class SpeculationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
                 "prior": settings.SPECULATION_DWELL_PRIOR_SECONDS,
             },
             "pool": pool,
+            "provider": provider,
+            "prior": {
+                "cold_start": settings.RENDER_COLD_START_SECONDS,
+                "render": settings.RENDER_SECONDS,
+                "min_samples": observed.MIN_SAMPLES,
+            },
             "budgets": {
                 "global_used": admission.global_used(),
                 "global": settings.SPECULATION_BUDGET_PER_HOUR,

@@ -2,7 +2,9 @@
 
 A speculative render is worth starting only if it is likely to be done
 before the person clicks Generate. The pool predicts when it would finish
-(the queue ahead of it, free and warm containers, cold starts, render time);
+(the queue ahead of it, free and warm containers, cold starts, render time:
+the cold start and render time observed of the provider, per renderer and
+model, with RENDER_COLD_START_SECONDS and RENDER_SECONDS as the prior);
 the dwell on Review — from the speculate call to Generate or leaving —
 is learned from recent visits, starting from a prior (a log-normal around
 SPECULATION_DWELL_PRIOR_SECONDS, worth DWELL_PRIOR_WEIGHT visits) so a new
@@ -37,6 +39,7 @@ from django.utils import timezone
 from redis.exceptions import RedisError
 
 from mangagen.jobs.models import LIVE_STATES
+from mangagen.renderers import observed
 from mangagen.renderers.warmth import GpuPool, Priority
 
 from .models import Outcome, Speculation
@@ -121,12 +124,16 @@ class Forecast:
 
 
 def forecast() -> Forecast:
-    """Predicts a speculative render asked for now, against the learned dwell."""
-    pool = GpuPool()
+    """Predicts a speculative render asked for now, against the learned dwell, from what
+    was observed of the provider (its cold start and render time; the settings until
+    there are renders to learn from)."""
+    pool, provider = GpuPool(), observed.current()
     finish = pool.predict_finish(
-        priority=Priority.SPECULATIVE, render_seconds=settings.RENDER_SECONDS
+        priority=Priority.SPECULATIVE,
+        render_seconds=provider.render_seconds,
+        cold_start_seconds=provider.cold_start_seconds,
     )
-    waiting = pool.state().waiting_confirmed
+    waiting = pool.state(render_seconds=provider.render_seconds).waiting_confirmed
     return Forecast(
         finish_seconds=finish,
         chance=dwell().chance_longer_than(finish),

@@ -13,6 +13,7 @@ from django.utils import timezone
 from ledger.models import Hold
 from mangagen.jobs.events import EventType
 from mangagen.jobs.models import Job, JobEvent, JobPanel, PanelState, RenderAttempt
+from mangagen.observability.metrics import RenderOutcome
 
 from .models import DeclinedDaily, Outcome, Speculation
 
@@ -42,6 +43,8 @@ class Period:
     keep_warm_pings_cost: float = 0.0
     lookahead_started: int = 0
     lookahead_accepted: int = 0
+    cancelled_at_provider: int = 0  # renders nobody would see, stopped at the provider
+    provider_seconds_saved: float = 0.0  # about how much of its time that spared
 
     @property
     def lookahead_rate(self) -> float | None:
@@ -102,6 +105,11 @@ def period(*, label: str, since: datetime, until: datetime) -> Period:
         + JobEvent.objects.filter(job__in=missed, type=EventType.PANEL_DISCARDED).count()
     )
     result.gpu_cost_wasted = result.renders_wasted * settings.RENDER_COST_USD
+    cancelled = RenderAttempt.objects.filter(
+        job__in=started, outcome=RenderOutcome.CANCELLED_AT_PROVIDER
+    ).aggregate(n=Count("pk"), saved=Sum("provider_seconds_saved"))
+    result.cancelled_at_provider = cancelled["n"]
+    result.provider_seconds_saved = cancelled["saved"] or 0.0
 
     attached, fresh = [], []
     confirmed = Job.objects.filter(confirmed_at__gte=since, confirmed_at__lt=until)

@@ -39,7 +39,7 @@ from mangagen import storage
 from mangagen.credit_history import RENDER_FAILED_PREFIX
 from mangagen.errors import ApplicationError
 from mangagen.queues import Queue
-from mangagen.renderers import CharacterSpec, SheetSpec, get_renderer
+from mangagen.renderers import CharacterSpec, SheetSpec, get_renderer, observed
 from mangagen.renderers.warmth import Priority, Withdrawn
 from mangagen.storyboards import limits
 from mangagen.storyboards.errors import ListFull, NameTaken
@@ -146,6 +146,7 @@ def perform_sheet_render(*, sheet_id: int) -> str:
         )
     except Withdrawn:
         return "discarded"
+    observed.record(result)  # what the provider took, learned for every render
     with transaction.atomic():
         storyboard = try_lock_storyboard(pk=sheet.storyboard_id)
         sheet = CharacterSheet.objects.select_for_update().filter(pk=sheet_id).first()
@@ -168,8 +169,9 @@ def perform_sheet_render(*, sheet_id: int) -> str:
     return "shown"
 
 
-def fail_sheet_render(*, sheet_id: int, error: str) -> None:
-    """A sheet's render failed for good: its hold is released, the person may try again."""
+def fail_sheet_render(*, sheet_id: int, error: str, detail: str = "") -> None:
+    """A sheet's render failed for good: its hold is released, the person may try again.
+    `error` is what the person is told; `detail` (the provider's words) is for operators."""
     with transaction.atomic():
         sheet = CharacterSheet.objects.filter(pk=sheet_id).first()
         if sheet is None:
@@ -177,7 +179,7 @@ def fail_sheet_render(*, sheet_id: int, error: str) -> None:
         try_lock_storyboard(pk=sheet.storyboard_id)
         sheet = CharacterSheet.objects.select_for_update().filter(pk=sheet_id).first()
         if sheet is not None and sheet.state == SheetState.RENDERING:
-            _fail(sheet, error=error)
+            _fail(sheet, error=error, detail=detail)
 
 
 def upload_sheet(
@@ -410,10 +412,10 @@ def _rendering(storyboard: Storyboard, name: str, outfit: str) -> CharacterSheet
     )
 
 
-def _fail(sheet: CharacterSheet, *, error: str) -> None:
+def _fail(sheet: CharacterSheet, *, error: str, detail: str = "") -> None:
     # The person's history says "the render failed; nothing was charged"
     # (mangagen/credit_history.py), never the error's own words.
-    _release(sheet, reason=f"{RENDER_FAILED_PREFIX} {error}"[:200])
+    _release(sheet, reason=f"{RENDER_FAILED_PREFIX} {detail or error}"[:200])
     sheet.state = SheetState.FAILED
     sheet.error = error[:500]
     sheet.save(update_fields=["state", "error"])

@@ -11,6 +11,7 @@ from mangagen.passing_faults import (
     forget_broken_connections,
 )
 from mangagen.renderers import RenderError
+from mangagen.renderers.base import RENDER_FAILED
 
 from . import services
 
@@ -34,9 +35,13 @@ def render_sheet(self, sheet_id: int) -> str:
     except RenderError as exc:
         if exc.retryable and self.request.retries < self.max_retries:
             raise self.retry(exc=exc, countdown=2**self.request.retries) from exc
-        services.fail_sheet_render(sheet_id=sheet_id, error=str(exc))
+        # The provider's words for the log; what it means for the person on the sheet.
+        logger.warning("Render of sheet %s failed: %s", sheet_id, exc)
+        services.fail_sheet_render(sheet_id=sheet_id, error=exc.public, detail=str(exc))
         return "failed"
     except Exception as exc:
         logger.exception("Render of sheet %s crashed", sheet_id)
-        services.fail_sheet_render(sheet_id=sheet_id, error=f"The renderer crashed: {exc}")
+        services.fail_sheet_render(
+            sheet_id=sheet_id, error=RENDER_FAILED, detail=f"The renderer crashed: {exc}"
+        )
         return "failed"

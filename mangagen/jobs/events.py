@@ -31,6 +31,7 @@ class EventType(StrEnum):
     JOB_DONE = "job.done"
     PANEL_QUEUED = "panel.queued"
     PANEL_RENDERING = "panel.rendering"
+    PANEL_PROVIDER = "panel.provider"  # where a render stands at a remote provider
     PANEL_READY = "panel.ready"
     PANEL_DELIVERED = "panel.delivered"
     PANEL_APPROVED = "panel.approved"

@@ -13,6 +13,7 @@ from django.db import models
 from django.db.models import Q
 
 from ledger.models import Hold
+from mangagen.observability.metrics import RenderOutcome
 from mangagen.storyboards.models import Storyboard
 
 
@@ -162,14 +163,36 @@ class JobEvent(models.Model):
         return {"seq": self.seq, "type": self.type, "at": self.at.isoformat(), "data": self.data}
 
 
+# How an attempt that ran ended, as kept on its row: the task's other answers (stale,
+# duplicate) are about a copy of the attempt, not the attempt. The values are
+# RenderOutcome's, the one contract perform_render and `mangagen_renders_total` share.
+ATTEMPT_ENDINGS = (
+    RenderOutcome.DELIVERED,
+    RenderOutcome.READY,
+    RenderOutcome.FAILED,
+    RenderOutcome.WITHDRAWN,
+    RenderOutcome.CANCELLED_AT_PROVIDER,
+    RenderOutcome.DISCARDED,
+)
+
+
 class RenderAttempt(models.Model):
     """One render attempt of a job's panel and the hold it is paid from, recorded when it
-    is queued: what the speculation metrics count (the panel row keeps only its latest)."""
+    is queued: what the speculation metrics count (the panel row keeps only its latest).
+    Once it ends: how (`outcome`), what its phases took, and, when it was cancelled at
+    the provider, about how many seconds of the provider's time that spared."""
 
     job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="render_attempts")
     index = models.PositiveSmallIntegerField()
     attempt = models.PositiveSmallIntegerField()
     hold = models.OneToOneField(Hold, on_delete=models.PROTECT, related_name="+")
+    outcome = models.CharField(
+        max_length=24,
+        choices=[(o.value, o.name.replace("_", " ").title()) for o in ATTEMPT_ENDINGS],
+        blank=True,
+    )
+    phases = models.JSONField(default=dict, blank=True)
+    provider_seconds_saved = models.FloatField(null=True, blank=True)
 
     class Meta:
         constraints = [

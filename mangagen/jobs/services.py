@@ -39,8 +39,10 @@ from mangagen import quotas
 from mangagen.credit_history import RENDER_FAILED_PREFIX
 from mangagen.errors import ApplicationError
 from mangagen.observability import metrics
+from mangagen.observability.metrics import RenderOutcome
 from mangagen.queues import Queue
-from mangagen.renderers import RenderError, get_renderer
+from mangagen.renderers import RenderError, get_renderer, observed
+from mangagen.renderers.base import StateChange
 from mangagen.renderers.warmth import GpuPool, Priority, Withdrawn
 from mangagen.storyboards.lock_objects import lock_storyboard, try_lock_storyboard
 from mangagen.storyboards.models import Storyboard, panels_complete
@@ -274,12 +276,17 @@ def _rebase(*, job: Job, storyboard: Storyboard) -> None:
 # --- rendering -----------------------------------------------------------------------------
 
 
-def perform_render(*, job_id: int, index: int, attempt: int) -> str:
+def perform_render(*, job_id: int, index: int, attempt: int) -> RenderOutcome:
     """Renders one attempt of one panel. Safe to run twice (a redelivered task).
 
-    Returns what happened: "delivered", "ready", "stale", "duplicate" (another
-    copy of this attempt is alive), "withdrawn" (its job ended while it waited
-    for a container) or "discarded". Raises RenderError for the task to retry or fail.
+    Returns what happened: a RenderOutcome — "delivered", "ready", "withdrawn" (its
+    job ended while it waited for a container, or for a provider that could not stop
+    it), "cancelled_at_provider" (its job ended and the render was stopped at the
+    provider) or "discarded" (it rendered for a job that had moved on) — or "stale" (the
+    panel had moved on before it ran) or "duplicate" (another copy of this attempt is
+    alive). Raises RenderError for the task to retry or fail. How the attempt ended, and
+    its phases, are kept on its RenderAttempt; the render task counts the answer in
+    `mangagen_renders_total{outcome}` and the phases in `mangagen_render_seconds`.
 
     While it waits for a container and renders, it beats (liveness) and holds
     no database connection; confirmed work waits in the pool's confirmed queue.
@@ -289,19 +296,19 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> str:
     with transaction.atomic():
         job, panel = _lock_attempt(job_id, index, attempt)
         if job is None or panel is None:
-            return "stale"
+            return RenderOutcome.STALE
         twin = panel.state == PanelState.RENDERING and liveness.alive(name)
     # Another copy of this attempt beats (a promotion's twin, or the copy a worker was
     # killed under, whose last beat has not expired yet): let it finish, or take over
     # once it falls silent.
     if twin and not _outlive_twin(job_id=job_id, index=index, attempt=attempt, name=name):
-        return "duplicate"
+        return RenderOutcome.DUPLICATE
     with transaction.atomic():
         job, panel = _lock_attempt(job_id, index, attempt)
         if job is None or panel is None:
-            return "stale"
+            return RenderOutcome.STALE
         if panel.state == PanelState.RENDERING and liveness.alive(name):
-            return "duplicate"
+            return RenderOutcome.DUPLICATE
         priority = _priority(job, panel)
         panel.state = PanelState.RENDERING
         panel.render_started_at = timezone.now()
@@ -315,15 +322,24 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> str:
             data={"index": index, "attempt": attempt, "warming": bool(wait), "warm_in": wait},
         )
         spec = panel_spec(job, panel)
-    if not connection.in_atomic_block:
-        close_old_connections()  # the wait for a container can be long: hold no connection
+    _hold_no_connection()  # the wait for a container or a provider can be long
+
+    def on_state(change: StateChange) -> None:
+        note_provider_state(job_id=job_id, index=index, attempt=attempt, change=change)
+
     with liveness.Heartbeat(name):
         try:
             result = renderer.render(
-                spec, spec.default_seed() + attempt - 1, ticket=name, priority=priority
+                spec,
+                spec.default_seed() + attempt - 1,
+                ticket=name,
+                priority=priority,
+                on_state=on_state,
             )
-        except Withdrawn:
-            return "withdrawn"
+        except Withdrawn as withdrawn:
+            return _withdrawn(job_id=job_id, index=index, attempt=attempt, withdrawn=withdrawn)
+    observed.record(result)
+    phases = metrics.phases_of(result.metadata, result.seconds)
     metrics.observe_render_phases(result.metadata, result.seconds)
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job_id)
@@ -341,7 +357,8 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> str:
                 type=EventType.PANEL_DISCARDED,
                 data={"index": index, "attempt": attempt, "seconds": round(result.seconds, 2)},
             )
-            return "discarded"
+            _ended(job_id, index, attempt, outcome=RenderOutcome.DISCARDED, phases=phases)
+            return RenderOutcome.DISCARDED
         panel.image.save("panel.png", ContentFile(result.image), save=False)
         panel.state = PanelState.READY
         panel.rendered_at = timezone.now()
@@ -363,10 +380,66 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> str:
         )
         if job.confirmed and index == job.current_index:
             _deliver(job=job, panel=panel)
-            return "delivered"
+            _ended(job_id, index, attempt, outcome=RenderOutcome.DELIVERED, phases=phases)
+            return RenderOutcome.DELIVERED
         if index == job.current_index and job.state != JobState.AWAITING_DECISION:
             _change(job, state=JobState.AWAITING_DECISION)
-        return "ready"
+        _ended(job_id, index, attempt, outcome=RenderOutcome.READY, phases=phases)
+        return RenderOutcome.READY
+
+
+def note_provider_state(*, job_id: int, index: int, attempt: int, change: StateChange) -> None:
+    """Tells the job's page where its render stands at a remote provider (queued there,
+    booting, drawing, the provider not answering: `panel.provider`), while it still is
+    the render the panel waits for."""
+    with transaction.atomic():
+        job, panel = _lock_attempt(job_id, index, attempt)
+        if job is not None and panel is not None and panel.state == PanelState.RENDERING:
+            data = {"index": index, "attempt": attempt, "state": str(change.state)}
+            emit(
+                job=job,
+                type=EventType.PANEL_PROVIDER,
+                data=data | {"detail": change.detail, "retry_in": change.retry_in},
+            )
+    _hold_no_connection()  # the render goes on waiting
+
+
+def _withdrawn(*, job_id: int, index: int, attempt: int, withdrawn: Withdrawn) -> RenderOutcome:
+    """A render whose job ended while it waited: recorded with what cancelling it at the
+    provider saved, if it was cancelled there."""
+    if withdrawn.cancelled_at_provider:
+        outcome, saved = (
+            RenderOutcome.CANCELLED_AT_PROVIDER,
+            observed.saved_seconds(
+                observed.current(), state=withdrawn.state, phases=withdrawn.phases
+            ),
+        )
+    else:
+        outcome, saved = RenderOutcome.WITHDRAWN, None
+    _ended(job_id, index, attempt, outcome=outcome, phases=withdrawn.phases, saved=saved)
+    return outcome
+
+
+def _ended(
+    job_id: int,
+    index: int,
+    attempt: int,
+    *,
+    outcome: RenderOutcome,
+    phases: dict,
+    saved: float | None = None,
+) -> None:
+    """Records how a render attempt ended (its own row: nothing else reads or locks it)."""
+    RenderAttempt.objects.filter(job_id=job_id, index=index, attempt=attempt).update(
+        outcome=outcome, phases=phases, provider_seconds_saved=saved
+    )
+
+
+def _hold_no_connection() -> None:
+    """A render thread gives its database connection back before it waits (outside a
+    transaction: tests run the worker's code inside theirs)."""
+    if not connection.in_atomic_block:
+        close_old_connections()
 
 
 def _draw_lettering_ahead(panel_pk: int) -> None:
@@ -412,13 +485,19 @@ def note_render_retry(
         )
 
 
-def fail_render(*, job_id: int, index: int, attempt: int, error: str) -> None:
-    """A render failed for good: release its hold, mark the panel, let the person retry."""
+def fail_render(*, job_id: int, index: int, attempt: int, error: str, detail: str = "") -> None:
+    """A render failed for good: release its hold, mark the panel, let the person retry.
+
+    `error` is what the person is told; `detail` (the provider's own words) goes in the
+    log and the hold's release, which operators read (the person's history shows
+    "The render failed; nothing was charged")."""
     with transaction.atomic():
         job, panel = _lock_attempt(job_id, index, attempt)
         if job is None or panel is None:
             return
-        _release_open_hold(panel, reason=f"{RENDER_FAILED_PREFIX} {error}"[:200])
+        logger.warning("Render %s failed: %s", liveness.ticket(job_id, index, attempt), detail)
+        _ended(job_id, index, attempt, outcome=RenderOutcome.FAILED, phases={})
+        _release_open_hold(panel, reason=f"{RENDER_FAILED_PREFIX} {detail or error}"[:200])
         panel.state = PanelState.FAILED
         panel.error = error[:500]
         panel.save(update_fields=["state", "error", "hold"])

@@ -5,6 +5,7 @@ import logging
 from celery import shared_task
 
 from mangagen.observability import logs, metrics
+from mangagen.observability.metrics import RenderOutcome
 from mangagen.passing_faults import (
     MAX_FAULT_RETRIES,
     PASSING_FAULTS,
@@ -13,6 +14,7 @@ from mangagen.passing_faults import (
 )
 from mangagen.queues import Queue
 from mangagen.renderers import RenderError
+from mangagen.renderers.base import RENDER_FAILED
 
 from . import services
 from .dispatch import EXPIRE_JOB, QUEUE_LOOKAHEAD, RENDER_PANEL
@@ -52,20 +54,29 @@ def _render(task, job_id: int, index: int, attempt: int) -> str:
             exc=exc, countdown=countdown, queue=queue, max_retries=MAX_FAULT_RETRIES
         ) from exc
     except RenderError as exc:
+        # The provider's own words go to the log and to operators; the person is told
+        # only what it means for them (exc.public).
         if exc.retryable and task.request.retries < task.max_retries:
             countdown = 2**task.request.retries
+            logger.warning("Render of job %s panel %s will be retried: %s", job_id, index, exc)
             services.note_render_retry(
-                job_id=job_id, index=index, attempt=attempt, error=str(exc), retry_in=countdown
+                job_id=job_id, index=index, attempt=attempt, error=exc.public, retry_in=countdown
             )
             raise task.retry(exc=exc, countdown=countdown, queue=queue) from exc
-        services.fail_render(job_id=job_id, index=index, attempt=attempt, error=str(exc))
-        return metrics.RenderOutcome.FAILED
+        services.fail_render(
+            job_id=job_id, index=index, attempt=attempt, error=exc.public, detail=str(exc)
+        )
+        return RenderOutcome.FAILED
     except Exception as exc:
         logger.exception("Render of job %s panel %s crashed", job_id, index)
         services.fail_render(
-            job_id=job_id, index=index, attempt=attempt, error=f"The renderer crashed: {exc}"
+            job_id=job_id,
+            index=index,
+            attempt=attempt,
+            error=RENDER_FAILED,
+            detail=f"The renderer crashed: {exc}",
         )
-        return metrics.RenderOutcome.FAILED
+        return RenderOutcome.FAILED
 
 
 @shared_task(name=QUEUE_LOOKAHEAD, autoretry_for=PASSING_FAULTS, retry_backoff=1, max_retries=8)

@@ -138,9 +138,9 @@ def record_render(outcome: str) -> None:
 
 
 def phases_of(metadata: Mapping, seconds: float) -> dict[str, float]:
-    """A render's phases in seconds: the renderer's `metadata["phases"]`, or, for a
-    renderer that reports only its queue wait and cold start (the procedural one), the
-    render as the rest of its `seconds`."""
+    """A render's phases in seconds: the renderer's `metadata["phases"]` (every shipped
+    renderer reports them), or, for a renderer that reports only its queue wait and cold
+    start, the render as the rest of its `seconds`."""
     phases = metadata.get("phases")
     if phases:
         return {str(name): float(value) for name, value in phases.items() if value is not None}

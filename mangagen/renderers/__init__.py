@@ -1,4 +1,5 @@
-"""Pluggable renderers: `RENDERER=procedural` (default, offline) or `openai`."""
+"""Pluggable renderers: `RENDERER=procedural` (default, offline), `openai`, or a real
+GPU provider through the provider layer (`replicate`, `runpod`, `comfyui`, `a1111`)."""
 
 from django.conf import settings
 
@@ -15,27 +16,10 @@ from .base import (
 
 
 def get_renderer(name: str | None = None) -> Renderer:
-    name = name or settings.RENDERER
-    if name == "procedural":
-        from .procedural import ProceduralRenderer
+    """The renderer `name` (RENDERER by default) names, configured by the settings."""
+    from .factory import build
 
-        return ProceduralRenderer()
-    if name == "openai":
-        from .openai_images import OpenAIImagesRenderer
-        from .warmth import GpuPool
-
-        return OpenAIImagesRenderer(
-            base_url=settings.IMAGES_BASE_URL,
-            api_key=settings.IMAGES_API_KEY,
-            model=settings.IMAGES_MODEL,
-            size=settings.IMAGES_SIZE,
-            timeout=settings.RENDER_HTTP_TIMEOUT_SECONDS,
-            retries=settings.RENDER_HTTP_RETRIES,
-            pool=GpuPool(cold_start_seconds=0),
-            reference_endpoint=settings.IMAGES_REFERENCE_ENDPOINT,
-            max_references=settings.IMAGES_MAX_REFERENCES,
-        )
-    raise ValueError(f"Unknown RENDERER {name!r} (use 'procedural' or 'openai').")
+    return build(name or settings.RENDERER)
 
 
 __all__ = [

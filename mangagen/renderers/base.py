@@ -5,7 +5,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from enum import StrEnum
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -99,10 +100,11 @@ class PanelSpec:
 
 @dataclass
 class RenderResult:
-    """A render's picture. `metadata["phases"]`, when the renderer knows them, is what the
-    render's phases took in seconds: `{"queued": …, "cold_start": …, "render": …}`
-    (queued: waiting for capacity, ours or the provider's; cold_start: a container
-    booting; render: drawing)."""
+    """A render's picture. `metadata["phases"]` is what the render's phases took in
+    seconds, from every renderer: `{"queued": …, "cold_start": …, "render": …}` (queued:
+    waiting for capacity, ours or the provider's; cold_start: a container or worker
+    booting; render: drawing). `metadata["provider"]` and `metadata["model"]` name what
+    drew it (what the learned timings are kept under)."""
 
     image: bytes
     content_type: str
@@ -114,16 +116,61 @@ class RenderResult:
     metadata: dict = field(default_factory=dict)
 
 
-class RenderError(Exception):
-    """A render failed. `retryable` says whether trying again may help."""
+RENDER_FAILED = "The render failed; nothing was charged."
 
-    def __init__(self, message: str, *, retryable: bool):
+
+class RenderError(Exception):
+    """A render failed. `retryable` says whether trying again may help. The message is
+    for the log and operators (it may quote the provider); `public` is what the person
+    is told (never the provider's internals)."""
+
+    def __init__(self, message: str, *, retryable: bool, public: str = RENDER_FAILED):
         super().__init__(message)
         self.retryable = retryable
+        self.public = public
 
 
-class Renderer(Protocol):
+class ProviderState(StrEnum):
+    """Where a render stands while it waits on a provider (reported to `on_state`)."""
+
+    QUEUED = "queued"  # in the provider's own queue (a self-hosted server's)
+    STARTING = "starting"  # waiting for a worker: Replicate's `starting`, RunPod's IN_QUEUE
+    BOOTING = "booting"  # starting long enough to be a cold start
+    RENDERING = "rendering"
+    UNREACHABLE = "unreachable"  # the provider does not answer; retrying
+
+
+@dataclass(frozen=True)
+class StateChange:
+    """What `on_state` is told: the new state, a sentence for the person, and when the
+    next try comes (for UNREACHABLE)."""
+
+    state: ProviderState
+    detail: str = ""
+    retry_in: float | None = None
+
+
+OnState = Callable[[StateChange], None]
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """How one render waits: its ticket in the provider's queue, the queue (a
+    mangagen.renderers.warmth.Priority), a heartbeat, and who is told its states."""
+
+    ticket: str | None = None
+    priority: str = "confirmed"
+    while_waiting: Callable[[], None] | None = None
+    on_state: OnState | None = None
+
+
+class Renderer:
+    """What every renderer is. Panels and sheets go the same way: a renderer says what
+    each is as work (`panel_work`, `sheet_work`) and how work is rendered (`perform`).
+    `model` names what the provider runs: the key of its learned timings."""
+
     name: str
+    model: str
 
     def render(
         self,
@@ -133,11 +180,16 @@ class Renderer(Protocol):
         ticket: str | None = None,
         priority: str = "confirmed",
         while_waiting: Callable[[], None] | None = None,
+        on_state: OnState | None = None,
     ) -> RenderResult:
         """Renders one panel. `ticket` names the render in the provider's queue,
-        `priority` is its queue (mangagen.renderers.warmth.Priority), and
-        `while_waiting` is called about once a second while it waits or renders."""
-        ...
+        `priority` is its queue (mangagen.renderers.warmth.Priority), `while_waiting`
+        is called about once a second while it waits or renders, and `on_state` each
+        time a remote render changes state (queued, booting, rendering, unreachable).
+        Raises RenderError, or Withdrawn when the ticket is withdrawn meanwhile (after
+        cancelling the render at the provider if it had reached one)."""
+        waiting = Waiting(ticket, priority, while_waiting, on_state)
+        return self.perform(self.panel_work(spec, seed), waiting)
 
     def render_sheet(
         self,
@@ -147,7 +199,18 @@ class Renderer(Protocol):
         ticket: str | None = None,
         priority: str = "confirmed",
         while_waiting: Callable[[], None] | None = None,
+        on_state: OnState | None = None,
     ) -> RenderResult:
         """Renders a character's reference sheet (a front view and a few expressions,
         one image) through the same provider and queue as panels."""
-        ...
+        waiting = Waiting(ticket, priority, while_waiting, on_state)
+        return self.perform(self.sheet_work(spec, seed), waiting)
+
+    def panel_work(self, spec: PanelSpec, seed: int) -> Any:
+        raise NotImplementedError
+
+    def sheet_work(self, spec: SheetSpec, seed: int) -> Any:
+        raise NotImplementedError
+
+    def perform(self, work: Any, waiting: Waiting) -> RenderResult:
+        raise NotImplementedError

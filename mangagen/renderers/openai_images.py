@@ -1,31 +1,43 @@
 """Any OpenAI-compatible `POST /v1/images/generations` endpoint, and its edits endpoint.
 
-LocalAI, sd-server, SGLang or OpenAI itself. A panel whose characters have
-reference sheets goes, when the backend accepts references
-(`reference_endpoint`, e.g. `/v1/images/edits`), to that endpoint as a
-multipart request with the sheets as `image[]`, in the order the prompt
-names them, at most `max_references` of them; otherwise (and for a panel
-with no sheets) the description-only prompt goes to generations. Retries with exponential
-backoff on 5xx, 429 and timeouts; a 4xx is the caller's fault and fails at
-once with the provider's own message.
+OpenAI itself, LocalAI, stable-diffusion.cpp's `sd-server`, SGLang… A panel
+whose characters have reference sheets (and whose place has a picture) sends
+them the way the server behind the endpoint takes them (`server`,
+IMAGES_SERVER), at most `max_references`, in the order the prompt names them:
+
+- `openai`: to the edits endpoint (`reference_endpoint`, e.g.
+  `/v1/images/edits`) as multipart `image[]`; with no such endpoint, none.
+- `localai`: LocalAI has no edits route; it takes `ref_images` (raw base64,
+  not data URLs) on generations.
+- `sdcpp`: stable-diffusion.cpp's edits make the first `image[]` the init
+  image (img2img from a character sheet: the panel would be the sheet,
+  repainted), so references go to generations as `ref_images` inside its
+  `<sd_cpp_extra_args>` block, with the seed (which its generations read
+  from there only).
+
+The shared HTTP rules (provider_http.py: backoff on 5xx and timeouts, 429's
+`Retry-After`, a 4xx fails at once with the provider's message) and the
+shared picture intake (intake.py) apply.
 """
 
 from __future__ import annotations
 
 import base64
-import io
+import json
 import time
-from collections.abc import Callable
+from typing import Any
 
 import requests
-from PIL import Image
 
-from .base import CharacterSpec, PanelSpec, RenderError, RenderResult, SheetSpec
-from .prompts import image_prompt, sheet_prompt
+from .base import OnState, PanelSpec, Renderer, RenderError, RenderResult, SheetSpec, Waiting
+from .catalog import ImagesServer
+from .intake import Intake, host_of
+from .provider_http import ProviderHTTP
+from .render_request import Reference, RenderRequest, panel_request, sheet_request
 from .warmth import GpuPool, Priority
 
 
-class OpenAIImagesRenderer:
+class OpenAIImagesRenderer(Renderer):
     name = "openai"
 
     def __init__(
@@ -42,96 +54,122 @@ class OpenAIImagesRenderer:
         pool: GpuPool | None = None,
         reference_endpoint: str = "",
         max_references: int = 0,
+        server: str = ImagesServer.OPENAI,
+        intake: Intake | None = None,
     ):
-        self.url = base_url.rstrip("/") + "/v1/images/generations"
-        self.edits_url = (
-            base_url.rstrip("/") + "/" + reference_endpoint.lstrip("/")
+        self.server = ImagesServer(server)
+        self.edits_path = (
+            "/" + reference_endpoint.lstrip("/")
             if reference_endpoint and max_references > 0
             else ""
         )
         self.max_references = max_references
-        self.api_key = api_key
         self.model = model
         self.size = size
-        self.timeout = timeout
-        self.retries = retries
-        self.backoff = backoff
-        self.session = session or requests.Session()
+        self.width, self.height = _size(size)
+        self.http = ProviderHTTP(
+            name="The image provider",
+            base_url=base_url,
+            headers={"Authorization": f"Bearer {api_key}"} if api_key else {},
+            timeout=timeout,
+            retries=retries,
+            backoff=backoff,
+            session=session,
+        )
+        self.intake = intake or Intake(
+            hosts=(host_of(base_url),),
+            max_bytes=20 * 1024 * 1024,
+            timeout=timeout,
+            session=session,
+        )
         # The provider's capacity (GPU_POOL_SIZE concurrent requests), shared by every
         # worker: confirmed requests first, so speculation never delays a person. The
         # provider pays its own cold starts; none is added here.
         self.pool = pool
 
-    def render(
-        self,
-        spec: PanelSpec,
-        seed: int,
-        *,
-        ticket: str | None = None,
-        priority: Priority = Priority.CONFIRMED,
-        while_waiting: Callable[[], None] | None = None,
-    ) -> RenderResult:
+    def panel_work(self, spec: PanelSpec, seed: int) -> RenderRequest:
+        return panel_request(
+            spec, seed, width=self.width, height=self.height, max_references=self.taken()
+        )
+
+    def sheet_work(self, spec: SheetSpec, seed: int) -> RenderRequest:
+        """A character sheet comes from the generations endpoint."""
+        return sheet_request(spec, seed, width=self.width, height=self.height)
+
+    def taken(self) -> int:
+        """How many reference pictures one request may carry to this server."""
+        if self.server == ImagesServer.OPENAI and not self.edits_path:
+            return 0
+        return self.max_references
+
+    def perform(self, work: RenderRequest, waiting: Waiting) -> RenderResult:
         """Waits for a free slot of the provider's capacity (when a pool is given), then
         asks the endpoint. Raises RenderError, or Withdrawn."""
         if self.pool is None:
-            return self._render(spec, seed)
+            return self._generate(work, queued=0.0, on_state=waiting.on_state)
         with self.pool.container(
-            ticket=ticket, priority=priority, cold_start_seconds=0, while_waiting=while_waiting
-        ):
-            return self._render(spec, seed)
-
-    def render_sheet(
-        self,
-        spec: SheetSpec,
-        seed: int,
-        *,
-        ticket: str | None = None,
-        priority: Priority = Priority.CONFIRMED,
-        while_waiting: Callable[[], None] | None = None,
-    ) -> RenderResult:
-        """A character sheet from the generations endpoint. Raises RenderError, or Withdrawn."""
-        if self.pool is None:
-            return self._generate(sheet_prompt(spec), seed)
-        with self.pool.container(
-            ticket=ticket, priority=priority, cold_start_seconds=0, while_waiting=while_waiting
-        ):
-            return self._generate(sheet_prompt(spec), seed)
-
-    def references_of(self, spec: PanelSpec) -> tuple[CharacterSpec, ...]:
-        """The characters whose sheets go with the panel: none unless the backend takes them."""
-        if not self.edits_url:
-            return ()
-        return tuple(c for c in spec.characters if c.reference)[: self.max_references]
-
-    def _render(self, spec: PanelSpec, seed: int) -> RenderResult:
-        references = self.references_of(spec)
-        prompt = image_prompt(spec, references=tuple(c.name for c in references))
-        if references:
-            return self._generate(prompt, seed, references=references)
-        return self._generate(prompt, seed)
+            ticket=waiting.ticket,
+            priority=Priority(waiting.priority),
+            cold_start_seconds=0,
+            while_waiting=waiting.while_waiting,
+        ) as slot:
+            return self._generate(work, queued=slot.queued_seconds, on_state=waiting.on_state)
 
     def _generate(
-        self, prompt: str, seed: int, *, references: tuple[CharacterSpec, ...] = ()
+        self, request: RenderRequest, *, queued: float, on_state: OnState | None
     ) -> RenderResult:
         started = time.monotonic()
-        payload = {
+        payload: dict[str, Any] = {
             "model": self.model,
-            "prompt": prompt,
+            "prompt": request.prompt,
             "size": self.size,
             "n": 1,
             "response_format": "b64_json",
-            "seed": seed,
+            "seed": request.seed,
         }
-        if references:
+        references = request.references
+        if self.server == ImagesServer.SDCPP:
+            extra = {"seed": request.seed}
+            if references:
+                extra["ref_images"] = [_raw(r) for r in references]
+            payload["prompt"] += f" <sd_cpp_extra_args>{json.dumps(extra)}</sd_cpp_extra_args>"
+            body = self.http.call("POST", "/v1/images/generations", json=payload, on_state=on_state)
+        elif references and self.server == ImagesServer.LOCALAI:
+            payload["ref_images"] = [_raw(r) for r in references]
+            body = self.http.call("POST", "/v1/images/generations", json=payload, on_state=on_state)
+        elif references:
             files = [
-                ("image[]", (f"{i}.png", c.reference, _mime(c.reference)))
-                for i, c in enumerate(references, start=1)
+                ("image[]", (f"{i}.png", r.image, _mime(r.image)))
+                for i, r in enumerate(references, start=1)
             ]
-            body = self._post_with_retries(
-                self.edits_url, data={k: str(v) for k, v in payload.items()}, files=files
+            fields = {k: str(v) for k, v in payload.items()}
+            body = self.http.call(
+                "POST", self.edits_path, data=fields, files=files, on_state=on_state
             )
         else:
-            body = self._post_with_retries(self.url, json=payload)
+            body = self.http.call("POST", "/v1/images/generations", json=payload, on_state=on_state)
+        picture = self._picture(body.body)
+        rendered = time.monotonic() - started
+        return picture.result(
+            renderer=self.name,
+            seconds=rendered + queued,
+            cold=None,
+            metadata={
+                # An OpenAI-compatible server shows no cold start: its wait is its render.
+                "phases": {
+                    "queued": round(queued, 3),
+                    "cold_start": 0.0,
+                    "render": round(rendered, 3),
+                },
+                "provider": self.name,
+                "model": self.model,
+                "seed": request.seed,
+                "prompt": request.prompt,
+                "references": [r.name for r in references],
+            },
+        )
+
+    def _picture(self, body: Any):
         try:
             item = body["data"][0]
         except (KeyError, IndexError, TypeError) as exc:
@@ -139,86 +177,23 @@ class OpenAIImagesRenderer:
         if not isinstance(item, dict):
             raise RenderError("The image provider's answer had no image.", retryable=True)
         if item.get("b64_json"):
-            try:
-                image = base64.b64decode(item["b64_json"], validate=True)
-            except (ValueError, TypeError) as exc:  # binascii.Error is a ValueError
-                raise RenderError(
-                    "The image provider sent an image that is not valid base64.", retryable=True
-                ) from exc
-        elif item.get("url"):
-            image = self._download(item["url"])
-        else:
-            raise RenderError("The image provider's answer had no image.", retryable=True)
-        try:
-            with Image.open(io.BytesIO(image)) as decoded:
-                width, height = decoded.size
-                content_type = Image.MIME.get(decoded.format, "application/octet-stream")
-                decoded.load()  # the whole picture: a cut-off one is no render
-        except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
-            raise RenderError(
-                "The image provider sent bytes that are not a whole image.", retryable=True
-            ) from exc
-        return RenderResult(
-            image=image,
-            content_type=content_type,
-            width=width,
-            height=height,
-            renderer=self.name,
-            seconds=time.monotonic() - started,
-            cold=None,
-            metadata={
-                "seed": seed,
-                "model": self.model,
-                "prompt": payload["prompt"],
-                "references": [c.name for c in references],
-            },
-        )
-
-    def _post_with_retries(self, url: str, **body) -> dict:
-        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        last_error = "no attempt made"
-        for attempt in range(self.retries + 1):
-            if attempt:
-                time.sleep(self.backoff * 2 ** (attempt - 1))
-            try:
-                response = self.session.post(url, headers=headers, timeout=self.timeout, **body)
-            except (requests.Timeout, requests.ConnectionError) as exc:
-                last_error = f"{type(exc).__name__}: {exc}"
-                continue
-            if response.status_code >= 500 or response.status_code == 429:
-                last_error = f"HTTP {response.status_code}"
-                continue
-            if response.status_code >= 400:
-                raise RenderError(
-                    f"The image provider refused the request (HTTP {response.status_code}): "
-                    f"{_provider_message(response)}",
-                    retryable=False,
-                )
-            try:
-                return response.json()
-            except ValueError:
-                last_error = "the answer was not JSON"
-        raise RenderError(
-            f"The image provider failed {self.retries + 1} times ({last_error}).", retryable=True
-        )
-
-    def _download(self, url: str) -> bytes:
-        try:
-            response = self.session.get(url, timeout=self.timeout)
-            response.raise_for_status()
-        except requests.RequestException as exc:
-            raise RenderError(f"Could not download the image: {exc}", retryable=True) from exc
-        return response.content
+            return self.intake.inline(str(item["b64_json"]))
+        if item.get("url"):
+            return self.intake.fetch(str(item["url"]))
+        raise RenderError("The image provider's answer had no image.", retryable=True)
 
 
-def _provider_message(response: requests.Response) -> str:
-    try:
-        error = response.json().get("error")
-        if isinstance(error, dict):
-            return str(error.get("message") or error)
-        return str(error or response.text[:300])
-    except ValueError:
-        return response.text[:300]
+def _size(size: str) -> tuple[int, int]:
+    """IMAGES_SIZE as numbers, for the boxes of the blocking (1024×1024 for `auto`)."""
+    width, _, height = size.lower().partition("x")
+    if width.isdigit() and height.isdigit():
+        return int(width), int(height)
+    return 1024, 1024
+
+
+def _raw(reference: Reference) -> str:
+    """Raw base64, as LocalAI and stable-diffusion.cpp take references (no data URL)."""
+    return base64.b64encode(reference.image).decode()
 
 
 def _mime(image: bytes) -> str:

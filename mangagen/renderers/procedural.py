@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from PIL import Image, ImageDraw
 
-from .base import CharacterSpec, PanelSpec, RenderResult, SheetSpec
+from .base import CharacterSpec, PanelSpec, Renderer, RenderResult, SheetSpec, Waiting
 from .warmth import GpuPool, Priority
 
 INK = 0
@@ -88,8 +88,9 @@ class Look:
         )
 
 
-class ProceduralRenderer:
+class ProceduralRenderer(Renderer):
     name = "procedural"
+    model = "simulated"  # the simulated GPU: its timings are the settings'
 
     def __init__(
         self,
@@ -122,65 +123,31 @@ class ProceduralRenderer:
         """Seconds a render asked for now would wait for a booted container (for the UI)."""
         return self.pool.expected_wait()
 
-    def render(
-        self,
-        spec: PanelSpec,
-        seed: int,
-        *,
-        ticket: str | None = None,
-        priority: Priority = Priority.CONFIRMED,
-        while_waiting: Callable[[], None] | None = None,
-    ) -> RenderResult:
+    def panel_work(self, spec: PanelSpec, seed: int) -> tuple[Callable, int]:
+        return (lambda: self.draw_with_faces(spec, seed)), seed
+
+    def sheet_work(self, spec: SheetSpec, seed: int) -> tuple[Callable, int]:
+        return (lambda: (self.draw_sheet(spec, seed), {})), seed
+
+    def perform(self, work: tuple[Callable, int], waiting: Waiting) -> RenderResult:
         """Waits for a container of the simulated provider (and its cold start), then
         draws; the render takes `render_seconds` on the container. Raises Withdrawn."""
-        return self._on_container(
-            lambda: self.draw_with_faces(spec, seed),
-            seed,
-            ticket=ticket,
-            priority=priority,
-            while_waiting=while_waiting,
-        )
-
-    def render_sheet(
-        self,
-        spec: SheetSpec,
-        seed: int,
-        *,
-        ticket: str | None = None,
-        priority: Priority = Priority.CONFIRMED,
-        while_waiting: Callable[[], None] | None = None,
-    ) -> RenderResult:
-        """A character sheet, on the same simulated provider as the panels. Raises Withdrawn."""
-        return self._on_container(
-            lambda: (self.draw_sheet(spec, seed), {}),
-            seed,
-            ticket=ticket,
-            priority=priority,
-            while_waiting=while_waiting,
-        )
-
-    def _on_container(
-        self,
-        draw: Callable[[], tuple[bytes, dict]],
-        seed: int,
-        *,
-        ticket: str | None,
-        priority: Priority,
-        while_waiting: Callable[[], None] | None,
-    ) -> RenderResult:
+        draw, seed = work
         started = time.monotonic()
         with self.pool.container(
-            ticket=ticket,
-            priority=priority,
+            ticket=waiting.ticket,
+            priority=Priority(waiting.priority),
             cold_start_seconds=self.cold_start_seconds,
             idle_seconds=self.idle_seconds,
-            while_waiting=while_waiting,
+            while_waiting=waiting.while_waiting,
         ) as slot:
             drawn_at = time.monotonic()
             image, faces = draw()
             remaining = self.render_seconds - (time.monotonic() - drawn_at)
             if remaining > 0:
                 time.sleep(remaining)
+            rendered = time.monotonic() - drawn_at
+        booted = max(0.0, drawn_at - started - slot.queued_seconds)
         return RenderResult(
             image=image,
             content_type="image/png",
@@ -191,6 +158,14 @@ class ProceduralRenderer:
             cold=slot.cold,
             metadata={
                 "seed": seed,
+                "phases": {
+                    "queued": round(slot.queued_seconds, 3),
+                    "cold_start": round(booted, 3) if slot.cold else 0.0,
+                    "render": round(rendered, 3),
+                },
+                "provider": self.name,
+                "model": self.model,
+                "partial_boot": slot.joined,
                 "cold_start_seconds": self.cold_start_seconds if slot.cold else 0.0,
                 "queued_seconds": round(slot.queued_seconds, 3),
                 "container": slot.index,

@@ -41,8 +41,27 @@ class Priority(StrEnum):
 
 
 class Withdrawn(Exception):
-    """The render was withdrawn (its job ended) while it waited for a container or
-    for its container's boot."""
+    """The render was withdrawn (its job ended) while it waited for a container, for
+    its container's boot, or for a remote provider.
+
+    `cancelled_at_provider` is true when a remote render had reached the provider and
+    was cancelled there; `phases` is what its phases had taken by then and `state`
+    where it stood (a ProviderState value), from which what cancelling saved is
+    estimated."""
+
+    def __init__(
+        self,
+        ticket: str,
+        *,
+        cancelled_at_provider: bool = False,
+        phases: dict | None = None,
+        state: str = "",
+    ):
+        super().__init__(ticket)
+        self.ticket = ticket
+        self.cancelled_at_provider = cancelled_at_provider
+        self.phases = phases or {}
+        self.state = state
 
 
 # KEYS: none (the prefix is ARGV[1]; the keys below are built from it).
@@ -157,6 +176,7 @@ class Slot:
     ready_at: float  # when its boot ends (now, if it was warm)
     cold: bool
     queued_seconds: float  # how long the render waited for a container
+    joined: bool = False  # it took over the rest of someone else's boot, not a whole one
 
 
 @dataclass(frozen=True)
@@ -260,12 +280,14 @@ class GpuPool:
             raise Withdrawn(ticket)
         if answer[0] == 0:
             return None, int(answer[1])
+        ready_at, cold = int(answer[1]) / 1000, bool(answer[2])
         return Slot(
             index=int(answer[0]),
             ticket=ticket,
-            ready_at=int(answer[1]) / 1000,
-            cold=bool(answer[2]),
+            ready_at=ready_at,
+            cold=cold,
             queued_seconds=0.0,
+            joined=cold and ready_at < time.time() + boot - 0.05,
         ), 0
 
     def acquire(
@@ -348,7 +370,7 @@ class GpuPool:
         beat = time.monotonic()
         while (left := slot.ready_at - time.time()) > 0:
             time.sleep(min(left, self.boot_check_seconds))
-            if self.client.exists(self._gone(slot.ticket)):
+            if self.withdrawn(slot.ticket):
                 raise Withdrawn(slot.ticket)
             if while_waiting is not None and time.monotonic() - beat >= 1:
                 beat = time.monotonic()
@@ -379,13 +401,21 @@ class GpuPool:
         pipe.hdel(f"{self.prefix}:seen", ticket)
         pipe.execute()
 
+    def withdrawn(self, ticket: str) -> bool:
+        """Whether `ticket` was withdrawn (a remote render asks this while it waits on
+        the provider, to cancel there at once)."""
+        return bool(self.client.exists(self._gone(ticket)))
+
     def _gone(self, ticket: str) -> str:
         """The key that marks `ticket` withdrawn (the acquire script reads it too)."""
         return f"{self.prefix}:gone:{ticket}"
 
     # --- reading the pool ---------------------------------------------------------------------
 
-    def state(self) -> PoolState:
+    def state(self, *, render_seconds: float | None = None) -> PoolState:
+        """The containers and queues now; a busy container is expected free
+        `render_seconds` (RENDER_SECONDS unless told) after its boot ended."""
+        render_seconds = settings.RENDER_SECONDS if render_seconds is None else render_seconds
         now = time.time()
         pipe = self.client.pipeline()
         for i in range(1, self.size + 1):
@@ -403,7 +433,7 @@ class GpuPool:
             # Given back before its boot ended: free, and usable when that boot ends.
             booting_free = not busy and last_used > now
             warm_idle = last_used > 0 and now - last_used <= self.idle_seconds
-            busy_until = ready_at + settings.RENDER_SECONDS
+            busy_until = ready_at + render_seconds
             free_at = max(now, busy_until if busy else last_used)
             containers.append(
                 Container(
@@ -421,16 +451,24 @@ class GpuPool:
             waiting_speculative=int(waiting_speculative),
         )
 
-    def predict_finish(self, *, priority: Priority, render_seconds: float) -> float:
+    def predict_finish(
+        self,
+        *,
+        priority: Priority,
+        render_seconds: float,
+        cold_start_seconds: float | None = None,
+    ) -> float:
         """Seconds from now until a render of `priority` asked for now would be done.
 
         Every render waiting ahead of it (all confirmed ones; for a speculative
         one, the speculative ones too) takes the container that frees first, as
         the acquire script does: among free ones a warm one, then one still
         booting (it waits for the rest of that boot), then a cold one (it pays a
-        cold start). Then this one does.
+        cold start: `cold_start_seconds`, the pool's own unless told, as what was
+        learned of a real provider is). Then this one does.
         """
-        state = self.state()
+        cold_start = self.cold_start_seconds if cold_start_seconds is None else cold_start_seconds
+        state = self.state(render_seconds=render_seconds)
         now = time.time()
         # (seconds until free, then seconds of boot still to wait) per container
         ahead_of: list[tuple[float, float]] = []
@@ -440,7 +478,7 @@ class GpuPool:
             elif c.booting:
                 ahead_of.append((0.0, max(0.0, c.free_at - now)))
             else:
-                ahead_of.append((0.0, 0.0 if c.warm else self.cold_start_seconds))
+                ahead_of.append((0.0, 0.0 if c.warm else cold_start))
         ahead = state.waiting_confirmed
         if Priority(priority) == Priority.SPECULATIVE:
             ahead += state.waiting_speculative
@@ -452,14 +490,17 @@ class GpuPool:
             ahead_of[0] = (finish, 0.0)
         return finish
 
-    def expected_wait(self, **_ignored) -> float:
+    def expected_wait(
+        self, *, cold_start_seconds: float | None = None, render_seconds: float | None = None
+    ) -> float:
         """Seconds of cold start a confirmed render asked for now would wait (for the UI)."""
-        state = self.state()
+        cold_start = self.cold_start_seconds if cold_start_seconds is None else cold_start_seconds
+        state = self.state(render_seconds=render_seconds)
         now = time.time()
         free = [c for c in state.containers if not c.busy]
         if not free:
             return max(0.0, min(c.free_at for c in state.containers) - now)
-        return min(max(0.0, c.free_at - now) if c.warm else self.cold_start_seconds for c in free)
+        return min(max(0.0, c.free_at - now) if c.warm else cold_start for c in free)
 
     def reset(self) -> None:
         """Every container cold and free, no one waiting (tests and benchmarks)."""

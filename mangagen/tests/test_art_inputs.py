@@ -417,7 +417,7 @@ def test_an_outfit_changes_the_figure_and_is_the_same_each_time():
 
 def test_the_prompt_names_the_setting_and_the_outfit():
     prompt = image_prompt(two(outfit="a long navy duffle coat", place=PlaceSpec("R", "a rooftop")))
-    assert "setting: a rooftop" in prompt
+    assert "Setting: R, a rooftop" in prompt
     assert "Aiko: long black hair, wearing a long navy duffle coat" in prompt
     assert "setting" not in image_prompt(two()) and "wearing" not in image_prompt(two())
 

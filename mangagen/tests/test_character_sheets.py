@@ -129,20 +129,29 @@ def test_a_double_click_pays_once(account, request_sheet, sheet_queue):
     assert balance(account) == (4, 1)
 
 
-def test_a_failed_render_releases_its_hold(account, request_sheet, sheet_queue, monkeypatch):
+@pytest.mark.parametrize(
+    "failure",
+    [RenderError("GPU on fire", retryable=False), RuntimeError("GPU on fire")],
+    ids=["refused", "crashed"],
+)
+def test_a_failed_render_releases_its_hold(
+    account, request_sheet, sheet_queue, monkeypatch, failure
+):
     sheet = request_sheet()
 
     def broken(self, *args, **kwargs):
-        raise RenderError("GPU on fire", retryable=False)
+        raise failure
 
     monkeypatch.setattr(ProceduralRenderer, "render_sheet", broken)
     assert tasks.render_sheet.apply(args=(sheet.pk,)).get() == "failed"
     sheet.refresh_from_db()
-    assert sheet.state == SheetState.FAILED and "GPU on fire" in sheet.error
+    # The person is told what it means for them; the renderer's words are for operators.
+    assert sheet.state == SheetState.FAILED
+    assert sheet.error == "The render failed; nothing was charged."
     assert sheet.hold.state == Hold.State.RELEASED
     assert balance(account) == (5, 0)
-    # The person's history says the render failed, not the renderer's words.
     release = Transfer.objects.get(pending=sheet.hold.pending_transfer)
+    assert "GPU on fire" in release.reason
     assert public_reason(release) == "The render failed; nothing was charged"
     assert_ledger_invariants()
 

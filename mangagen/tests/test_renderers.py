@@ -251,7 +251,7 @@ def test_4xx_fails_at_once_with_the_providers_message(standin):
 
 def test_an_answer_without_an_image_is_an_error(standin):
     standin.reply(Canned(body={"data": [{"b64_json": base64.b64encode(b"not a png").decode()}]}))
-    with pytest.raises(RenderError, match="not a whole image"):
+    with pytest.raises(RenderError, match="not a whole PNG, JPEG or WebP image"):
         openai(standin).render(spec(), 5)
 
 

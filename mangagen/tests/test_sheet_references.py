@@ -131,6 +131,7 @@ def test_the_settings_choose_the_endpoint_and_the_count(settings, standin):
     settings.IMAGES_REFERENCE_ENDPOINT = "/v1/images/edits"
     settings.IMAGES_MAX_REFERENCES = 2
     chosen = get_renderer()
-    assert chosen.edits_url == f"{standin.url}/v1/images/edits" and chosen.max_references == 2
+    assert chosen.http.url(chosen.edits_path) == f"{standin.url}/v1/images/edits"
+    assert chosen.taken() == 2
     settings.IMAGES_REFERENCE_ENDPOINT = ""
-    assert get_renderer().edits_url == ""
+    assert get_renderer().taken() == 0

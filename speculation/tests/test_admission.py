@@ -9,7 +9,9 @@ from ledger import services as ledger
 from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.jobs import services as jobs
 from mangagen.jobs.models import Job, JobState
+from mangagen.renderers import observed
 from mangagen.renderers.warmth import GpuPool, Priority
+from mangagen.tests.remote_renders import finished
 from speculation import admission, services
 from speculation.models import DeclineReason, Outcome, Speculation
 from speculation.tests.test_speculation import balance, fund, make_board
@@ -133,6 +135,19 @@ def test_a_warm_container_makes_even_quick_deciders_worth_it(user, cold_gpu, mak
     speculation = services.speculate(user=user, storyboard=board)
     assert speculation.outcome == Outcome.LIVE
     assert speculation.predicted_seconds == pytest.approx(2, abs=0.5)
+
+
+def test_what_was_observed_of_the_provider_decides_not_the_prior(user, cold_gpu, make_user):
+    """The prior says 20 + 2 s, too late for quick deciders; the provider was seen to
+    boot in 2 s and draw in 0.5 s, which makes the same render worth starting."""
+    board = make_board(user)
+    fund(user, 5)
+    visits(seconds=6, n=200, make_user=make_user)
+    for _ in range(observed.MIN_SAMPLES):
+        observed.record(finished(2.0, 0.5, provider="procedural", model="simulated"))
+    speculation = services.speculate(user=user, storyboard=board)
+    assert speculation.outcome == Outcome.LIVE
+    assert speculation.predicted_seconds == pytest.approx(2.5, abs=0.3)
 
 
 def test_confirmed_work_waiting_for_the_gpu_sheds_speculation(user, settings):
@@ -296,6 +311,8 @@ def test_the_admin_page_shows_admission_the_pool_budgets_and_the_hourly_chart(
     assert page.status_code == 200
     html = page.content.decode()
     assert "Learned dwell on Review" in html and "GPU pool" in html
+    # What is known of the provider: the prior until renders are seen.
+    assert "Provider, as observed" in html and "(the prior, RENDER_COLD_START_SECONDS" in html
     assert 'id="speculation-chart"' in html and 'class="hit-rate"' in html
     assert "1 of 7200 speculative renders" in html
     chart = page.context["chart"]

@@ -17,7 +17,7 @@ let job = null;
 let lastSeq = 0;
 let socket = null;
 let retryDelay = 500;
-let busy = null; // {kind: "warming"|"drawing"|"queued", index, since}
+let busy = null; // {kind: "warming"|"drawing"|"queued"|"provider-queued"|"starting"|"unreachable"|"retrying", index, since, detail}
 let refreshTimer = null;
 // While the job is live and the page in sight, a ping a minute: the stream
 // stays open while the person watches (the server closes one idle for
@@ -130,6 +130,11 @@ function tick() {
     warming: `Warming up the GPU for panel ${busy.index}… ${seconds}s (the first render after a quiet spell takes longer)`,
     drawing: `Drawing panel ${busy.index}… ${seconds}s`,
     queued: `Panel ${busy.index} is waiting for a free GPU… ${seconds}s`,
+    "provider-queued": `Panel ${busy.index} is queued at the image provider… ${seconds}s`,
+    starting: `Panel ${busy.index} is waiting for the image provider… ${seconds}s`,
+    // The server's words (not answering, or asking us to slow down), with when it tries again.
+    unreachable: `Panel ${busy.index}: ${busy.detail || "the image provider is not answering."} (${seconds}s)`,
+    retrying: `Panel ${busy.index}: the render failed and is being tried again (nothing is charged twice)… ${seconds}s`,
   };
   statusText.textContent = words[busy.kind];
   statusLine.hidden = false;
@@ -191,6 +196,12 @@ function onEvent(event) {
   }
   if (event.type === "panel.queued") busy = { kind: "queued", index: data.index, since };
   if (event.type === "panel.rendering") busy = { kind: data.warming ? "warming" : "drawing", index: data.index, since };
+  if (event.type === "panel.provider") {
+    // Where the render stands at a remote provider: the page says so, never a bare "Drawing…".
+    const kinds = { queued: "provider-queued", starting: "starting", booting: "warming", rendering: "drawing", unreachable: "unreachable" };
+    busy = { kind: kinds[data.state] || "drawing", index: data.index, since, detail: data.detail };
+  }
+  if (event.type === "panel.retrying") busy = { kind: "retrying", index: data.index, since };
   if (["panel.ready", "panel.delivered", "panel.failed"].includes(event.type)) busy = null;
   if (event.type === "credits") setCredits(data.available);
   refreshSoon();

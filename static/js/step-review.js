@@ -113,10 +113,22 @@ async function speculate() {
 async function recheck() {
   try {
     const job = await api("GET", `/api/jobs/${speculativeJob}/`);
-    if (!LIVE.includes(job.state)) hideHint();
+    if (!LIVE.includes(job.state)) return hideHint();
+    // Drawn and waiting for the click: say so (the image itself comes with Generate).
+    const current = job.panels.find((panel) => panel.index === job.current_index);
+    if (current && current.state === "ready") showReady(current.index);
   } catch (err) {
     hideHint();
   }
+}
+
+function showReady(index) {
+  hint.dataset.ready = "true";
+  hint.querySelector(".spinner").hidden = true;
+  document.getElementById("speculation-hint-text").textContent =
+    index === 1
+      ? "Your first panel is ready — Generate shows it at once."
+      : `Panel ${index} is ready — Generate shows it at once.`;
 }
 
 function settle() {

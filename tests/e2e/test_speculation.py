@@ -61,6 +61,8 @@ def test_the_hint_then_panel_one_without_the_cold_start(page, stack, shoot):
         what="the speculative panel one to be rendered",
         timeout=30,
     )
+    # …and the hint says so, rather than "Preparing" long after it was ready.
+    expect(hint).to_have_text(re.compile("Your first panel is ready"), timeout=10000)
     # Review turns into panel one in place, before the job page loads: hold that
     # page load back (cancelled, so Review stays) to see Review's own paint of it.
     job_url = re.compile(r"/comics/\d+/jobs/\d+/$")

@@ -14,7 +14,10 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("storyboard", type=int)
         parser.add_argument("folder", type=Path)
-        parser.add_argument("--renderer", help="Override RENDERER (procedural, openai).")
+        parser.add_argument(
+            "--renderer",
+            help="Override RENDERER (procedural, openai, replicate, runpod, comfyui, a1111).",
+        )
         parser.add_argument("--seed", type=int, help="One seed for every panel.")
         parser.add_argument(
             "--instant",

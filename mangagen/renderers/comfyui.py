@@ -1,0 +1,147 @@
+"""ComfyUI (`RENDERER=comfyui`), by polling alone (its websocket is not needed).
+
+Submit: each reference picture is uploaded (`POST /upload/image`, multipart
+`image`, named by its content so a sheet is uploaded once however often it is
+used), then `POST /prompt {"prompt": <workflow>, "client_id"}` with the
+workflow filled: `COMFYUI_WORKFLOW` (or the shipped SDXL one) for a panel
+without references, `COMFYUI_REFERENCE_WORKFLOW` (or the shipped SDXL +
+IP-Adapter one) for a panel with. A 400 with `node_errors` (a model that is
+not there, a node that does not exist) fails the render at once.
+Poll: `GET /history/{prompt_id}` is `{}` until the prompt ran; meanwhile
+`GET /queue` says whether it waits (`queue_pending`) or runs
+(`queue_running`). Done: its output node's first image, through
+`GET /view?filename=&subfolder=&type=`; an `execution_error` fails it.
+Withdraw: a prompt still waiting is deleted from the queue
+(`POST /queue {"delete": [id]}`); the running one is interrupted with
+`POST /interrupt {"prompt_id"}` only after `/queue` says it is the one
+running (a ComfyUI too old to read the body would otherwise interrupt
+someone else's).
+
+`{{reference_N}}` is the uploaded file's name (what a LoadImage node takes);
+a workflow's reference slots beyond the panel's references load the first
+one at `{{reference_N_weight}}` 0.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from urllib.parse import urlencode
+
+from .base import ProviderState, RenderError
+from .intake import Intake, Picture
+from .remote import Call, Status, Submission
+from .render_request import RenderRequest
+from .templates import SLOTS, fill
+from .workflows import references_in
+
+
+class ComfyUIAdapter:
+    name = "comfyui"
+    resumable = True
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        workflow: dict,
+        reference_workflow: dict,
+        model: str,
+        intake: Intake,
+    ):
+        self.base_url = base_url.rstrip("/")
+        self.workflow = workflow
+        self.reference_workflow = reference_workflow
+        self.model = model
+        self.intake = intake
+        self.max_references = min(SLOTS, references_in(reference_workflow))
+        self.client_id = uuid.uuid4().hex
+
+    def submit(self, request: RenderRequest, call: Call) -> Submission:
+        names = [self._upload(r.image, call) for r in request.references]
+        values = request.values(names)
+        for i in range(len(names) + 1, SLOTS + 1):
+            values[f"reference_{i}"] = names[0] if names else ""
+        workflow = fill(self.reference_workflow if names else self.workflow, values)
+        queued = call("POST", "/prompt", json={"prompt": workflow, "client_id": self.client_id})
+        body = queued.body if isinstance(queued.body, dict) else {}
+        if not body.get("prompt_id"):
+            raise RenderError(f"ComfyUI queued no prompt: {queued.body!r}"[:300], retryable=True)
+        return Submission(id=str(body["prompt_id"]))
+
+    def _upload(self, image: bytes, call: Call) -> str:
+        name = f"mangagen-{hashlib.sha256(image).hexdigest()[:24]}.png"
+        uploaded = call(
+            "POST",
+            "/upload/image",
+            files={"image": (name, image, "image/png")},
+            data={"overwrite": "true", "type": "input"},
+        )
+        body = uploaded.body if isinstance(uploaded.body, dict) else {}
+        if not body.get("name"):
+            raise RenderError(f"ComfyUI did not take the upload: {uploaded.body!r}", retryable=True)
+        subfolder = body.get("subfolder") or ""
+        return f"{subfolder}/{body['name']}" if subfolder else str(body["name"])
+
+    def poll(self, submission: Submission, call: Call) -> Status:
+        history = call("GET", f"/history/{submission.id}").body
+        entry = history.get(submission.id) if isinstance(history, dict) else None
+        if isinstance(entry, dict):
+            return self._finished(entry)
+        queue = call("GET", "/queue").body or {}
+        if submission.id in _ids(queue.get("queue_pending")):
+            return Status(state=ProviderState.QUEUED)
+        return Status(state=ProviderState.RENDERING)
+
+    @staticmethod
+    def _finished(entry: dict) -> Status:
+        status = entry.get("status") or {}
+        messages = {m[0]: m[1] for m in status.get("messages") or [] if len(m) == 2}
+        if "execution_interrupted" in messages:
+            return Status(cancelled=True)
+        if status.get("status_str") == "error" or "execution_error" in messages:
+            error = messages.get("execution_error") or {}
+            kind = str(error.get("exception_type", ""))
+            return Status(
+                failed=f"{error.get('node_type', 'a node')}: "
+                f"{error.get('exception_message', 'execution error')}".strip(),
+                retryable="OutOfMemory" in kind,  # the GPU was full then; it may not be later
+            )
+        return Status(done=True, output=entry.get("outputs") or {})
+
+    def fetch(self, submission: Submission, status: Status, call: Call) -> Picture:
+        images = [
+            image
+            for node in (status.output or {}).values()
+            if isinstance(node, dict)
+            for image in node.get("images") or []
+            if isinstance(image, dict) and image.get("filename")
+        ]
+        if not images:
+            raise RenderError("ComfyUI's prompt finished with no image.", retryable=False)
+        first = next((i for i in images if i.get("type") == "output"), images[0])
+        query = urlencode(
+            {
+                "filename": first["filename"],
+                "subfolder": first.get("subfolder", ""),
+                "type": first.get("type", "output"),
+            }
+        )
+        return self.intake.fetch(f"{self.base_url}/view?{query}")
+
+    def cancel(self, submission: Submission, status: Status | None, call: Call) -> bool:
+        queue = call("GET", "/queue").body or {}
+        if submission.id in _ids(queue.get("queue_pending")):
+            call("POST", "/queue", json={"delete": [submission.id]})
+            return True
+        if submission.id in _ids(queue.get("queue_running")):
+            call("POST", "/interrupt", json={"prompt_id": submission.id})
+            return True
+        return False
+
+
+def _ids(items: object) -> set[str]:
+    """The prompt ids of /queue's items: `[number, prompt_id, prompt, extra, outputs]`."""
+    if not isinstance(items, list):
+        return set()
+    return {str(item[1]) for item in items if isinstance(item, list) and len(item) > 1}

@@ -1,0 +1,177 @@
+"""What a remote render asks a provider for: prompt, size, seed, references, regions.
+
+Built once from a panel (or a sheet) and turned into each adapter's request by
+filling its template (`values`). The references are the sheets of the
+panel's characters, in the order they appear, then the place's picture if
+there is room; the regions are each character's box, the third of the frame
+the panel's blocking puts them in (the whole frame when it says nothing), for
+regional workflows.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .base import PanelSpec, SheetSpec
+from .prompts import blocking_text, character_words, image_prompt, negative_prompt, sheet_prompt
+from .templates import SLOTS
+
+# The aspect ratios image APIs take by name (FLUX on Replicate among them).
+ASPECT_RATIOS = ("1:1", "16:9", "21:9", "3:2", "2:3", "4:5", "5:4", "3:4", "4:3", "9:16", "9:21")
+THIRDS = {"left": 0, "center": 1, "right": 2}
+
+
+@dataclass(frozen=True)
+class Box:
+    """A part of the frame, in pixels (multiples of 8, as latent models need)."""
+
+    x: int
+    y: int
+    width: int
+    height: int
+
+    def whole(self, width: int, height: int) -> bool:
+        return (self.x, self.y, self.width, self.height) == (0, 0, width, height)
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A reference picture: whom or what it shows, its bytes (stored PNG), and the box
+    of the frame it is about (its character's third; the whole frame for a place)."""
+
+    name: str
+    image: bytes
+    kind: str  # "character" | "place"
+    box: Box
+
+
+@dataclass(frozen=True)
+class Region:
+    """A character's words and box."""
+
+    words: str
+    box: Box
+
+
+@dataclass(frozen=True)
+class RenderRequest:
+    prompt: str
+    negative_prompt: str
+    seed: int
+    width: int
+    height: int
+    blocking: str = ""
+    references: tuple[Reference, ...] = ()
+    regions: tuple[Region, ...] = ()
+
+    @property
+    def aspect_ratio(self) -> str:
+        """The named aspect ratio nearest to width:height."""
+        wanted = math.log(self.width / self.height)
+
+        def distance(name: str) -> float:
+            w, h = (int(n) for n in name.split(":"))
+            return abs(math.log(w / h) - wanted)
+
+        return min(ASPECT_RATIOS, key=distance)
+
+    def values(self, references: Sequence[Any] = ()) -> dict[str, Any]:
+        """Every placeholder's value. `references` is the adapter's form of each of
+        `self.references` (a data URL, an uploaded file's name…), in order."""
+        values: dict[str, Any] = {
+            "prompt": self.prompt,
+            "negative_prompt": self.negative_prompt,
+            "seed": self.seed,
+            "width": self.width,
+            "height": self.height,
+            "aspect_ratio": self.aspect_ratio,
+            "blocking": self.blocking,
+            "reference_images": list(references),
+        }
+        frame = Box(0, 0, self.width, self.height)
+        for i in range(1, SLOTS + 1):
+            present = i <= len(references)
+            values[f"reference_{i}"] = references[i - 1] if present else ""
+            values[f"reference_{i}_weight"] = 1.0 if present else 0.0
+            box = self.references[i - 1].box if i <= len(self.references) else frame
+            values.update(_box(f"reference_{i}", box))
+            region = self.regions[i - 1] if i <= len(self.regions) else Region("", frame)
+            values[f"character_{i}"] = region.words
+            values.update(_box(f"character_{i}", region.box))
+            values[f"character_{i}_strength"] = 1.0 if i <= len(self.regions) else 0.0
+        return values
+
+
+def _box(prefix: str, box: Box) -> dict[str, int]:
+    return {
+        f"{prefix}_x": box.x,
+        f"{prefix}_y": box.y,
+        f"{prefix}_width": box.width,
+        f"{prefix}_height": box.height,
+    }
+
+
+def box_of(position: str, width: int, height: int) -> Box:
+    """The third of the frame `position` names (`left`, `center`, `right`), or the whole
+    frame; in multiples of 8."""
+    where = THIRDS.get(position)
+    if where is None:
+        return Box(0, 0, width, height)
+    third = width // 3 // 8 * 8
+    wide = third if where < 2 else (width - 2 * third) // 8 * 8
+    return Box(where * third, 0, wide, height)
+
+
+def provider_size(width: int, height: int, *, pixels: int = 1024 * 1024) -> tuple[int, int]:
+    """The panel's shape at about a megapixel, in multiples of 64 (what SDXL and FLUX
+    are trained at): 768×544 becomes 1216×832."""
+    scale = math.sqrt(pixels / (width * height))
+    return (
+        max(64, round(width * scale / 64) * 64),
+        max(64, round(height * scale / 64) * 64),
+    )
+
+
+def panel_request(
+    spec: PanelSpec, seed: int, *, width: int, height: int, max_references: int
+) -> RenderRequest:
+    """A panel's request, with at most `max_references` reference pictures."""
+    references = [
+        Reference(c.name, c.reference, "character", box_of(c.position, width, height))
+        for c in spec.characters
+        if c.reference
+    ][:max_references]
+    if spec.place is not None and spec.place.reference and len(references) < max_references:
+        references.append(
+            Reference(spec.place.name, spec.place.reference, "place", Box(0, 0, width, height))
+        )
+    regions = []
+    for character in spec.characters[:SLOTS]:
+        words = character_words(character)
+        if character.position:
+            words += f", {character.position} of the frame"
+        regions.append(Region(words, box_of(character.position, width, height)))
+    return RenderRequest(
+        prompt=image_prompt(spec, references=tuple(r.name for r in references)),
+        negative_prompt=negative_prompt(),
+        seed=seed,
+        width=width,
+        height=height,
+        blocking=blocking_text(spec),
+        references=tuple(references),
+        regions=tuple(regions),
+    )
+
+
+def sheet_request(spec: SheetSpec, seed: int, *, width: int, height: int) -> RenderRequest:
+    """A character sheet's request: the sheet prompt, no references."""
+    return RenderRequest(
+        prompt=sheet_prompt(spec),
+        negative_prompt=negative_prompt(),
+        seed=seed,
+        width=width,
+        height=height,
+    )

@@ -1,0 +1,134 @@
+"""Replicate: predictions over its HTTP API (`RENDERER=replicate`).
+
+Submit: `POST /v1/models/{owner}/{name}/predictions` (an official model, such
+as the default `black-forest-labs/flux-schnell`) or `POST /v1/predictions`
+with `version` (`REPLICATE_MODEL=owner/name:version`), the `input` being
+`REPLICATE_INPUT` (or the default for FLUX schnell) filled for the panel.
+Poll: `GET /v1/predictions/{id}`: `starting` (waiting for a worker; a long
+one is a cold boot), `processing`, then `succeeded` (`output`: a URL or a
+list of URLs), `failed` (`error`) or `canceled`. Cancel:
+`POST /v1/predictions/{id}/cancel`. The picture is fetched from Replicate's
+delivery hosts (replicate.delivery and its subdomains), the API's own host,
+or `RENDER_IMAGE_HOSTS`.
+
+References: `{{reference_1}}`… and `{{reference_images}}` are data URLs
+(Replicate takes data URLs for files under 1 MB; a larger sheet is sent as a
+smaller JPEG). FLUX schnell takes no image input, so the default template
+sends none: a template for a model that takes one (FLUX Kontext, an
+IP-Adapter model) names them.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from datetime import datetime
+
+from PIL import Image
+
+from .base import ProviderState
+from .intake import Intake, Picture
+from .remote import Call, Status, Submission
+from .render_request import RenderRequest
+from .templates import fill
+
+DEFAULT_MODEL = "black-forest-labs/flux-schnell"
+DEFAULT_INPUT = {
+    "prompt": "{{prompt}}",
+    "seed": "{{seed}}",
+    "aspect_ratio": "{{aspect_ratio}}",
+    "num_outputs": 1,
+    "num_inference_steps": 4,
+    "output_format": "webp",
+    "output_quality": 90,
+    "go_fast": True,
+}
+DELIVERY_HOSTS = ("replicate.delivery", "*.replicate.delivery")
+DATA_URL_LIMIT = 1024 * 1024  # what Replicate takes inline
+
+STATES = {"starting": ProviderState.STARTING, "processing": ProviderState.RENDERING}
+
+
+def data_url(image: bytes, *, limit: int = DATA_URL_LIMIT) -> str:
+    """An image as a data URL under `limit` bytes: as it is (PNG) if it fits, else a
+    JPEG, smaller until it fits."""
+    if len(image) * 4 // 3 < limit:
+        return "data:image/png;base64," + base64.b64encode(image).decode()
+    with Image.open(io.BytesIO(image)) as opened:
+        picture = opened.convert("RGB")
+    side = max(picture.size)
+    while True:
+        buffer = io.BytesIO()
+        picture.save(buffer, format="JPEG", quality=88)
+        if len(buffer.getvalue()) * 4 // 3 < limit or side <= 256:
+            return "data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode()
+        side = side * 3 // 4
+        picture.thumbnail((side, side))
+
+
+def _seconds(start: str | None, end: str | None) -> float | None:
+    if not start or not end:
+        return None
+    try:
+        begin = datetime.fromisoformat(start.replace("Z", "+00:00"))
+        finish = datetime.fromisoformat(end.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return max(0.0, (finish - begin).total_seconds())
+
+
+class ReplicateAdapter:
+    name = "replicate"
+    resumable = True
+    max_references = 4
+
+    def __init__(self, *, model: str, template: dict | None, intake: Intake):
+        self.model = model
+        self.owner_name, _, self.version = model.partition(":")
+        self.template = template or DEFAULT_INPUT
+        self.intake = intake
+
+    def submit(self, request: RenderRequest, call: Call) -> Submission:
+        references = [data_url(r.image) for r in request.references]
+        body: dict = {"input": fill(self.template, request.values(references))}
+        if self.version:
+            body["version"] = self.version
+            path = "/v1/predictions"
+        else:
+            path = f"/v1/models/{self.owner_name}/predictions"
+        prediction = call("POST", path, json=body).body or {}
+        if not isinstance(prediction, dict) or not prediction.get("id"):
+            raise _odd(prediction)
+        return Submission(id=str(prediction["id"]))
+
+    def poll(self, submission: Submission, call: Call) -> Status:
+        prediction = call("GET", f"/v1/predictions/{submission.id}").body
+        if not isinstance(prediction, dict):
+            raise _odd(prediction)
+        status = prediction.get("status")
+        waited = _seconds(prediction.get("created_at"), prediction.get("started_at"))
+        ran = _seconds(prediction.get("started_at"), prediction.get("completed_at"))
+        if status == "succeeded":
+            return Status(done=True, output=prediction.get("output"), waited=waited, ran=ran)
+        if status == "failed":
+            return Status(failed=str(prediction.get("error") or "failed"), waited=waited, ran=ran)
+        if status == "canceled":
+            return Status(cancelled=True)
+        return Status(state=STATES.get(str(status), ProviderState.STARTING))
+
+    def fetch(self, submission: Submission, status: Status, call: Call) -> Picture:
+        output = status.output
+        url = output[0] if isinstance(output, list) and output else output
+        if not isinstance(url, str) or not url:
+            raise _odd(output, what="a succeeded prediction without an image URL")
+        return self.intake.fetch(url)
+
+    def cancel(self, submission: Submission, status: Status | None, call: Call) -> bool:
+        answer = call("POST", f"/v1/predictions/{submission.id}/cancel")
+        return isinstance(answer.body, dict) and answer.body.get("status") == "canceled"
+
+
+def _odd(answer: object, *, what: str = "an answer that is not a prediction"):
+    from .base import RenderError
+
+    return RenderError(f"Replicate sent {what}: {str(answer)[:300]}", retryable=True)

@@ -1,0 +1,115 @@
+"""RunPod serverless (`RENDERER=runpod`), by default with runpod-workers/worker-comfyui.
+
+Submit: `POST /v2/{endpoint}/run` with `{"input": …}`: `RUNPOD_INPUT` filled for
+the panel, or by default worker-comfyui's input, `{"workflow": <the shipped
+ComfyUI workflow>, "images": [{"name", "image"}]}` (the SDXL txt2img workflow,
+or the SDXL + IP-Adapter one when the panel has references). Poll:
+`GET /v2/{endpoint}/status/{id}`: `IN_QUEUE` (a cold start shows only as time
+here: RunPod reports it as `delayTime`), `IN_PROGRESS`, then `COMPLETED` with
+`output`, `FAILED` with `error`, `CANCELLED` or `TIMED_OUT`; `delayTime` and
+`executionTime` (ms) are the phases. Cancel: `POST /v2/{endpoint}/cancel/{id}`.
+
+Output: worker-comfyui 5's `{"images": [{"filename", "type", "data"}]}` (`type`
+`base64`, or `s3_url` when the worker uploads to a bucket: add the bucket's
+host to RENDER_IMAGE_HOSTS), or the older `{"message": <base64 or URL>}`.
+
+References: `{{reference_N}}` is the file name the worker uploads the N-th
+picture under (what a LoadImage node names), `{{reference_images}}` the
+`images` list itself (`[{"name", "image": <data URL>}]`).
+"""
+
+from __future__ import annotations
+
+import base64
+
+from .base import ProviderState, RenderError
+from .intake import Intake, Picture
+from .remote import Call, Status, Submission
+from .render_request import RenderRequest
+from .templates import SLOTS, fill
+from .workflows import REFERENCES, TXT2IMG, references_in, shipped
+
+STATES = {"IN_QUEUE": ProviderState.STARTING, "IN_PROGRESS": ProviderState.RENDERING}
+
+
+def reference_name(index: int) -> str:
+    return f"mangagen-reference-{index}.png"
+
+
+class RunPodAdapter:
+    name = "runpod"
+    resumable = True
+
+    def __init__(self, *, endpoint: str, template: dict | None, intake: Intake):
+        self.endpoint = endpoint
+        self.model = f"endpoint:{endpoint}"
+        self.template = template
+        self.intake = intake
+        self.max_references = (
+            min(SLOTS, references_in(template)) if template else references_in(shipped(REFERENCES))
+        )
+
+    def input_for(self, request: RenderRequest) -> dict:
+        names = [reference_name(i) for i in range(1, len(request.references) + 1)]
+        images = [
+            {"name": n, "image": "data:image/png;base64," + base64.b64encode(r.image).decode()}
+            for n, r in zip(names, request.references, strict=True)
+        ]
+        values = request.values(names)
+        values["reference_images"] = images
+        if self.template is not None:
+            return fill(self.template, values)
+        # A workflow's LoadImage nodes beyond the panel's references load the first one,
+        # at weight 0 (a node must name a file that is there).
+        for i in range(len(names) + 1, SLOTS + 1):
+            values[f"reference_{i}"] = names[0] if names else ""
+        workflow = shipped(REFERENCES if names else TXT2IMG)
+        return {"workflow": fill(workflow, values), "images": images}
+
+    def submit(self, request: RenderRequest, call: Call) -> Submission:
+        job = call("POST", f"/v2/{self.endpoint}/run", json={"input": self.input_for(request)})
+        if not isinstance(job.body, dict) or not job.body.get("id"):
+            raise RenderError(f"RunPod answered /run with no job id: {job.body}", retryable=True)
+        return Submission(id=str(job.body["id"]))
+
+    def poll(self, submission: Submission, call: Call) -> Status:
+        job = call("GET", f"/v2/{self.endpoint}/status/{submission.id}").body
+        if not isinstance(job, dict):
+            raise RenderError(f"RunPod answered /status with {job!r}.", retryable=True)
+        status = job.get("status")
+        waited = job["delayTime"] / 1000 if isinstance(job.get("delayTime"), int) else None
+        ran = job["executionTime"] / 1000 if isinstance(job.get("executionTime"), int) else None
+        output = job.get("output")
+        if status == "COMPLETED":
+            if isinstance(output, dict) and output.get("error"):
+                return Status(failed=str(output["error"]), waited=waited, ran=ran)
+            return Status(done=True, output=output, waited=waited, ran=ran)
+        if status == "FAILED":
+            return Status(failed=str(job.get("error") or "FAILED"), waited=waited, ran=ran)
+        if status == "TIMED_OUT":
+            return Status(failed="the job timed out at RunPod", retryable=True)
+        if status == "CANCELLED":
+            return Status(cancelled=True)
+        return Status(state=STATES.get(str(status), ProviderState.STARTING), waited=waited)
+
+    def fetch(self, submission: Submission, status: Status, call: Call) -> Picture:
+        output = status.output
+        if isinstance(output, dict) and isinstance(output.get("images"), list) and output["images"]:
+            first = output["images"][0]
+            data = first.get("data") if isinstance(first, dict) else None
+            if isinstance(data, str) and first.get("type") == "s3_url":
+                return self.intake.fetch(data)
+            if isinstance(data, str):
+                return self.intake.inline(data)
+        if isinstance(output, dict) and isinstance(output.get("message"), str):
+            message = output["message"]
+            if message.startswith(("http://", "https://")):
+                return self.intake.fetch(message)
+            return self.intake.inline(message)
+        raise RenderError(
+            f"RunPod's job finished without an image: {output!r}"[:300], retryable=True
+        )
+
+    def cancel(self, submission: Submission, status: Status | None, call: Call) -> bool:
+        answer = call("POST", f"/v2/{self.endpoint}/cancel/{submission.id}")
+        return isinstance(answer.body, dict) and answer.body.get("status") == "CANCELLED"

@@ -1,0 +1,60 @@
+"""The ComfyUI workflows Mangagen ships (API format, with placeholders), used by the
+`comfyui` renderer and, inside worker-comfyui's input, by the `runpod` one.
+
+- `sdxl_txt2img.json`: SDXL base, core nodes only. The panel's prompt, and each of up
+  to three characters' words conditioned on their box (ConditioningSetArea): the
+  third of the frame the blocking puts them in.
+- `sdxl_ip_adapter.json`: the same, plus up to two reference pictures through
+  ComfyUI_IPAdapter_plus (IPAdapterUnifiedLoader, IPAdapterAdvanced), each masked to
+  the box of whom it shows (SolidMask, MaskComposite).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+from ..templates import check
+
+HERE = Path(__file__).resolve().parent
+TXT2IMG = "sdxl_txt2img.json"
+REFERENCES = "sdxl_ip_adapter.json"
+
+
+def shipped_path(name: str) -> str:
+    """Where one of the workflows shipped here is, by file name."""
+    return str(HERE / name)
+
+
+def shipped(name: str) -> dict:
+    """One of the workflows shipped here, by file name."""
+    return load(shipped_path(name))
+
+
+@cache
+def load(path: str) -> dict:
+    """A workflow file, checked. Raises ValueError saying what is wrong with it."""
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise ValueError(f"Cannot read the workflow {path}: {exc}") from exc
+    try:
+        workflow = json.loads(text)
+    except ValueError as exc:
+        raise ValueError(f"The workflow {path} is not valid JSON: {exc}") from exc
+    return check(workflow, what=f"The workflow {path}")
+
+
+def references_in(workflow: dict) -> int:
+    """How many reference pictures a workflow takes: the highest {{reference_N}} it names."""
+    text = json.dumps(workflow)
+    return max((n for n in range(1, 10) if "{{reference_" + str(n) + "}}" in text), default=0)
+
+
+def checkpoint_of(workflow: dict) -> str:
+    """The checkpoint a workflow loads (what its renders' timings are learned under)."""
+    for node in workflow.values():
+        if isinstance(node, dict) and "ckpt_name" in node.get("inputs", {}):
+            return str(node["inputs"]["ckpt_name"])
+    return ""

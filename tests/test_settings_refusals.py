@@ -1,0 +1,66 @@
+"""Settings that cannot work refuse to start, in every process that loads them:
+manage.py, a Celery worker, daphne's application. Each refusal names what is
+accepted, so an operator's typo is a clear error at deploy time rather than every
+panel failing later."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+PROCESSES = {
+    "manage.py": [sys.executable, "manage.py", "check"],
+    "celery": [sys.executable, "-m", "celery", "-A", "mangagen", "report"],
+    "daphne's application": [sys.executable, "-c", "import mangagen.asgi"],
+}
+
+
+def start(command: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        command,
+        cwd=ROOT,
+        env={**os.environ, "DEBUG": "on", **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize("process", PROCESSES)
+@pytest.mark.parametrize(
+    "env, complaint",
+    [
+        (
+            {"RENDERER": "crayons"},
+            "RENDERER='crayons' is not one of: procedural, openai, replicate, runpod, "
+            "comfyui, a1111.",
+        ),
+        ({"DRAFTER": "magic"}, "DRAFTER='magic' is not one of: rules, openai."),
+        (
+            {"IMAGES_SERVER": "dalle"},
+            "IMAGES_SERVER='dalle' is not one of: openai, localai, sdcpp.",
+        ),
+        ({"RENDERER": "replicate", "REPLICATE_API_TOKEN": ""}, "needs REPLICATE_API_TOKEN"),
+        (
+            {"REPLICATE_INPUT": '{"prompt": "{{promt}}"}'},
+            "REPLICATE_INPUT names {{promt}}, not a placeholder",
+        ),
+        ({"REPLICATE_INPUT": "{not json"}, "REPLICATE_INPUT is not valid JSON"),
+    ],
+    ids=["renderer", "drafter", "images-server", "replicate-token", "placeholder", "json"],
+)
+def test_a_setting_that_cannot_work_refuses_to_start(process, env, complaint):
+    done = start(PROCESSES[process], env)
+    assert done.returncode != 0
+    assert "ImproperlyConfigured" in done.stderr and complaint in done.stderr
+
+
+def test_the_defaults_start():
+    done = start(PROCESSES["manage.py"], {})
+    assert done.returncode == 0, done.stderr
