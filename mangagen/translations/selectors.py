@@ -51,14 +51,14 @@ def summaries(*, storyboard: Storyboard) -> dict:
         found.append(
             {
                 "language": translation.language,
-                "name": languages.name(translation.language),
+                "name": languages.display_name(translation.language),
                 **counts(lines),
                 "updated_at": translation.updated_at,
             }
         )
     return {
         "original": storyboard.language,
-        "name": languages.name(storyboard.language),
+        "name": languages.display_name(storyboard.language),
         "translations": found,
     }
 
@@ -84,7 +84,7 @@ def translation_json(*, storyboard: Storyboard, translation: Translation) -> dic
         )
     return {
         "language": translation.language,
-        "name": languages.name(translation.language),
+        "name": languages.display_name(translation.language),
         "original_language": storyboard.language,
         "title": title.text if title else "",
         "title_line": _line(title) if title else _EMPTY,

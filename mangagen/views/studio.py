@@ -144,7 +144,7 @@ def read_comic(request, pk: int):
         {
             "storyboard": storyboard,
             "chapters": neighbours(storyboard),
-            "original_name": languages.name(storyboard.language),
+            "original_name": languages.display_name(storyboard.language),
             "templates": PageTemplate.choices,
             "directions": ReadingDirection.choices,
             "formats": PageFormat.choices,
