@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from django.utils.translation import gettext
+
 from mangagen.lettering import languages
 from mangagen.storyboards.models import Storyboard
 
@@ -23,7 +25,9 @@ def find(*, storyboard: Storyboard, language: str) -> Translation:
         else None
     )
     if translation is None:
-        raise NoSuchTranslation(f"This comic has no translation into {language!r}.")
+        raise NoSuchTranslation(
+            gettext("This comic has no translation into %(language)r.") % {"language": language}
+        )
     return translation
 
 
