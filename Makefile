@@ -42,6 +42,6 @@ bench: $(STAMP)
 MESSAGE_SOURCES := --ignore=.venv --ignore=staticfiles --ignore=var --ignore=media \
 	--ignore=artifacts --ignore=tests --ignore='*/tests/*' --ignore=bench --ignore=docs
 messages: $(STAMP)
-	DEBUG=on $(BIN)/python manage.py makemessages --all --no-location -d django $(MESSAGE_SOURCES)
-	DEBUG=on $(BIN)/python manage.py makemessages --all --no-location -d djangojs $(MESSAGE_SOURCES)
+	DEBUG=on $(BIN)/python manage.py makemessages --all --no-location --no-obsolete -d django $(MESSAGE_SOURCES)
+	DEBUG=on $(BIN)/python manage.py makemessages --all --no-location --no-obsolete -d djangojs $(MESSAGE_SOURCES)
 	DEBUG=on $(BIN)/python manage.py compilemessages --ignore=.venv
