@@ -1,5 +1,5 @@
 // The interface's language in the scripts: Django's catalog (djangojs, loaded by base.html
-// before every module) and the browser's Intl formats for the page's language (<html lang>).
+// before every module) and numbers written the way the page's language (<html lang>) writes them.
 // Every string a module shows a person goes through gettext or ngettext, with named
 // placeholders: gettext("Panel %(index)s", { index }) — the catalog's translators may
 // reorder them. tests/test_interface_strings.py fails on a string shown without them.
@@ -31,14 +31,7 @@ export function pgettext(context, message, values) {
 }
 
 const numbers = new Intl.NumberFormat(language);
-const dates = new Intl.DateTimeFormat(language, { dateStyle: "medium", timeStyle: "short" });
-
 // 12,345 (or the page language's way of writing it).
 export function formatNumber(value) {
   return numbers.format(value);
-}
-
-// A moment (a Date, or what Date takes) as the page's language writes a date and time.
-export function formatDate(value) {
-  return dates.format(value instanceof Date ? value : new Date(value));
 }
