@@ -1,5 +1,6 @@
 """POST /api/storyboards/<id>/speculate/: the Review screen's intent signal."""
 
+from django.utils.translation import gettext
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -87,7 +88,7 @@ class LeaveView(APIView):
         token = token_of(request)
         if not token:
             return Response(
-                {"error": "invalid", "detail": "A token is needed."},
+                {"error": "invalid", "detail": gettext("A token is needed.")},
                 status=status.HTTP_400_BAD_REQUEST,
             )
         speculation = services.leave(user=request.user, storyboard=storyboard, token=token)

@@ -1,6 +1,7 @@
 """Generate, jobs, decisions and the event log. Another person's job answers 404."""
 
 from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext, gettext_lazy
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -41,7 +42,7 @@ GENERATED: dict[str, serializers.Field] = {
 }
 
 # What a 402 from Generate, approve or redo says (mangagen/api/errors.py adds the rest).
-NEEDS_A_CREDIT = "You need a credit to render a panel. Buy credits and try again."
+NEEDS_A_CREDIT = gettext_lazy("You need a credit to render a panel. Buy credits and try again.")
 
 
 class GenerateView(APIView):
@@ -136,7 +137,7 @@ class EventsView(APIView):
             after = max(0, int(request.query_params.get("after", 0)))
         except ValueError:
             return Response(
-                {"error": "invalid", "detail": "after must be a whole number."},
+                {"error": "invalid", "detail": gettext("after must be a whole number.")},
                 status=status.HTTP_400_BAD_REQUEST,
             )
         return Response({"events": events_after(job=job, after=after)})

@@ -4,6 +4,7 @@ import logging
 
 from django.http import JsonResponse
 from django.urls import reverse
+from django.utils.translation import gettext
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 from drf_spectacular.utils import extend_schema, inline_serializer
@@ -49,7 +50,8 @@ class CheckoutView(APIView):
             return Response(
                 {
                     "error": "invalid",
-                    "detail": "pack: choose one of " + ", ".join(p.code for p in packs()) + ".",
+                    "detail": gettext("pack: choose one of %(packs)s.")
+                    % {"packs": ", ".join(p.code for p in packs())},
                 },
                 status=status.HTTP_400_BAD_REQUEST,
             )

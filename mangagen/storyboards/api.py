@@ -3,6 +3,7 @@
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
+from django.utils.translation import gettext
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -122,7 +123,7 @@ class DraftView(APIView):
             return Response(
                 {
                     "error": "empty_story",
-                    "detail": "Write the story first; panels are drafted from it.",
+                    "detail": gettext("Write the story first; panels are drafted from it."),
                 },
                 status=status.HTTP_400_BAD_REQUEST,
             )
