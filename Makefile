@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format bench install
+.PHONY: run test lint format bench install messages
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -36,3 +36,12 @@ format: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/ledger.py
+
+## messages: the interface's catalogs (locale/): new strings into every language's .po files,
+## then the .mo files the app reads (committed; needs GNU gettext: apt-get install gettext).
+MESSAGE_SOURCES := --ignore=.venv --ignore=staticfiles --ignore=var --ignore=media \
+	--ignore=artifacts --ignore=tests --ignore='*/tests/*' --ignore=bench --ignore=docs
+messages: $(STAMP)
+	DEBUG=on $(BIN)/python manage.py makemessages --all --no-location --no-obsolete -d django $(MESSAGE_SOURCES)
+	DEBUG=on $(BIN)/python manage.py makemessages --all --no-location --no-obsolete -d djangojs $(MESSAGE_SOURCES)
+	DEBUG=on $(BIN)/python manage.py compilemessages --ignore=.venv

@@ -1,10 +1,14 @@
 """Typed errors of the ledger. Every refusal leaves every balance untouched.
 
 Each error's `code` is a member of `LedgerCode`, the ledger's one list of them: the API
-answers it as `error`, `ledger_operations_total` counts it as `result`.
+answers it as `error`, `ledger_operations_total` counts it as `result`. The words of those
+a person may see (no credit left, a frozen account) follow the interface's language; the
+codes do not.
 """
 
 from enum import StrEnum
+
+from django.utils.translation import gettext
 
 # SQLSTATEs ledger_authorize raises when a racer spent the credits (or an
 # operator flagged the account) between its check and its conditional UPDATE:
@@ -35,7 +39,10 @@ class InsufficientCredits(LedgerError):
     def __init__(self, *, available: int, requested: int):
         self.available = available
         self.requested = requested
-        super().__init__(f"{requested} credit(s) requested, {available} available.")
+        super().__init__(
+            gettext("%(requested)s credit(s) requested, %(available)s available.")
+            % {"requested": requested, "available": available}
+        )
 
 
 class IdempotencyConflict(LedgerError):
@@ -91,8 +98,13 @@ class AccountFlagged(LedgerError):
 
     def __init__(self, *, reason: str = ""):
         self.reason = reason
-        super().__init__(
-            "This account is on hold for review by our team"
-            + (f" ({reason})" if reason else "")
-            + ". Please contact support."
-        )
+        if reason:
+            message = gettext(
+                "This account is on hold for review by our team (%(reason)s). "
+                "Please contact support."
+            ) % {"reason": reason}
+        else:
+            message = gettext(
+                "This account is on hold for review by our team. Please contact support."
+            )
+        super().__init__(message)

@@ -12,6 +12,7 @@ in its `BalanceShard` rows).
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 # How many rows each system account's balance is split over. Every capture,
 # grant and refund touches a system account; with one row, parallel captures
@@ -117,11 +118,11 @@ class Transfer(models.Model):
     """One immutable journal line. Never updated, never deleted."""
 
     class Kind(models.TextChoices):
-        GRANT = "grant", "Grant"
-        REVOKE = "revoke", "Revoke"
-        PENDING = "pending", "Hold placed"
-        POST = "post", "Hold captured"
-        VOID = "void", "Hold released"
+        GRANT = "grant", _("Grant")
+        REVOKE = "revoke", _("Revoke")
+        PENDING = "pending", _("Hold placed")
+        POST = "post", _("Hold captured")
+        VOID = "void", _("Hold released")
 
     POSTED_KINDS = (Kind.GRANT, Kind.REVOKE, Kind.POST)
     RESOLVING_KINDS = (Kind.POST, Kind.VOID)

@@ -4,29 +4,78 @@ The journal keeps every reason verbatim for admin. A person sees a fixed
 wording for anything an operator did by hand (an admin action records the
 operator's username and note, `manage.py grant_credits` its note) and for a
 render failure (its error names the provider and its internals).
+
+The journal is append-only and written in English; what the app itself wrote
+there (a purchase, demo credits, a hold's "job 12 panel 1") is recognised
+here and shown in the interface's language.
 """
 
 from __future__ import annotations
 
+import re
+
+from django.utils.translation import gettext, gettext_lazy
+
 from ledger.models import Transfer
 
 BY_HAND = {
-    Transfer.Kind.GRANT: "Credits added by our support team",
-    Transfer.Kind.REVOKE: "Credits removed by our support team",
-    Transfer.Kind.PENDING: "Hold placed by our support team",
-    Transfer.Kind.POST: "Hold captured by our support team",
-    Transfer.Kind.VOID: "Hold released by our support team",
+    Transfer.Kind.GRANT: gettext_lazy("Credits added by our support team"),
+    Transfer.Kind.REVOKE: gettext_lazy("Credits removed by our support team"),
+    Transfer.Kind.PENDING: gettext_lazy("Hold placed by our support team"),
+    Transfer.Kind.POST: gettext_lazy("Hold captured by our support team"),
+    Transfer.Kind.VOID: gettext_lazy("Hold released by our support team"),
 }
 # Reasons written by operators' tools, not by the app for the person.
 OPERATOR_PREFIXES = ("admin ", "manage.py ")
 RENDER_FAILED_PREFIX = "render failed:"
 
+# What the app writes in the journal (payments/services.py, views/credits.py,
+# runstack, jobs/services.py, characters/services.py), read back to be translated.
+_REASONS = [
+    (
+        re.compile(r"Purchase of the (?P<pack>.+) pack"),
+        gettext_lazy("Purchase of the %(pack)s pack"),
+    ),
+    (
+        re.compile(r"Demo credits \(DEBUG, no Stripe\)"),
+        gettext_lazy("Demo credits (DEBUG, no Stripe)"),
+    ),
+    (
+        re.compile(r"Demo credits for the local run command"),
+        gettext_lazy("Demo credits for the local run command"),
+    ),
+]
+_REFERENCES = [
+    (
+        re.compile(r"job (?P<job>\d+) panel (?P<panel>\d+)"),
+        gettext_lazy("job %(job)s panel %(panel)s"),
+    ),
+    (
+        re.compile(r"sheet (?P<sheet>\d+) of (?P<look>.+) \(storyboard (?P<storyboard>\d+)\)"),
+        gettext_lazy("sheet %(sheet)s of %(look)s (storyboard %(storyboard)s)"),
+    ),
+]
+
+
+def _translated(text: str, known) -> str:
+    for pattern, message in known:
+        match = pattern.fullmatch(text)
+        if match:
+            return str(message) % match.groupdict()
+    return text
+
 
 def public_reason(transfer: Transfer) -> str:
-    """What `transfer.reason` may say to the account's owner; never an operator's name or note."""
+    """What `transfer.reason` may say to the account's owner, in the interface's language;
+    never an operator's name or note."""
     reason = transfer.reason or ""
     if transfer.actor_id is not None or reason.startswith(OPERATOR_PREFIXES):
-        return BY_HAND[transfer.kind]
+        return str(BY_HAND[transfer.kind])
     if reason.startswith(RENDER_FAILED_PREFIX):
-        return "The render failed; nothing was charged"
-    return reason
+        return gettext("The render failed; nothing was charged")
+    return _translated(reason, _REASONS)
+
+
+def public_reference(reference: str) -> str:
+    """A hold's or transfer's reference ("job 12 panel 1") in the interface's language."""
+    return _translated(reference or "", _REFERENCES)

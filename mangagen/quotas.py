@@ -25,6 +25,7 @@ from enum import StrEnum
 from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from mangagen.errors import ApplicationError
 from mangagen.observability import metrics
@@ -70,7 +71,11 @@ def check_storyboards(*, owner) -> None:
     if Storyboard.objects.filter(owner=owner).count() >= cap:
         raise LimitReached(
             Limit.STORYBOARDS,
-            f"You have {cap} comics, the most one account may keep; delete one to start another.",
+            gettext(
+                "You have %(cap)s comics, the most one account may keep; "
+                "delete one to start another."
+            )
+            % {"cap": cap},
         )
 
 
@@ -82,8 +87,11 @@ def check_series(*, owner) -> None:
     if Series.objects.filter(owner=owner).count() >= limits.MAX_SERIES:
         raise LimitReached(
             Limit.SERIES,
-            f"You have {limits.MAX_SERIES} series, the most one account may keep; "
-            "delete one to start another.",
+            gettext(
+                "You have %(cap)s series, the most one account may keep; "
+                "delete one to start another."
+            )
+            % {"cap": limits.MAX_SERIES},
         )
 
 
@@ -95,8 +103,11 @@ def check_library(*, entries) -> None:
     if entries.count() >= limits.MAX_LIBRARY:
         raise LimitReached(
             Limit.LIBRARY,
-            f"Your library keeps at most {limits.MAX_LIBRARY} characters and as many places; "
-            "remove one to save another.",
+            gettext(
+                "Your library keeps at most %(cap)s characters and as many places; "
+                "remove one to save another."
+            )
+            % {"cap": limits.MAX_LIBRARY},
         )
 
 
@@ -111,7 +122,8 @@ def check_live_jobs(*, user, storyboard) -> None:
     if others.count() >= cap:
         raise LimitReached(
             Limit.LIVE_JOBS,
-            f"{cap} of your comics are rendering already; finish or stop one first.",
+            gettext("%(cap)s of your comics are rendering already; finish or stop one first.")
+            % {"cap": cap},
         )
 
 
@@ -134,8 +146,11 @@ def take_chat_call(*, user, now: datetime | None = None) -> None:
     if used > settings.DRAFT_DAILY_QUOTA:
         raise LimitReached(
             Limit.DRAFTS,
-            f"You have used today's {settings.DRAFT_DAILY_QUOTA} drafts by the language model; "
-            "write by hand, or draft again tomorrow.",
+            gettext(
+                "You have used today's %(quota)s drafts by the language model; "
+                "write by hand, or draft again tomorrow."
+            )
+            % {"quota": settings.DRAFT_DAILY_QUOTA},
             retry_after=seconds_left,
         )
 
@@ -165,8 +180,10 @@ def drawing(*, user_id: int) -> Iterator[None]:
     if spent_ms >= settings.DRAWING_CPU_SECONDS_PER_MINUTE * 1000:
         raise LimitReached(
             Limit.DRAWING,
-            "You have asked for a lot of drawing this minute (pages, exports, lettering); "
-            "what is drawn already is still there. Try again in a moment.",
+            gettext(
+                "You have asked for a lot of drawing this minute (pages, exports, lettering); "
+                "what is drawn already is still there. Try again in a moment."
+            ),
             retry_after=max(int(60 - now % 60), 1),
         )
     if getattr(_drawing, "depth", 0):

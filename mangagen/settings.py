@@ -73,6 +73,7 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
+    "django.contrib.humanize",  # intcomma: numbers grouped as the interface's language writes them
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
@@ -94,6 +95,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The interface's language: the switcher's cookie, else Accept-Language (LANGUAGES).
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -115,6 +118,8 @@ TEMPLATES = [
         "OPTIONS": {
             "context_processors": [
                 "django.template.context_processors.request",
+                "django.template.context_processors.i18n",
+                "mangagen.views.languages.catalog_context",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
@@ -452,7 +457,14 @@ SPECTACULAR_SETTINGS = {
 }
 
 # --- i18n, static, media -----------------------------------------------------
-LANGUAGE_CODE = "en-us"
+# The interface's languages (not the comics' lettering: mangagen/lettering/languages.py).
+# Catalogs live in locale/<code>/LC_MESSAGES (django.po for Python and templates,
+# djangojs.po for the scripts), committed compiled; README "Languages of the interface".
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("ja", "日本語")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+# English dates keep the app's own formats; other languages take Django's (mangagen/formats/).
+FORMAT_MODULE_PATH = ["mangagen.formats"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
@@ -484,6 +496,11 @@ except ValueError as refused:
 # --- Production hardening (manage.py check --deploy) -------------------------
 SESSION_COOKIE_SECURE = not DEBUG
 CSRF_COOKIE_SECURE = not DEBUG
+# The language switcher's choice, kept a year (Django's default lasts the browser session).
+LANGUAGE_COOKIE_SECURE = not DEBUG
+LANGUAGE_COOKIE_HTTPONLY = True
+LANGUAGE_COOKIE_SAMESITE = "Lax"
+LANGUAGE_COOKIE_AGE = 365 * 24 * 3600
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=not DEBUG)
 # Trust X-Forwarded-Proto / X-Forwarded-For only when a proxy in front sets them;
 # otherwise any caller could claim https, or any address.

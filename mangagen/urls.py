@@ -13,7 +13,7 @@ from mangagen.observability.exposition import metrics_view
 from mangagen.pages.api import page_image
 from mangagen.payments import api as payments
 from mangagen.places.images import place_image
-from mangagen.views import accounts, credits, studio, translations
+from mangagen.views import accounts, credits, languages, studio, translations
 from mangagen.views import series as series_pages
 
 register_converter(SlashedPath, "slashed")
@@ -46,6 +46,10 @@ urlpatterns = [
     path("accounts/login/", accounts.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/signup/", accounts.SignupView.as_view(), name="signup"),
+    # The interface's language: set_language (the switcher, which keeps it in a cookie) and
+    # the scripts' catalog. URLs carry no language prefix: the API's paths are fixed.
+    path("i18n/", include("django.conf.urls.i18n")),
+    path("jsi18n/<str:lang>/", languages.javascript_catalog, name="javascript-catalog"),
     path("admin/", admin.site.urls),
     path("api/me/", MeView.as_view(), name="api-me"),
     # Ahead of ledger.urls: people's history without operators' names and notes.

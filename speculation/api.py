@@ -1,5 +1,6 @@
 """POST /api/storyboards/<id>/speculate/: the Review screen's intent signal."""
 
+from django.utils.translation import gettext
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -89,6 +90,6 @@ class LeaveView(APIView):
         storyboard = owned_storyboard(request, pk, with_parts=False)
         token = token_of(request)
         if not token:
-            raise NoToken("A token is needed.")
+            raise NoToken(gettext("A token is needed."))
         speculation = services.leave(user=request.user, storyboard=storyboard, token=token)
         return Response({"job": speculation.job_id, "hint": False, "reason": speculation.reason})

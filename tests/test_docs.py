@@ -214,3 +214,93 @@ def test_readme_settings_table_names_every_variable():
     table = README.read_text().split("## Settings", 1)[1].split("\n## ", 1)[0]
     missing = (settings_variables() | procfile_variables()) - set(re.findall(r"`(\w+)`", table))
     assert sorted(missing) == [], "read by the code, missing from the README's Settings table"
+
+
+# --- the README's defaults ---------------------------------------------------------------------
+
+_UNITS = {"KB": 1024, "MB": 1024 * 1024, "GB": 1024 * 1024 * 1024}
+
+
+def _number(node: ast.AST) -> float | None:
+    """A default written as a number, or as arithmetic of numbers (`5 * 1024 * 1024`)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Add)):
+        left, right = _number(node.left), _number(node.right)
+        if left is not None and right is not None:
+            return left * right if isinstance(node.op, ast.Mult) else left + right
+    return None
+
+
+def settings_defaults() -> dict[str, object]:
+    """Each setting's default where settings.py writes it as a value (not as an expression
+    of other settings): `env.int("NAME", default=3)` → {"NAME": 3}."""
+    found: dict[str, object] = {}
+    for node in ast.walk(ast.parse(SETTINGS.read_text())):
+        if not (isinstance(node, ast.Call) and node.args and isinstance(node.func, ast.Attribute)):
+            continue
+        if not (isinstance(node.func.value, ast.Name) and node.func.value.id == "env"):
+            continue
+        name = node.args[0]
+        default = next((k.value for k in node.keywords if k.arg == "default"), None)
+        if not (isinstance(name, ast.Constant) and isinstance(name.value, str)) or default is None:
+            continue
+        if isinstance(default, ast.Constant):
+            found[name.value] = default.value
+        elif (number := _number(default)) is not None:
+            found[name.value] = number
+    return found
+
+
+def _split(cell: str) -> list[str]:
+    """A table cell's comma-separated parts, commas inside parentheses kept."""
+    parts, depth, current = [], 0, ""
+    for char in cell:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += char
+    return [*parts, current.strip()]
+
+
+def _as_written(part: str, default: object) -> bool:
+    """Whether a README default (`on`, `5 MB`, `` `rules` ``, `empty`, `30/min`…) says
+    the value settings.py has, a parenthesised note after it aside."""
+    text = re.sub(r"\s*\(.*\)$", "", part).strip().strip("`")
+    if isinstance(default, bool):
+        return text == ("on" if default else "off")
+    if isinstance(default, (int, float)):
+        sized = re.fullmatch(r"([\d.]+)\s*(KB|MB|GB)", text)
+        if sized:
+            return float(sized.group(1)) * _UNITS[sized.group(2)] == default
+        try:
+            return float(text.replace(",", "")) == default
+        except ValueError:
+            return False
+    if default == "":
+        return text == "empty"
+    return text == default
+
+
+def test_the_readme_says_each_settings_default():
+    """Every row of the README's settings table gives each variable's default as
+    settings.py has it (one default per variable, in order)."""
+    table = section(README.read_text(), "Settings")
+    defaults = settings_defaults()
+    wrong = []
+    for row in re.finditer(r"^\| ((?:`[A-Z][A-Z0-9_]*`(?:, )?)+) \| ([^|]*) \|", table, re.M):
+        names = re.findall(r"`([A-Z][A-Z0-9_]*)`", row.group(1))
+        parts = _split(row.group(2).strip())
+        for i, name in enumerate(names):
+            if name not in defaults:
+                continue  # an expression of other settings, or no default: said in words
+            part = parts[i] if len(parts) == len(names) else None
+            if len(parts) == 1 and len(names) > 1:
+                part = parts[0]  # one default said for the whole row
+            if part is None or not _as_written(part, defaults[name]):
+                wrong.append(
+                    f"{name}: README {row.group(2).strip()!r}, settings {defaults[name]!r}"
+                )
+    assert wrong == []

@@ -21,6 +21,7 @@ import ipaddress
 from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpRequest
+from django.utils.translation import ngettext
 
 LOCKED_OUT = "locked_out"
 
@@ -97,10 +98,13 @@ def _count(key: str, *, timeout: float) -> int:
 
 def lockout_message() -> str:
     minutes = max(settings.LOGIN_LOCKOUT_SECONDS // 60, 1)
-    return (
+    return ngettext(
         "Too many failed sign-in attempts. For your safety, sign-in is paused; "
-        f"try again in {minutes} minute{'s' if minutes != 1 else ''}."
-    )
+        "try again in %(minutes)s minute.",
+        "Too many failed sign-in attempts. For your safety, sign-in is paused; "
+        "try again in %(minutes)s minutes.",
+        minutes,
+    ) % {"minutes": minutes}
 
 
 def signup_allowed(*, address: str) -> bool:

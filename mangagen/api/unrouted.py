@@ -7,6 +7,7 @@ still redirects `/api/me` to `/api/me/`.
 """
 
 from django.http import HttpRequest, JsonResponse
+from django.utils.translation import gettext
 
 from mangagen.errors import NotFound
 
@@ -26,4 +27,4 @@ class SlashedPath:
 
 
 def unrouted(request: HttpRequest, rest: str) -> JsonResponse:
-    return plain_error_response(NotFound("Not found."))
+    return plain_error_response(NotFound(gettext("Not found.")))

@@ -1,5 +1,6 @@
 """The character sheet endpoints (docs/api.md, "Character sheets"). Another person's comic: 404."""
 
+from django.utils.translation import gettext_lazy
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -52,7 +53,7 @@ def _outfit(request) -> str:
 class SheetView(APIView):
     throttle_classes = [WritesThrottle]
     throttle_scope = "generate"
-    insufficient_credits_detail = (
+    insufficient_credits_detail = gettext_lazy(
         "You need a credit to render a character sheet. Buy credits and try again."
     )
 

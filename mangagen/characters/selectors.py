@@ -8,8 +8,10 @@ from datetime import timedelta
 from django.conf import settings
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from ledger.models import Hold
+from mangagen.renderers import public
 from mangagen.storyboards.hashing import art_hash
 from mangagen.storyboards.models import Storyboard
 
@@ -112,12 +114,16 @@ def as_json(
         "style": style,
         "outfit_description": outfit_description,
     }
-    state, error = newest.state, newest.error if newest.state == SheetState.FAILED else ""
+    # A failure's stored text is a renderer's public message (English): shown translated.
+    state, error = (
+        newest.state,
+        public.shown(newest.error) if newest.state == SheetState.FAILED else "",
+    )
     if newest.state == SheetState.READY and is_stale(newest, **drawn_for):
         state = SheetState.STALE
     if newest.state == SheetState.RENDERING and is_lost(newest):
         # Its worker died: say so, so the person can start another (which releases its hold).
-        state, error = SheetState.FAILED, "The render was lost; try again."
+        state, error = SheetState.FAILED, gettext("The render was lost; try again.")
     return {
         "state": state,
         "image_url": sheet_image_url(ready) if ready else None,

@@ -30,6 +30,7 @@ from django.core.files.storage import default_storage
 from django.db import close_old_connections, connection, transaction
 from django.db.models import Sum
 from django.utils import timezone
+from django.utils.translation import gettext
 from PIL import Image
 
 from ledger import errors as ledger_errors
@@ -234,8 +235,11 @@ def _check_upload_bytes(
     if stored - freed + adding > cap:
         raise Refused(
             UploadProblem.UPLOADS_FULL,
-            f"Your own pictures would take more than {cap // (1024 * 1024)} MB in all; "
-            "delete a character's sheet you no longer use, then upload again.",
+            gettext(
+                "Your own pictures would take more than %(mb)s MB in all; "
+                "delete a character's sheet you no longer use, then upload again."
+            )
+            % {"mb": cap // (1024 * 1024)},
         )
 
 
@@ -340,9 +344,13 @@ def add_character(
     """
     names = list(storyboard.characters.values_list("name", flat=True))
     if name.casefold() in {n.casefold() for n in names}:
-        raise NameTaken(f"This comic already has a character named {name!r}.")
+        raise NameTaken(
+            gettext("This comic already has a character named %(name)r.") % {"name": name}
+        )
     if len(names) >= limits.MAX_CHARACTERS:
-        raise ListFull(f"A comic has at most {limits.MAX_CHARACTERS} characters.")
+        raise ListFull(
+            gettext("A comic has at most %(cap)s characters.") % {"cap": limits.MAX_CHARACTERS}
+        )
     character = Character.objects.create(
         storyboard=storyboard,
         position=len(names) + 1,
@@ -374,7 +382,9 @@ def end_sheet_renders(*, storyboard: Storyboard, reason: str) -> int:
 def _character(storyboard: Storyboard, name: str) -> Character:
     character = storyboard.characters.filter(name=name).first()
     if character is None:
-        raise NoSuchCharacter(f"This comic has no character named {name!r}.")
+        raise NoSuchCharacter(
+            gettext("This comic has no character named %(name)r.") % {"name": name}
+        )
     return character
 
 
@@ -385,7 +395,10 @@ def _outfit_description(character: Character, outfit: str) -> str:
     for worn in character.outfits:
         if worn["name"] == outfit:
             return worn.get("description", "")
-    raise NoSuchOutfit(f"{character.name} has no outfit named {outfit!r}.")
+    raise NoSuchOutfit(
+        gettext("%(name)s has no outfit named %(outfit)r.")
+        % {"name": character.name, "outfit": outfit}
+    )
 
 
 def _rendering(storyboard: Storyboard, name: str, outfit: str) -> CharacterSheet | None:

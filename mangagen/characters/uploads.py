@@ -16,6 +16,7 @@ import struct
 import warnings
 
 from django.conf import settings
+from django.utils.translation import gettext
 from PIL import Image, ImageOps
 
 from .errors import Refused
@@ -44,18 +45,22 @@ def _sniff(head: bytes) -> str | None:
 def checked_reference(upload) -> bytes:
     """The uploaded file (a Django UploadedFile, or None) as clean PNG bytes. Raises Refused."""
     if upload is None:
-        raise Refused(UploadProblem.MISSING, "Send the picture as the multipart field `image`.")
+        raise Refused(
+            UploadProblem.MISSING, gettext("Send the picture as the multipart field `image`.")
+        )
     limit = settings.SHEET_UPLOAD_MAX_BYTES
     if upload.size is not None and upload.size > limit:
         raise Refused(
             UploadProblem.TOO_LARGE,
-            f"The file is over {limit // (1024 * 1024)} MB; send a smaller one.",
+            gettext("The file is over %(mb)s MB; send a smaller one.")
+            % {"mb": limit // (1024 * 1024)},
         )
     data = upload.read(limit + 1)
     if len(data) > limit:
         raise Refused(
             UploadProblem.TOO_LARGE,
-            f"The file is over {limit // (1024 * 1024)} MB; send a smaller one.",
+            gettext("The file is over %(mb)s MB; send a smaller one.")
+            % {"mb": limit // (1024 * 1024)},
         )
     return checked_bytes(data)
 
@@ -65,10 +70,12 @@ def checked_bytes(data: bytes) -> bytes:
     if kind is None and data.startswith(OTHER_PICTURES):
         raise Refused(
             UploadProblem.UNSUPPORTED,
-            "Send a PNG, JPEG or WebP picture (GIF, BMP, TIFF are not taken).",
+            gettext("Send a PNG, JPEG or WebP picture (GIF, BMP, TIFF are not taken)."),
         )
     if kind is None:
-        raise Refused(UploadProblem.NOT_AN_IMAGE, "That file is not a PNG, JPEG or WebP picture.")
+        raise Refused(
+            UploadProblem.NOT_AN_IMAGE, gettext("That file is not a PNG, JPEG or WebP picture.")
+        )
     with warnings.catch_warnings():
         # Pillow's own bomb check warns below its hard limit: here that is a refusal too.
         warnings.simplefilter("error", Image.DecompressionBombWarning)
@@ -76,30 +83,33 @@ def checked_bytes(data: bytes) -> bytes:
             image = Image.open(io.BytesIO(data), formats=[kind])
         except (Image.DecompressionBombWarning, Image.DecompressionBombError) as exc:
             raise Refused(
-                UploadProblem.BOMB, "The picture would decode to too many pixels."
+                UploadProblem.BOMB, gettext("The picture would decode to too many pixels.")
             ) from exc
         except (OSError, SyntaxError, ValueError, EOFError) as exc:
             raise Refused(
-                UploadProblem.NOT_AN_IMAGE, f"That file is not a readable {kind} picture."
+                UploadProblem.NOT_AN_IMAGE,
+                gettext("That file is not a readable %(kind)s picture.") % {"kind": kind},
             ) from exc
         _check_size(*image.size)  # from the header: nothing decoded yet
         try:
             image.load()
         except (Image.DecompressionBombWarning, Image.DecompressionBombError) as exc:
             raise Refused(
-                UploadProblem.BOMB, "The picture would decode to too many pixels."
+                UploadProblem.BOMB, gettext("The picture would decode to too many pixels.")
             ) from exc
         except (OSError, SyntaxError, ValueError, EOFError) as exc:
             # ImageFile.LOAD_TRUNCATED_IMAGES stays False: a short file fails here.
             raise Refused(
-                UploadProblem.TRUNCATED, "The picture is cut short or damaged; send the whole file."
+                UploadProblem.TRUNCATED,
+                gettext("The picture is cut short or damaged; send the whole file."),
             ) from exc
     try:
         image = ImageOps.exif_transpose(image)
     except (OSError, SyntaxError, ValueError, EOFError, struct.error) as exc:
         # A malformed EXIF block (Pillow reads it only here, for the orientation).
         raise Refused(
-            UploadProblem.NOT_AN_IMAGE, f"That {kind} picture's EXIF data is damaged."
+            UploadProblem.NOT_AN_IMAGE,
+            gettext("That %(kind)s picture's EXIF data is damaged.") % {"kind": kind},
         ) from exc
     image = image.convert("RGBA" if "A" in image.getbands() else "RGB")
     image.thumbnail((KEPT_SIDE, KEPT_SIDE))
@@ -117,15 +127,18 @@ def _check_size(width: int, height: int) -> None:
     if width * height > 8 * high * high:  # far past any real picture: a decompression bomb
         raise Refused(
             UploadProblem.BOMB,
-            f"The picture claims {width}×{height} pixels; at most {high}×{high}.",
+            gettext("The picture claims %(width)s×%(height)s pixels; at most %(high)s×%(high)s.")
+            % {"width": width, "height": height, "high": high},
         )
     if max(width, height) > high:
         raise Refused(
             UploadProblem.TOO_BIG,
-            f"The picture is {width}×{height} pixels; each side at most {high}.",
+            gettext("The picture is %(width)s×%(height)s pixels; each side at most %(high)s.")
+            % {"width": width, "height": height, "high": high},
         )
     if min(width, height) < low:
         raise Refused(
             UploadProblem.TOO_SMALL,
-            f"The picture is {width}×{height} pixels; each side at least {low}.",
+            gettext("The picture is %(width)s×%(height)s pixels; each side at least %(low)s.")
+            % {"width": width, "height": height, "low": low},
         )

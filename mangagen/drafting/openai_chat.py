@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 
 import requests
+from django.utils.translation import gettext
 
 from mangagen.chat import ask_json, reason
 from mangagen.storyboards import limits
@@ -64,10 +65,10 @@ class ChatDrafter:
             fallback = RuleDrafter().draft(
                 title=title, story=story, characters=characters, context=context
             )
-            fallback.notice = (
-                f"The language model's draft could not be used ({reason(exc)}), "
+            fallback.notice = gettext(
+                "The language model's draft could not be used (%(reason)s), "
                 "so this draft was made by the built-in rules instead."
-            )
+            ) % {"reason": reason(exc)}
             return fallback
 
     def _ask(

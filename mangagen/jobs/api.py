@@ -1,6 +1,7 @@
 """Generate, jobs, decisions and the event log. Another person's job answers 404."""
 
 from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext, gettext_lazy
 from drf_spectacular.utils import (
     OpenApiParameter,
     extend_schema,
@@ -51,7 +52,7 @@ GENERATED: dict[str, serializers.Field] = {
 }
 
 # What a 402 from Generate, approve or redo says (mangagen/api/errors.py adds the rest).
-NEEDS_A_CREDIT = "You need a credit to render a panel. Buy credits and try again."
+NEEDS_A_CREDIT = gettext_lazy("You need a credit to render a panel. Buy credits and try again.")
 
 
 class GenerateView(APIView):
@@ -169,5 +170,5 @@ class EventsView(APIView):
         try:
             after = max(0, int(request.query_params.get("after", 0)))
         except ValueError:
-            raise InvalidInput("after must be a whole number.") from None
+            raise InvalidInput(gettext("after must be a whole number.")) from None
         return Response({"events": events_after(job=job, after=after)})

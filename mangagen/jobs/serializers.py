@@ -2,6 +2,8 @@
 
 from rest_framework import serializers
 
+from mangagen.renderers import public
+
 from .models import Job, JobPanel
 from .selectors import image_url
 
@@ -9,6 +11,7 @@ from .selectors import image_url
 class JobPanelSerializer(serializers.ModelSerializer):
     image_url = serializers.SerializerMethodField()
     description = serializers.SerializerMethodField()
+    error = serializers.SerializerMethodField()
 
     class Meta:
         model = JobPanel
@@ -19,6 +22,11 @@ class JobPanelSerializer(serializers.ModelSerializer):
 
     def get_description(self, obj) -> str:
         return obj.spec.get("description", "")
+
+    def get_error(self, obj) -> str:
+        """What the person is told of a failed render, in the request's language: the
+        stored text is one of the renderers' public messages, in English."""
+        return public.shown(obj.error)
 
 
 class JobSerializer(serializers.ModelSerializer):

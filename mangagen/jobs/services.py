@@ -31,6 +31,8 @@ from django.core.files.base import ContentFile
 from django.db import IntegrityError, close_old_connections, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.functional import Promise
+from django.utils.translation import gettext, gettext_lazy
 
 from ledger import errors as ledger_errors
 from ledger import services as ledger
@@ -103,7 +105,7 @@ def _generate(*, user, storyboard: Storyboard) -> tuple[Job, GenerateOutcome]:
             return start_job(user=user, storyboard=storyboard), GenerateOutcome.CREATED
         except IntegrityError:
             continue  # a twin request started one first: return that one
-    raise JobError("Could not start a job; please try again.")
+    raise JobError(gettext("Could not start a job; please try again."))
 
 
 def start_job(
@@ -122,11 +124,11 @@ def start_job(
         storyboard = lock_storyboard(pk=storyboard.pk)
         panels = list(storyboard.panels.all())
         if not panels_complete(panels):
-            raise StoryboardIncomplete("Every panel needs a description before rendering.")
+            raise StoryboardIncomplete(gettext("Every panel needs a description before rendering."))
         now = timezone.now()
         takes = current_takes(storyboard=storyboard)
         if not confirmed and all(p.art_hash in takes for p in panels):
-            raise NothingToRender("Every panel is already drawn and kept.")
+            raise NothingToRender(gettext("Every panel is already drawn and kept."))
         job = Job.objects.create(
             owner=user,
             storyboard=storyboard,
@@ -792,16 +794,44 @@ def _lock_attempt(job_id: int, index: int, attempt: int) -> tuple[Job | None, Jo
     return job, panel
 
 
+# A person's decisions on a panel, and the states a refusal names, in the person's words.
+DECISIONS = {"approve": gettext_lazy("approve"), "redo": gettext_lazy("redo")}
+JOB_STATE_WORDS: dict[str, Promise] = {
+    JobState.QUEUED: gettext_lazy("queued"),
+    JobState.RENDERING: gettext_lazy("rendering"),
+    JobState.AWAITING_DECISION: gettext_lazy("awaiting decision"),
+    JobState.COMPLETED: gettext_lazy("completed"),
+    JobState.CANCELLED: gettext_lazy("cancelled"),
+    JobState.EXPIRED: gettext_lazy("expired"),
+    JobState.FAILED: gettext_lazy("failed"),
+}
+PANEL_STATE_WORDS: dict[str, Promise] = {
+    PanelState.PENDING: gettext_lazy("pending"),
+    PanelState.RENDERING: gettext_lazy("rendering"),
+    PanelState.READY: gettext_lazy("ready"),
+    PanelState.DELIVERED: gettext_lazy("delivered"),
+    PanelState.APPROVED: gettext_lazy("approved"),
+    PanelState.FAILED: gettext_lazy("failed"),
+}
+
+
 def _decision_panel(job: Job, index: int, *, allowed, verb: str) -> JobPanel:
     if job.state != JobState.AWAITING_DECISION or not job.confirmed:
-        raise IllegalTransition(f"Cannot {verb} now: the job is {job.state.replace('_', ' ')}.")
+        raise IllegalTransition(
+            gettext("Cannot %(verb)s now: the job is %(state)s.")
+            % {"verb": DECISIONS[verb], "state": JOB_STATE_WORDS[job.state]}
+        )
     if index != job.current_index:
         raise IllegalTransition(
-            f"Panel {job.current_index} is the one awaiting a decision, not {index}."
+            gettext("Panel %(current)s is the one awaiting a decision, not %(index)s.")
+            % {"current": job.current_index, "index": index}
         )
     panel = job.panels.select_for_update().get(index=index)
     if panel.state not in allowed:
-        raise IllegalTransition(f"Cannot {verb} panel {index}: it is {panel.state}.")
+        raise IllegalTransition(
+            gettext("Cannot %(verb)s panel %(index)s: it is %(state)s.")
+            % {"verb": DECISIONS[verb], "index": index, "state": PANEL_STATE_WORDS[panel.state]}
+        )
     return panel
 
 

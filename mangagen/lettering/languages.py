@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 from django.conf.locale import LANG_INFO
+from django.utils.translation import gettext, gettext_noop
 
 CODES = (
     "en", "ja", "zh-hans", "zh-hant", "ko", "fr", "de", "es", "it", "pt", "pt-br", "nl",
@@ -36,9 +37,19 @@ def normalise(code: str) -> str | None:
     return code if code in CODES else None
 
 
+# Names Django's own catalogs translate otherwise ("英語(米国)") or not at all; ours has them.
+gettext_noop("English")
+gettext_noop("Norwegian Bokmal")
+
+
 def name(code: str) -> str:
-    """The language's English name ("Japanese")."""
+    """The language's English name ("Japanese"), for the chat model and the logs."""
     return LANG_INFO[code]["name"]
+
+
+def display_name(code: str) -> str:
+    """The language's name in the interface's language ("Japanese", or "日本語" in Japanese)."""
+    return gettext(name(code))
 
 
 def local_name(code: str) -> str:
@@ -47,14 +58,15 @@ def local_name(code: str) -> str:
 
 
 def choices() -> list[tuple[str, str]]:
-    """(code, "Japanese — 日本語") for every language, English first, then by name."""
+    """(code, "Japanese — 日本語") for every language, English first, then by name (both
+    in the interface's language)."""
 
     def label(code: str) -> str:
-        if name(code).casefold() == local_name(code).casefold():
-            return name(code)
-        return f"{name(code)} — {local_name(code)}"
+        if display_name(code).casefold() == local_name(code).casefold():
+            return display_name(code)
+        return f"{display_name(code)} — {local_name(code)}"
 
-    ordered = sorted(CODES, key=lambda c: (c != ORIGINAL_DEFAULT, name(c)))
+    ordered = sorted(CODES, key=lambda c: (c != ORIGINAL_DEFAULT, display_name(c)))
     return [(code, label(code)) for code in ordered]
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
+from django.utils.translation import gettext
 
 from mangagen import quotas, storage
 from mangagen.characters.errors import NoSuchCharacter
@@ -128,8 +129,11 @@ def _in_comic(storyboard: Storyboard, model, name: str):
     storyboard = lock_storyboard(pk=storyboard.pk)
     found = model.objects.filter(storyboard=storyboard, name=name).first()
     if found is None:
-        missing, what = (NoSuchPlace, "place") if model is Place else (NoSuchCharacter, "character")
-        raise missing(f"This comic has no {what} named {name!r}.")
+        if model is Place:
+            raise NoSuchPlace(gettext("This comic has no place named %(name)r.") % {"name": name})
+        raise NoSuchCharacter(
+            gettext("This comic has no character named %(name)r.") % {"name": name}
+        )
     return storyboard, found
 
 

@@ -10,6 +10,7 @@ import zipfile
 from dataclasses import dataclass
 from xml.sax.saxutils import escape
 
+from django.utils.translation import gettext
 from PIL import Image
 
 from mangagen.lettering import languages, one_line
@@ -38,7 +39,7 @@ SUFFIXES = {ExportFormat.PDF: "pdf", ExportFormat.CBZ: "cbz", ExportFormat.WEBTO
 def export(*, comic: Comic, fmt: str, slug: str) -> Export:
     """The file for `fmt`; raises NothingToExport when no panel has kept art yet."""
     if not comic.kept:
-        raise NothingToExport("Nothing is drawn yet: generate at least one panel first.")
+        raise NothingToExport(gettext("Nothing is drawn yet: generate at least one panel first."))
     if fmt == ExportFormat.WEBTOON:
         data = strip_png(comic)
     elif fmt == ExportFormat.PDF:

@@ -4,6 +4,7 @@ import logging
 
 from django.http import JsonResponse
 from django.urls import reverse
+from django.utils.translation import gettext
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 from drf_spectacular.utils import extend_schema, inline_serializer
@@ -56,7 +57,10 @@ class CheckoutView(APIView):
     def post(self, request):
         chosen = pack(str(json_object(request).get("pack", "")))
         if chosen is None:
-            raise UnknownPack("pack: choose one of " + ", ".join(p.code for p in packs()) + ".")
+            raise UnknownPack(
+                gettext("pack: choose one of %(packs)s.")
+                % {"packs": ", ".join(p.code for p in packs())}
+            )
         url = services.create_checkout(
             user=request.user,
             chosen=chosen,

@@ -20,6 +20,7 @@ from django.conf import settings
 from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from ledger import services as ledger
 from ledger.models import SystemAccount, Transfer
@@ -33,7 +34,7 @@ logger = logging.getLogger(__name__)
 
 def stripe_client() -> stripe.StripeClient:
     if not settings.STRIPE_SECRET_KEY:
-        raise PaymentsUnavailable("Card payments are not configured on this server.")
+        raise PaymentsUnavailable(gettext("Card payments are not configured on this server."))
     base = {"api": settings.STRIPE_API_BASE} if settings.STRIPE_API_BASE else {}
     return stripe.StripeClient(
         settings.STRIPE_SECRET_KEY, base_addresses=base, max_network_retries=2
@@ -69,7 +70,7 @@ def create_checkout(*, user, chosen: Pack, return_url: str) -> str:
     except stripe.StripeError as exc:
         logger.warning("Stripe refused a checkout: %s", exc)
         raise PaymentProviderError(
-            "The payment provider is not answering; try again in a minute."
+            gettext("The payment provider is not answering; try again in a minute.")
         ) from exc
     reported = session.to_dict()
     try:

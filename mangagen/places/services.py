@@ -13,6 +13,7 @@ import secrets
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
+from django.utils.translation import gettext
 
 from mangagen import storage
 from mangagen.storyboards import limits
@@ -112,9 +113,9 @@ def add_place(
     that name, ignoring case) or ListFull."""
     names = list(Place.objects.filter(storyboard=storyboard).values_list("name", flat=True))
     if name.casefold() in {n.casefold() for n in names}:
-        raise NameTaken(f"This comic already has a place named {name!r}.")
+        raise NameTaken(gettext("This comic already has a place named %(name)r.") % {"name": name})
     if len(names) >= limits.MAX_PLACES:
-        raise ListFull(f"A comic has at most {limits.MAX_PLACES} places.")
+        raise ListFull(gettext("A comic has at most %(cap)s places.") % {"cap": limits.MAX_PLACES})
     place = Place(storyboard=storyboard, position=len(names) + 1, name=name)
     place.description = description
     if picture:
@@ -130,5 +131,5 @@ def add_place(
 def _place(storyboard: Storyboard, name: str) -> Place:
     place = Place.objects.select_for_update().filter(storyboard=storyboard, name=name).first()
     if place is None:
-        raise NoSuchPlace(f"This comic has no place named {name!r}.")
+        raise NoSuchPlace(gettext("This comic has no place named %(name)r.") % {"name": name})
     return place

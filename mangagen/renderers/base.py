@@ -116,6 +116,8 @@ class RenderResult:
     metadata: dict = field(default_factory=dict)
 
 
+# Stored as it is (in English) and translated when shown (jobs/serializers.py lists it for
+# the catalog: settings import this module, before translations may be asked for).
 RENDER_FAILED = "The render failed; nothing was charged."
 
 

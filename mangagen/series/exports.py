@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from django.utils.text import slugify
+from django.utils.translation import gettext
 from PIL import Image
 
 from mangagen import quotas
@@ -52,7 +53,9 @@ def export_series(*, series: Series, fmt: str, language: str | None = None) -> S
     comics = (_comic(chapter, language) for chapter in chapters_of(series=series))
     drawn = [comic for comic in comics if comic is not None and comic.kept]
     if not drawn:
-        raise NothingToExport("Nothing is drawn in this series yet: generate a chapter first.")
+        raise NothingToExport(
+            gettext("Nothing is drawn in this series yet: generate a chapter first.")
+        )
     # Unlinked already: nothing is left once it is closed (the response closes it when sent).
     handle = tempfile.TemporaryFile()  # noqa: SIM115
     try:
@@ -81,10 +84,13 @@ def _comic(chapter: Storyboard, language: str | None) -> Comic | None:
         if not comic_of(storyboard=chapter).kept:
             return None
         code = languages.normalise(language or "")
-        into = languages.name(code) if code else repr(language)
+        into = languages.display_name(code) if code else repr(language)
         raise NoSuchTranslation(
-            f"Chapter {chapter.chapter} ({chapter.title!r}) has no translation into {into}: "
-            "translate it, or download the series in its original language."
+            gettext(
+                "Chapter %(number)s (%(title)r) has no translation into %(language)s: "
+                "translate it, or download the series in its original language."
+            )
+            % {"number": chapter.chapter, "title": chapter.title, "language": into}
         ) from missing
 
 

@@ -12,60 +12,61 @@ import secrets
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from . import limits
 
 
 class Style(models.TextChoices):
-    MANGA = "manga", "Manga (black and white, screentone)"
-    SHONEN = "shonen", "Shōnen action"
-    SHOUJO = "shoujo", "Shōjo romance"
-    NOIR = "noir", "Noir"
-    CHIBI = "chibi", "Chibi comedy"
+    MANGA = "manga", _("Manga (black and white, screentone)")
+    SHONEN = "shonen", _("Shōnen action")
+    SHOUJO = "shoujo", _("Shōjo romance")
+    NOIR = "noir", _("Noir")
+    CHIBI = "chibi", _("Chibi comedy")
 
 
 class Shot(models.TextChoices):
-    ESTABLISHING = "establishing", "Establishing"
-    WIDE = "wide", "Wide"
-    MEDIUM = "medium", "Medium"
-    CLOSE_UP = "close-up", "Close-up"
-    EXTREME_CLOSE_UP = "extreme-close-up", "Extreme close-up"
-    ACTION = "action", "Action"
+    ESTABLISHING = "establishing", _("Establishing")
+    WIDE = "wide", _("Wide")
+    MEDIUM = "medium", _("Medium")
+    CLOSE_UP = "close-up", _("Close-up")
+    EXTREME_CLOSE_UP = "extreme-close-up", _("Extreme close-up")
+    ACTION = "action", _("Action")
 
 
 class Position(models.TextChoices):
     """Where a panel's blocking places a character present."""
 
-    LEFT = "left", "Left"
-    CENTER = "center", "Center"
-    RIGHT = "right", "Right"
+    LEFT = "left", _("Left")
+    CENTER = "center", _("Center")
+    RIGHT = "right", _("Right")
 
 
 class ReadingDirection(models.TextChoices):
-    RTL = "rtl", "Right to left (manga)"
-    LTR = "ltr", "Left to right"
+    RTL = "rtl", _("Right to left (manga)")
+    LTR = "ltr", _("Left to right")
 
 
 class PageFormat(models.TextChoices):
-    MANGA = "manga", "Printed pages"
-    WEBTOON = "webtoon", "Webtoon strip"
+    MANGA = "manga", _("Printed pages")
+    WEBTOON = "webtoon", _("Webtoon strip")
 
 
 class PageTemplate(models.TextChoices):
     """How a page's panels are set in tiers; `auto` lets the layout engine choose by shot."""
 
-    AUTO = "auto", "Chosen from the shots"
-    SPLASH = "splash", "Splash: one panel, the whole page"
-    TIERS = "tiers", "One panel per tier"
-    PAIRS = "pairs", "Two panels per tier"
-    WIDE_TOP = "wide-top", "A wide tier, then pairs"
-    GRID = "grid", "Three panels per tier"
+    AUTO = "auto", _("Chosen from the shots")
+    SPLASH = "splash", _("Splash: one panel, the whole page")
+    TIERS = "tiers", _("One panel per tier")
+    PAIRS = "pairs", _("Two panels per tier")
+    WIDE_TOP = "wide-top", _("A wide tier, then pairs")
+    GRID = "grid", _("Three panels per tier")
 
 
 class ExportFormat(models.TextChoices):
-    PDF = "pdf", "PDF (print)"
-    CBZ = "cbz", "CBZ (comic reader apps)"
-    WEBTOON = "webtoon", "Webtoon strip (PNG)"
+    PDF = "pdf", _("PDF (print)")
+    CBZ = "cbz", _("CBZ (comic reader apps)")
+    WEBTOON = "webtoon", _("Webtoon strip (PNG)")
 
 
 MANGA_STYLES = ("manga", "shonen", "shoujo", "chibi")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from django.utils.translation import gettext
 from rest_framework import serializers
 
 from mangagen.characters.selectors import sheets_json
@@ -77,7 +78,9 @@ class CharacterSerializer(WholeItem):
     )
 
     def validate_outfits(self, outfits):
-        return unique_names(outfits, what="outfits")
+        return unique_names(
+            outfits, what=gettext("Two outfits are named %(name)r; names must differ.")
+        )
 
 
 class PlaceSerializer(WholeItem):
@@ -88,15 +91,14 @@ class PlaceSerializer(WholeItem):
 
 
 def unique_names(items: list[dict], *, what: str) -> list[dict]:
-    """Names stripped, and different ignoring case (400 otherwise)."""
+    """Names stripped, and different ignoring case (400 otherwise, saying `what` with
+    %(name)s filled)."""
     seen = set()
     for item in items:
         item["name"] = item["name"].strip()
         key = item["name"].casefold()
         if key in seen:
-            raise serializers.ValidationError(
-                f"Two {what} are named {item['name']!r}; names must differ."
-            )
+            raise serializers.ValidationError(what % {"name": item["name"]})
         seen.add(key)
     return items
 
@@ -162,7 +164,7 @@ class LayoutSerializer(serializers.Serializer):
         if len(templates) > limits.MAX_PANELS or not all(
             PANEL_INDEX.fullmatch(k) for k in templates
         ):
-            raise serializers.ValidationError("Keys are the first panel index of a page.")
+            raise serializers.ValidationError(gettext("Keys are the first panel index of a page."))
         return templates
 
 
@@ -192,20 +194,26 @@ class StoryboardWriteSerializer(serializers.Serializer):
         code = languages.normalise(language)
         if code is None:
             raise serializers.ValidationError(
-                f"Not a language the lettering can set; use one of {', '.join(languages.CODES)}."
+                gettext("Not a language the lettering can set; use one of %(codes)s.")
+                % {"codes": ", ".join(languages.CODES)}
             )
         # The related name: a translation may not be in the original's own language.
         if self.instance is not None and self.instance.translations.filter(language=code).exists():
             raise serializers.ValidationError(
-                f"This comic has a {languages.name(code)} translation; delete it first."
+                gettext("This comic has a %(language)s translation; delete it first.")
+                % {"language": languages.display_name(code)}
             )
         return code
 
     def validate_characters(self, characters):
-        return unique_names(characters, what="characters")
+        return unique_names(
+            characters, what=gettext("Two characters are named %(name)r; names must differ.")
+        )
 
     def validate_places(self, places):
-        return unique_names(places, what="places")
+        return unique_names(
+            places, what=gettext("Two places are named %(name)r; names must differ.")
+        )
 
     def validate(self, attrs):
         if "characters" in attrs:
@@ -223,31 +231,42 @@ class StoryboardWriteSerializer(serializers.Serializer):
         else:
             places = set()
         for number, panel in enumerate(attrs.get("panels", []), start=1):
-            problem = panel_problem(panel, wardrobe=wardrobe, places=places)
+            problem = panel_problem(panel, number=number, wardrobe=wardrobe, places=places)
             if problem:
-                raise serializers.ValidationError({"panels": f"Panel {number} {problem}"})
+                raise serializers.ValidationError({"panels": problem})
         return attrs
 
 
-def panel_problem(panel: dict, *, wardrobe: dict[str, set[str]], places: set[str]) -> str:
-    """What is wrong with a panel's names (as the rest of a sentence starting "Panel 3"),
-    or "" when each names what the comic has."""
+def panel_problem(
+    panel: dict, *, number: int, wardrobe: dict[str, set[str]], places: set[str]
+) -> str:
+    """What is wrong with panel `number`'s names ("Panel 3 names 'Aiko', who …"), or ""
+    when each names what the comic has."""
     unknown = [n for n in panel["characters"] if n not in wardrobe]
     unknown += [d["speaker"] for d in panel["dialogue"] if d["speaker"] not in (*wardrobe, "")]
     if unknown:
-        return (
-            f"names {unknown[0]!r}, who is not among the characters. Add the character first, "
-            "or remove the name."
-        )
+        return gettext(
+            "Panel %(number)s names %(name)r, who is not among the characters. "
+            "Add the character first, or remove the name."
+        ) % {"number": number, "name": unknown[0]}
     if panel["place"] and panel["place"] not in places:
-        return f"is set in {panel['place']!r}, which is not among the places. Add it first."
-    for what, chosen in (("wears an outfit", panel["outfits"]), ("stands", panel["blocking"])):
+        return gettext(
+            "Panel %(number)s is set in %(place)r, which is not among the places. Add it first."
+        ) % {"number": number, "place": panel["place"]}
+    wears = gettext(
+        "Panel %(number)s says where %(name)r wears an outfit, who is not in the panel."
+    )
+    stands = gettext("Panel %(number)s says where %(name)r stands, who is not in the panel.")
+    for message, chosen in ((wears, panel["outfits"]), (stands, panel["blocking"])):
         absent = [n for n in chosen if n not in panel["characters"]]
         if absent:
-            return f"says where {absent[0]!r} {what}, who is not in the panel."
+            return message % {"number": number, "name": absent[0]}
     for name, outfit in panel["outfits"].items():
         if outfit not in wardrobe[name]:
-            return f"dresses {name!r} in {outfit!r}, which is not one of their outfits."
+            return gettext(
+                "Panel %(number)s dresses %(name)r in %(outfit)r, "
+                "which is not one of their outfits."
+            ) % {"number": number, "name": name, "outfit": outfit}
     return ""
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from mangagen import quotas
 from mangagen.characters.selectors import outfit_sheets_in_use, sheets_in_use
@@ -217,7 +218,7 @@ def draft_storyboard(*, storyboard: Storyboard) -> tuple[Storyboard, str]:
     quota of chat-model drafts (`quotas.take_draft`); then nothing changes.
     """
     if not storyboard.story.strip():
-        raise EmptyStory("Write the story first; panels are drafted from it.")
+        raise EmptyStory(gettext("Write the story first; panels are drafted from it."))
     quotas.take_draft(user=storyboard.owner)
     cast = list(storyboard.characters.all())
     existing = [{"name": c.name, "description": c.description} for c in cast]

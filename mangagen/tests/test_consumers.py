@@ -231,7 +231,7 @@ def test_only_the_owner_may_listen(client, job, make_user, who):
         comm = communicator(job.pk, cookie)
         connected, _ = await comm.connect()
         output = await comm.receive_output()
-        await comm.wait()
+        await comm.disconnect()
         return connected, output
 
     _, output = run(scenario)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import requests
 from django.conf import settings
+from django.utils.translation import gettext
 
 from mangagen.chat import ask_json, reason
 from mangagen.lettering import languages, one_line
@@ -75,12 +76,17 @@ class ChatTranslator:
         except (requests.RequestException, ValueError, KeyError, TypeError, IndexError) as exc:
             logger.warning("Chat translator failed: %s", exc)
             raise TranslatorFailed(
-                f"The translation model could not be used ({reason(exc)}); nothing was changed."
+                gettext(
+                    "The translation model could not be used (%(reason)s); nothing was changed."
+                )
+                % {"reason": reason(exc)}
             ) from exc
         answered = answer.get("lines", answer) if isinstance(answer, dict) else None
         if not isinstance(answered, dict):
             raise TranslatorFailed(
-                "The translation model's answer was not a set of lines; nothing was changed."
+                gettext(
+                    "The translation model's answer was not a set of lines; nothing was changed."
+                )
             )
         usable = {}
         for line in lines:
@@ -90,7 +96,7 @@ class ChatTranslator:
                 usable[line.id] = text
         if lines and not usable:
             raise TranslatorFailed(
-                "The translation model answered none of the lines; nothing was changed."
+                gettext("The translation model answered none of the lines; nothing was changed.")
             )
         return usable
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from django.utils.translation import gettext
+
 from mangagen.lettering import languages
 from mangagen.storyboards.models import Storyboard
 
@@ -23,7 +25,9 @@ def find(*, storyboard: Storyboard, language: str) -> Translation:
         else None
     )
     if translation is None:
-        raise NoSuchTranslation(f"This comic has no translation into {language!r}.")
+        raise NoSuchTranslation(
+            gettext("This comic has no translation into %(language)r.") % {"language": language}
+        )
     return translation
 
 
@@ -51,14 +55,14 @@ def summaries(*, storyboard: Storyboard) -> dict:
         found.append(
             {
                 "language": translation.language,
-                "name": languages.name(translation.language),
+                "name": languages.display_name(translation.language),
                 **counts(lines),
                 "updated_at": translation.updated_at,
             }
         )
     return {
         "original": storyboard.language,
-        "name": languages.name(storyboard.language),
+        "name": languages.display_name(storyboard.language),
         "translations": found,
     }
 
@@ -84,7 +88,7 @@ def translation_json(*, storyboard: Storyboard, translation: Translation) -> dic
         )
     return {
         "language": translation.language,
-        "name": languages.name(translation.language),
+        "name": languages.display_name(translation.language),
         "original_language": storyboard.language,
         "title": title.text if title else "",
         "title_line": _line(title) if title else _EMPTY,

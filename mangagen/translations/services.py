@@ -8,6 +8,7 @@ translation row.
 from __future__ import annotations
 
 from django.db import transaction
+from django.utils.translation import gettext, ngettext
 
 from mangagen import quotas
 from mangagen.lettering import languages
@@ -67,7 +68,9 @@ def draft_translation(*, storyboard: Storyboard, language: str, user) -> tuple[T
     translator = get_translator()
     if translator is None:
         raise NoTranslator(
-            "No translation model is configured here (TRANSLATOR): translate the lines by hand."
+            gettext(
+                "No translation model is configured here (TRANSLATOR): translate the lines by hand."
+            )
         )
     target = _target(storyboard, language)
     existing = storyboard.translations.filter(language=target).first()
@@ -122,7 +125,8 @@ def _locked(storyboard: Storyboard, language: str) -> tuple[Storyboard, Translat
     if translation is None:
         if storyboard.translations.count() >= limits.MAX_TRANSLATIONS:
             raise TranslationRefused(
-                f"A comic may have {limits.MAX_TRANSLATIONS} translations; delete one first."
+                gettext("A comic may have %(cap)s translations; delete one first.")
+                % {"cap": limits.MAX_TRANSLATIONS}
             )
         translation = Translation(storyboard=storyboard, language=target)
     return storyboard, translation
@@ -132,12 +136,13 @@ def _target(storyboard: Storyboard, language: str) -> str:
     code = languages.normalise(language)
     if code is None:
         raise TranslationRefused(
-            f"{language!r} is not a language the lettering can set; use one of "
-            f"{', '.join(languages.CODES)}."
+            gettext("%(language)r is not a language the lettering can set; use one of %(codes)s.")
+            % {"language": language, "codes": ", ".join(languages.CODES)}
         )
     if code == storyboard.language:
         raise TranslationRefused(
-            f"{languages.name(code)} is this comic's original language: edit the storyboard."
+            gettext("%(language)s is this comic's original language: edit the storyboard.")
+            % {"language": languages.display_name(code)}
         )
     return code
 
@@ -158,16 +163,30 @@ def _edits(lines: list[Resolved], *, title: Edit | None, panels: list[dict]) -> 
         index = panel["index"]
         where = f"panels[{number}]"
         if index in seen:
-            raise TranslationRefused(f"{where}.index: panel {index} is given twice.")
+            raise TranslationRefused(
+                gettext("%(where)s.index: panel %(index)s is given twice.")
+                % {"where": where, "index": index}
+            )
         seen.add(index)
         dialogue = panel.get("dialogue", [])
         caption = panel.get("caption") or Edit("")
         if index not in indices and (any(line.text for line in dialogue) or caption.text):
-            raise TranslationRefused(f"{where}.index: the comic has no panel {index} with text.")
+            raise TranslationRefused(
+                gettext("%(where)s.index: the comic has no panel %(index)s with text.")
+                % {"where": where, "index": index}
+            )
         if len(dialogue) > counts.get(index, 0):
             raise TranslationRefused(
-                f"{where}.dialogue: panel {index} has {counts.get(index, 0)} lines, "
-                f"not {len(dialogue)}; reload to see the comic as it is now."
+                gettext(
+                    "%(where)s.dialogue: panel %(index)s has %(lines)s lines, "
+                    "not %(given)s; reload to see the comic as it is now."
+                )
+                % {
+                    "where": where,
+                    "index": index,
+                    "lines": counts.get(index, 0),
+                    "given": len(dialogue),
+                }
             )
         for position in range(counts.get(index, 0)):
             given = dialogue[position] if position < len(dialogue) else Edit("")
@@ -175,7 +194,10 @@ def _edits(lines: list[Resolved], *, title: Edit | None, panels: list[dict]) -> 
         if Place(Slot.CAPTION, index) in places:
             edits[Place(Slot.CAPTION, index)] = caption
         elif caption.text:
-            raise TranslationRefused(f"{where}.caption: panel {index} has no caption.")
+            raise TranslationRefused(
+                gettext("%(where)s.caption: panel %(index)s has no caption.")
+                % {"where": where, "index": index}
+            )
     return edits
 
 
@@ -190,8 +212,12 @@ def _id(place: Place) -> str:
 
 def _notice(*, drafted: int, asked: int) -> str:
     if drafted == asked:
-        return f"The language model drafted {drafted} line{'s' if drafted != 1 else ''}."
-    return (
-        f"The language model drafted {drafted} of the {asked} missing lines; "
+        return ngettext(
+            "The language model drafted %(drafted)s line.",
+            "The language model drafted %(drafted)s lines.",
+            drafted,
+        ) % {"drafted": drafted}
+    return gettext(
+        "The language model drafted %(drafted)s of the %(asked)s missing lines; "
         "the others are still to translate."
-    )
+    ) % {"drafted": drafted, "asked": asked}

@@ -8,6 +8,7 @@ from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import UserCreationForm
 from django.shortcuts import redirect
+from django.utils.translation import gettext
 from django.views.generic import FormView
 
 from mangagen.accounts import throttle
@@ -39,7 +40,9 @@ class SignupView(FormView):
         if not throttle.signup_allowed(address=throttle.client_address(request)):
             form = self.get_form()
             form.errors.clear()
-            form.add_error(None, "Too many sign-ups from your network; please try again later.")
+            form.add_error(
+                None, gettext("Too many sign-ups from your network; please try again later.")
+            )
             response = self.render_to_response(self.get_context_data(form=form))
             response.status_code = 429
             return response

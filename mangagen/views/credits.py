@@ -8,6 +8,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_POST
 
 from ledger import selectors as ledger_selectors
@@ -67,5 +68,9 @@ def demo_credits(request):
         key=f"demo:{request.user.pk}:{uuid.uuid4()}",
         reason="Demo credits (DEBUG, no Stripe)",
     )
-    messages.success(request, f"{DEMO_GRANT} demo credits added.")
+    messages.success(
+        request,
+        ngettext("%(count)s demo credit added.", "%(count)s demo credits added.", DEMO_GRANT)
+        % {"count": DEMO_GRANT},
+    )
     return redirect("credits")

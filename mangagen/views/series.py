@@ -50,7 +50,9 @@ def series_page(request, pk: int):
     # The plain downloads are each chapter in its own language; a language offered
     # besides is one every drawn chapter can be read in, unless all are written in it.
     originals = {chapter["language"] for chapter in data["chapters"] if chapter["kept"]}
-    offered = [(code, languages.name(code)) for code in data["languages"] if originals != {code}]
+    offered = [
+        (code, languages.display_name(code)) for code in data["languages"] if originals != {code}
+    ]
     return render(
         request,
         "studio/series.html",

@@ -11,6 +11,7 @@ from django.db.models import Count
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext_lazy
 
 from ledger import selectors as ledger_selectors
 from ledger import services as ledger
@@ -34,10 +35,10 @@ from mangagen.storyboards.models import (
 LIVE_JOB_STATES = [str(state) for state in LIVE_STATES]
 
 STEPS = [
-    ("story", "Story"),
-    ("characters", "Characters"),
-    ("storyboard", "Storyboard"),
-    ("review", "Review"),
+    ("story", gettext_lazy("Story")),
+    ("characters", gettext_lazy("Characters")),
+    ("storyboard", gettext_lazy("Storyboard")),
+    ("review", gettext_lazy("Review")),
 ]
 
 
@@ -144,7 +145,7 @@ def read_comic(request, pk: int):
         {
             "storyboard": storyboard,
             "chapters": neighbours(storyboard),
-            "original_name": languages.name(storyboard.language),
+            "original_name": languages.display_name(storyboard.language),
             "templates": PageTemplate.choices,
             "directions": ReadingDirection.choices,
             "formats": PageFormat.choices,

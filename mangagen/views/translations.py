@@ -21,7 +21,7 @@ def translations_page(request, pk: int):
         "studio/translations.html",
         {
             "storyboard": storyboard,
-            "original_name": languages.name(storyboard.language),
+            "original_name": languages.display_name(storyboard.language),
             "languages": [
                 {"code": code, "label": label}
                 for code, label in languages.choices()

@@ -1,8 +1,9 @@
 // The public API from the browser: JSON, session cookie, CSRF header.
+import { formatNumber, gettext } from "./i18n.js";
 
 export class ApiError extends Error {
   constructor(status, body) {
-    super((body && body.detail) || `The server answered ${status}.`);
+    super((body && body.detail) || gettext("The server answered %(status)s.", { status }));
     this.status = status;
     this.body = body || {};
   }
@@ -24,7 +25,7 @@ export async function api(method, url, body) {
   try {
     response = await fetch(url, options);
   } catch (err) {
-    throw new ApiError(0, { error: "network", detail: "Could not reach the server. Check your connection and try again." });
+    throw new ApiError(0, { error: "network", detail: gettext("Could not reach the server. Check your connection and try again.") });
   }
   const data = response.status === 204 ? null : await response.json().catch(() => null);
   if (!response.ok) throw new ApiError(response.status, data);
@@ -34,7 +35,7 @@ export async function api(method, url, body) {
 // The header's balance: every page that learns a new one shows it here.
 export function showNavCredits(available) {
   const nav = document.getElementById("nav-credits");
-  if (nav) nav.textContent = available;
+  if (nav) nav.textContent = formatNumber(available);
 }
 
 // Reads the person's balance and shows it in the header. Resolves to /api/me/'s answer,
@@ -49,7 +50,7 @@ export async function refreshNavCredits() {
 // false, touching nothing, for any other error. A box that already holds its own words and a
 // link marked data-purchase-link (Review's prompt) gets the link's address and is shown;
 // otherwise the box is filled with `before`, a link reading `link`, and `after`.
-export function showOutOfCredits(err, box, { before = "", link = "Get more credits", after = "" } = {}) {
+export function showOutOfCredits(err, box, { before = "", link = gettext("Get more credits"), after = "" } = {}) {
   if (!(err instanceof ApiError) || err.status !== 402) return false;
   const url = err.body.purchase_url;
   const own = box.querySelector("[data-purchase-link]");
@@ -130,16 +131,16 @@ export function autosaver(save, delay = 700) {
   let running = Promise.resolve(true);
   const run = () => {
     timer = null;
-    if (state) state.textContent = "Saving…";
+    if (state) state.textContent = gettext("Saving…");
     running = running.then(() =>
       save().then(
         () => {
-          if (state) state.textContent = "Saved";
+          if (state) state.textContent = gettext("Saved");
           clearErrors();
           return true;
         },
         (err) => {
-          if (state) state.textContent = "Not saved";
+          if (state) state.textContent = gettext("Not saved");
           showErrors(err);
           return false;
         },
@@ -149,7 +150,7 @@ export function autosaver(save, delay = 700) {
   };
   const saver = {
     schedule() {
-      if (state) state.textContent = "Unsaved changes";
+      if (state) state.textContent = gettext("Unsaved changes");
       clearTimeout(timer);
       timer = setTimeout(run, delay);
     },

@@ -1,11 +1,12 @@
 // The Credits page: Buy sends the person to Stripe Checkout.
 import { api, showNavCredits } from "./api.js";
+import { formatNumber, gettext } from "./i18n.js";
 
 const error = document.getElementById("checkout-error");
 for (const button of document.querySelectorAll("button.buy")) {
   button.addEventListener("click", async () => {
     button.disabled = true;
-    button.textContent = "Opening checkout…";
+    button.textContent = gettext("Opening checkout…");
     try {
       const { checkout_url: url } = await api("POST", "/api/credits/checkout/", { pack: button.dataset.pack });
       location.href = url;
@@ -13,7 +14,7 @@ for (const button of document.querySelectorAll("button.buy")) {
       error.textContent = err.message;
       error.hidden = false;
       button.disabled = false;
-      button.textContent = "Buy";
+      button.textContent = gettext("Buy");
     }
   });
 }
@@ -21,13 +22,13 @@ for (const button of document.querySelectorAll("button.buy")) {
 // Back from Checkout: the webhook grants; show the balance when it lands.
 if (document.getElementById("checkout-success")) {
   const shown = document.getElementById("credits-available");
-  const start = Number(shown.textContent);
+  const start = Number(document.getElementById("balance").dataset.available);
   let tries = 0;
   const poll = setInterval(async () => {
     tries += 1;
     const me = await api("GET", "/api/me/").catch(() => null);
     if (me && me.credits.available !== start) {
-      shown.textContent = me.credits.available;
+      shown.textContent = formatNumber(me.credits.available);
       showNavCredits(me.credits.available);
       clearInterval(poll);
     }

@@ -1,6 +1,7 @@
 // The job page: panels as they arrive, decisions, live credits; reconnects by itself.
 // Every claim on screen is re-derived from the job the server returns.
 import { api, csrfToken, serverData, showNavCredits, showOutOfCredits } from "./api.js";
+import { formatNumber, gettext, ngettext, pgettext } from "./i18n.js";
 
 const root = document.getElementById("job");
 const jobId = root.dataset.job;
@@ -26,16 +27,16 @@ const PING_EVERY_MS = 60_000;
 const tiles = new Map(); // index -> {node, signature}
 
 const STATE_WORDS = {
-  pending: "Waiting",
-  rendering: "Drawing…",
-  ready: "Drawn",
-  delivered: "Ready for you",
-  approved: "Approved",
-  failed: "Failed",
+  pending: pgettext("a panel's state", "Waiting"),
+  rendering: pgettext("a panel's state", "Drawing…"),
+  ready: pgettext("a panel's state", "Drawn"),
+  delivered: pgettext("a panel's state", "Ready for you"),
+  approved: pgettext("a panel's state", "Approved"),
+  failed: pgettext("a panel's state", "Failed"),
 };
 
 function setCredits(available) {
-  document.getElementById("job-credits").textContent = available;
+  document.getElementById("job-credits").textContent = formatNumber(available);
   showNavCredits(available);
 }
 
@@ -55,13 +56,16 @@ function tile(panel) {
   if (panel.image_url) {
     if (img !== painted) img.setAttribute("elementtiming", `panel-${panel.index}`); // paint timing
     img.src = panel.image_url;
-    img.alt = `Panel ${panel.index}: ${panel.description}`;
+    img.alt = gettext("Panel %(index)s: %(description)s", panel);
     img.hidden = false;
     placeholder.hidden = true;
   } else {
-    placeholder.textContent = panel.state === "failed" ? panel.error || "This render failed." : panel.description;
+    placeholder.textContent = panel.state === "failed" ? panel.error || gettext("This render failed.") : panel.description;
   }
-  node.querySelector(".label").textContent = `Panel ${panel.index} · ${STATE_WORDS[panel.state] || panel.state}`;
+  node.querySelector(".label").textContent = gettext("Panel %(index)s · %(state)s", {
+    index: panel.index,
+    state: STATE_WORDS[panel.state] || panel.state,
+  });
   const deciding = job.state === "awaiting_decision" && panel.index === job.current_index;
   if (deciding && (panel.state === "delivered" || panel.state === "failed")) {
     const decision = node.querySelector(".decision");
@@ -70,7 +74,7 @@ function tile(panel) {
     const redo = decision.querySelector(".redo");
     if (panel.state === "failed") {
       approve.hidden = true;
-      redo.textContent = "Try again (1 credit)";
+      redo.textContent = gettext("Try again (1 credit)");
     }
     approve.addEventListener("click", () => decide("approve", panel.index, approve));
     redo.addEventListener("click", () => decide("redo", panel.index, redo));
@@ -100,16 +104,21 @@ function render() {
     if (grid.children[i] !== node) grid.insertBefore(node, grid.children[i] || null);
   });
   while (grid.children.length > wanted.length) grid.lastElementChild.remove();
+  const at = { index: job.current_index, total };
   const words = {
-    queued: `Panel ${job.current_index} of ${total} is queued`,
-    rendering: `Drawing panel ${job.current_index} of ${total}`,
-    awaiting_decision: `Panel ${job.current_index} of ${total}: approve it or redo it`,
-    completed: `All ${total} panels approved`,
-    cancelled: "Stopped. Held credits were released.",
-    expired: "This job ran out of time. Held credits were released.",
-    failed: "This job failed. Held credits were released.",
+    queued: gettext("Panel %(index)s of %(total)s is queued", at),
+    rendering: gettext("Drawing panel %(index)s of %(total)s", at),
+    awaiting_decision: gettext("Panel %(index)s of %(total)s: approve it or redo it", at),
+    completed: ngettext("All %(count)s panel approved", "All %(count)s panels approved", total),
+    cancelled: gettext("Stopped. Held credits were released."),
+    expired: gettext("This job ran out of time. Held credits were released."),
+    failed: gettext("This job failed. Held credits were released."),
   };
-  progress.textContent = `${words[job.state] || job.state} · ${approved} of ${total} approved`;
+  progress.textContent = gettext("%(state)s · %(approved)s of %(total)s approved", {
+    state: words[job.state] || job.state,
+    approved,
+    total,
+  });
   const live = LIVE.includes(job.state);
   document.getElementById("cancel-job").hidden = !live;
   if (!["queued", "rendering"].includes(job.state)) busy = null;
@@ -125,18 +134,24 @@ function tick() {
     statusLine.hidden = true;
     return;
   }
-  const seconds = Math.floor((Date.now() - busy.since) / 1000);
+  const at = { index: busy.index, seconds: Math.floor((Date.now() - busy.since) / 1000) };
   const words = {
-    warming: `Warming up the GPU for panel ${busy.index}… ${seconds}s (the first render after a quiet spell takes longer)`,
-    drawing: `Drawing panel ${busy.index}… ${seconds}s`,
-    queued: `Panel ${busy.index} is waiting for a free GPU… ${seconds}s`,
-    "provider-queued": `Panel ${busy.index} is queued at the image provider… ${seconds}s`,
-    starting: `Panel ${busy.index} is waiting for the image provider… ${seconds}s`,
+    warming: () =>
+      gettext("Warming up the GPU for panel %(index)s… %(seconds)ss (the first render after a quiet spell takes longer)", at),
+    drawing: () => gettext("Drawing panel %(index)s… %(seconds)ss", at),
+    queued: () => gettext("Panel %(index)s is waiting for a free GPU… %(seconds)ss", at),
+    "provider-queued": () => gettext("Panel %(index)s is queued at the image provider… %(seconds)ss", at),
+    starting: () => gettext("Panel %(index)s is waiting for the image provider… %(seconds)ss", at),
     // The server's words (not answering, or asking us to slow down), with when it tries again.
-    unreachable: `Panel ${busy.index}: ${busy.detail || "the image provider is not answering."} (${seconds}s)`,
-    retrying: `Panel ${busy.index}: the render failed and is being tried again (nothing is charged twice)… ${seconds}s`,
+    unreachable: () =>
+      gettext("Panel %(index)s: %(detail)s (%(seconds)ss)", {
+        ...at,
+        detail: busy.detail || gettext("the image provider is not answering."),
+      }),
+    retrying: () =>
+      gettext("Panel %(index)s: the render failed and is being tried again (nothing is charged twice)… %(seconds)ss", at),
   };
-  statusText.textContent = words[busy.kind];
+  statusText.textContent = words[busy.kind]();
   statusLine.hidden = false;
 }
 setInterval(tick, 1000);
@@ -163,7 +178,11 @@ function refreshSoon() {
 
 function showError(err) {
   errorBox.hidden = false;
-  const words = { before: "You are out of credits. ", link: "Get more credits", after: " and try again." };
+  const words = {
+    before: gettext("You are out of credits. "),
+    link: gettext("Get more credits"),
+    after: gettext(" and try again."),
+  };
   if (!showOutOfCredits(err, errorBox, words)) errorBox.textContent = err.message;
 }
 
@@ -223,16 +242,16 @@ function connect() {
   socket.addEventListener("close", () => clearInterval(ping));
   socket.addEventListener("close", (event) => {
     if (event.code === 4403) {
-      connection.textContent = "This job is not yours.";
+      connection.textContent = gettext("This job is not yours.");
       return;
     }
     if (event.code === 4429) {
-      connection.textContent = "Too many Mangagen tabs are open; close one and reload this page.";
+      connection.textContent = gettext("Too many Mangagen tabs are open; close one and reload this page.");
       return;
     }
     if (event.code === 4408) {
       // Closed while idle: reconnect (and catch up) when the person is back.
-      connection.textContent = "Paused while idle.";
+      connection.textContent = gettext("Paused while idle.");
       const back = () => {
         if (document.visibilityState !== "visible") return;
         ["focus", "pointerdown", "keydown"].forEach((e) => window.removeEventListener(e, back));
@@ -244,14 +263,14 @@ function connect() {
       return;
     }
     if (job && !LIVE.includes(job.state) && event.wasClean) return;
-    connection.textContent = "Reconnecting…";
+    connection.textContent = gettext("Reconnecting…");
     setTimeout(connect, retryDelay);
     retryDelay = Math.min(retryDelay * 2, 8000);
   });
 }
 
 document.getElementById("cancel-job").addEventListener("click", async () => {
-  if (!confirm("Stop rendering? Credits held for renders you have not seen are released.")) return;
+  if (!confirm(gettext("Stop rendering? Credits held for renders you have not seen are released."))) return;
   try {
     show(await api("POST", `/api/jobs/${jobId}/cancel/`));
     const me = await api("GET", "/api/me/");

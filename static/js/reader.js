@@ -2,11 +2,29 @@
 // swipes), or the webtoon strip; layout choices are saved on the storyboard. The language
 // switch letters the pages and downloads in one of the comic's translations (?lang=).
 import { api } from "./api.js";
+import { gettext, ngettext } from "./i18n.js";
 
 // The strings this module adds, in one place for the interface's translation.
 const STRINGS = {
-  original: (name) => `${name} (original)`,
-  translation: (t) => `${t.name}${t.missing ? ` (${t.missing} line${t.missing === 1 ? "" : "s"} in the original)` : ""}`,
+  original: (name) => gettext("%(name)s (original)", { name }),
+  translation: (t) =>
+    t.missing
+      ? ngettext("%(name)s (%(count)s line in the original)", "%(name)s (%(count)s lines in the original)", t.missing, {
+          name: t.name,
+          count: t.missing,
+        })
+      : t.name,
+  undrawn: (count) =>
+    ngettext("%(count)s panel not drawn yet (shown as placeholders).", "%(count)s panels not drawn yet (shown as placeholders).", count),
+  pageAlt: (page) => gettext("Page %(number)s: panels %(panels)s", { number: page.number, panels: page.panels.join(gettext(", ")) }),
+  pageLabel: (number, count, rtl) =>
+    rtl
+      ? gettext("Page %(number)s of %(count)s · read right to left", { number, count })
+      : gettext("Page %(number)s of %(count)s · read left to right", { number, count }),
+  panel: (index) => gettext("Panel %(index)s", { index }),
+  take: (index, take) => gettext("Panel %(index)s, take %(take)s", { index, take }),
+  shown: gettext("Shown"),
+  showTake: gettext("Show this take"),
 };
 
 const root = document.getElementById("reader");
@@ -57,7 +75,7 @@ function render() {
   const undrawn = storyboard.panels.length - state.kept.length;
   const note = document.getElementById("undrawn");
   note.hidden = empty || undrawn === 0;
-  note.textContent = `${undrawn} panel${undrawn === 1 ? "" : "s"} not drawn yet (shown as placeholders).`;
+  note.textContent = STRINGS.undrawn(undrawn);
   const webtoon = state.format === "webtoon";
   viewer.hidden = empty || webtoon;
   tools.hidden = empty || webtoon;
@@ -81,11 +99,9 @@ function render() {
   }
   const page = state.pages[current];
   image.src = page.image_url;
-  image.alt = `Page ${page.number}: panels ${page.panels.join(", ")}`;
+  image.alt = STRINGS.pageAlt(page);
   viewer.dataset.page = page.number;
-  label.textContent = `Page ${page.number} of ${state.pages.length} · ${
-    state.direction === "rtl" ? "read right to left" : "read left to right"
-  }`;
+  label.textContent = STRINGS.pageLabel(page.number, state.pages.length, state.direction === "rtl");
   template.value = storyboard.layout.templates[String(page.panels[0])] || "auto";
   document.getElementById("pull-panel").disabled = current === state.pages.length - 1;
   document.getElementById("push-panel").disabled = page.panels.length < 2;
@@ -172,17 +188,17 @@ async function showTakes() {
     const row = document.createElement("div");
     row.className = "take-row";
     row.dataset.index = index;
-    row.append(Object.assign(document.createElement("strong"), { textContent: `Panel ${index}` }));
+    row.append(Object.assign(document.createElement("strong"), { textContent: STRINGS.panel(index) }));
     answer.takes.forEach((take, i) => {
       const figure = document.createElement("figure");
       figure.className = take.current ? "take current" : "take";
       const img = Object.assign(document.createElement("img"), {
         src: take.image_url,
-        alt: `Panel ${index}, take ${answer.takes.length - i}`,
+        alt: STRINGS.take(index, answer.takes.length - i),
       });
       const button = document.createElement("button");
       button.type = "button";
-      button.textContent = take.current ? "Shown" : "Show this take";
+      button.textContent = take.current ? STRINGS.shown : STRINGS.showTake;
       button.disabled = take.current;
       button.addEventListener("click", async () => {
         await api("POST", `/api/storyboards/${id}/panels/${index}/takes/${take.id}/choose/`, {});

@@ -1,4 +1,5 @@
 import { ApiError, api, autosaver, csrfToken, refreshNavCredits, scriptReady, showOutOfCredits, wizard } from "./api.js";
+import { gettext } from "./i18n.js";
 
 const { id } = wizard();
 const list = document.getElementById("characters");
@@ -44,7 +45,7 @@ function addOutfit(row, outfit) {
   });
   line.querySelector(".o-sheet-render").addEventListener("click", () =>
     sheetAction(row, async () => {
-      if (!line.querySelector(".o-name").value.trim()) throw new Error("Name the outfit first.");
+      if (!line.querySelector(".o-name").value.trim()) throw new Error(gettext("Name the outfit first."));
       line.dataset.savedName = line.querySelector(".o-name").value.trim();
       showOutfitSheet(line, (await api("POST", sheetUrl(row, line.dataset.savedName))).sheet);
     }, line.querySelector(".o-error")),
@@ -100,7 +101,7 @@ function showSuggestions(names) {
       const chip = document.createElement("button");
       chip.type = "button";
       chip.className = "chip";
-      chip.textContent = `+ ${name}`;
+      chip.textContent = gettext("+ %(name)s", { name });
       chip.addEventListener("click", () => {
         addRow({ name, description: "" });
         chip.remove();
@@ -116,18 +117,18 @@ function showSuggestions(names) {
 // --- character sheets: render, redo, upload, remove; shown as soon as they are ready ---
 
 const SHEET_WORDS = {
-  none: "No character sheet yet.",
-  rendering: "Rendering the sheet…",
-  ready: "Sheet ready: every panel with this character is drawn from it.",
-  stale: "The description changed since this sheet was drawn: redo it to use it again.",
-  failed: "The sheet could not be rendered; your credit was given back.",
+  none: gettext("No character sheet yet."),
+  rendering: gettext("Rendering the sheet…"),
+  ready: gettext("Sheet ready: every panel with this character is drawn from it."),
+  stale: gettext("The description changed since this sheet was drawn: redo it to use it again."),
+  failed: gettext("The sheet could not be rendered; your credit was given back."),
 };
 const OUTFIT_WORDS = {
-  none: "No sheet of this outfit.",
-  rendering: "Rendering the outfit's sheet…",
-  ready: "Outfit sheet ready.",
-  stale: "The outfit changed since its sheet was drawn.",
-  failed: "The outfit's sheet could not be rendered; your credit was given back.",
+  none: gettext("No sheet of this outfit."),
+  rendering: gettext("Rendering the outfit's sheet…"),
+  ready: gettext("Outfit sheet ready."),
+  stale: gettext("The outfit changed since its sheet was drawn."),
+  failed: gettext("The outfit's sheet could not be rendered; your credit was given back."),
 };
 
 const sheetUrl = (row, outfit = "") =>
@@ -142,14 +143,16 @@ function showSheet(row, sheet) {
   image.hidden = !(sheet && sheet.image_url);
   if (sheet && sheet.image_url && image.getAttribute("src") !== sheet.image_url) {
     image.src = sheet.image_url;
-    image.alt = `Character sheet of ${row.querySelector(".c-name").value}`;
+    image.alt = gettext("Character sheet of %(name)s", { name: row.querySelector(".c-name").value });
   }
   let words = SHEET_WORDS[state];
-  if (state === "failed" && sheet.error) words = `${words} (${sheet.error})`;
-  if (state === "ready" && sheet.source === "uploaded") words = "Your picture is the sheet: every panel with this character is drawn from it.";
+  if (state === "failed" && sheet.error) words = gettext("%(words)s (%(error)s)", { words, error: sheet.error });
+  if (state === "ready" && sheet.source === "uploaded") {
+    words = gettext("Your picture is the sheet: every panel with this character is drawn from it.");
+  }
   row.querySelector(".c-sheet-state").textContent = words;
   const render = row.querySelector(".c-sheet-render");
-  render.textContent = sheet && sheet.hash ? "Redo sheet (1 credit)" : "Render sheet (1 credit)";
+  render.textContent = sheet && sheet.hash ? gettext("Redo sheet (1 credit)") : gettext("Render sheet (1 credit)");
   render.disabled = state === "rendering";
   row.querySelector(".c-sheet-remove").hidden = !sheet;
 }
@@ -165,7 +168,7 @@ function showOutfitSheet(line, sheet) {
 async function sheetAction(row, work, error = row.querySelector(".c-sheet-error")) {
   error.textContent = "";
   if (!row.querySelector(".c-name").value.trim()) {
-    error.textContent = "Give the character a name first.";
+    error.textContent = gettext("Give the character a name first.");
     return;
   }
   if (!(await saver.now())) return;
@@ -173,7 +176,7 @@ async function sheetAction(row, work, error = row.querySelector(".c-sheet-error"
   try {
     await work();
   } catch (err) {
-    const words = { before: `${err.message} `, link: "Buy credits" };
+    const words = { before: `${err.message} `, link: gettext("Buy credits") };
     if (!showOutOfCredits(err, error, words)) error.textContent = err.message;
   }
   await refreshSheets();
@@ -260,7 +263,7 @@ function addPlace(place = { name: "", description: "", picture: null }, focus = 
   const act = async (work) => {
     error.textContent = "";
     if (!row.querySelector(".p-name").value.trim()) {
-      error.textContent = "Name the place first.";
+      error.textContent = gettext("Name the place first.");
       return;
     }
     if (!(await saver.now())) return;
@@ -302,7 +305,7 @@ function showPicture(row, picture) {
   image.hidden = !picture;
   if (picture && image.getAttribute("src") !== picture.image_url) {
     image.src = picture.image_url;
-    image.alt = `Picture of ${row.querySelector(".p-name").value}`;
+    image.alt = gettext("Picture of %(name)s", { name: row.querySelector(".p-name").value });
   }
   row.querySelector(".p-picture-remove").hidden = !picture;
 }
@@ -316,7 +319,7 @@ async function saveToLibrary(row, kind) {
   if (!name || !(await saver.now())) return;
   try {
     await api("POST", `/api/${kind}/`, { storyboard: Number(id), name });
-    said.textContent = cast ? "Saved to your cast." : "Saved to your places.";
+    said.textContent = cast ? gettext("Saved to your cast.") : gettext("Saved to your places.");
     loadLibrary();
   } catch (err) {
     said.textContent = err.message;
@@ -341,8 +344,8 @@ function offer(entries, present, boxId, chipsId, field) {
       const chip = document.createElement("button");
       chip.type = "button";
       chip.className = "chip";
-      chip.textContent = `+ ${entry.name}`;
-      chip.title = entry.sheet ? "With their character sheet: no new credit" : entry.description;
+      chip.textContent = gettext("+ %(name)s", { name: entry.name });
+      chip.title = entry.sheet ? gettext("With their character sheet: no new credit") : entry.description;
       chip.addEventListener("click", () => addFromLibrary(field, entry.id));
       return chip;
     }),

@@ -1,4 +1,5 @@
 import { api, csrfToken, refreshNavCredits, serverData, showOutOfCredits, wizard } from "./api.js";
+import { gettext, ngettext } from "./i18n.js";
 
 const { id } = wizard();
 const grid = document.getElementById("review-panels");
@@ -16,14 +17,16 @@ function panelView(panel, shots) {
   const card = el("article", "review-panel");
   card.dataset.index = panel.index;
   const head = el("header", "row between");
-  head.append(el("h2", "", `Panel ${panel.index}`), el("span", "tag", shots[panel.shot] || panel.shot));
+  head.append(el("h2", "", gettext("Panel %(index)s", { index: panel.index })), el("span", "tag", shots[panel.shot] || panel.shot));
   card.append(head);
   if (panel.caption) card.append(el("p", "caption-box", panel.caption));
-  card.append(el("p", "description", panel.description || "(no description yet)"));
-  if (panel.characters.length) card.append(el("p", "muted small", `With ${panel.characters.join(", ")}`));
+  card.append(el("p", "description", panel.description || gettext("(no description yet)")));
+  if (panel.characters.length) {
+    card.append(el("p", "muted small", gettext("With %(names)s", { names: panel.characters.join(gettext(", ")) })));
+  }
   for (const line of panel.dialogue) {
     const balloon = el("p", line.speaker ? "balloon" : "narration");
-    if (line.speaker) balloon.append(el("strong", "", `${line.speaker}: `));
+    if (line.speaker) balloon.append(el("strong", "", gettext("%(speaker)s: ", { speaker: line.speaker })));
     balloon.append(document.createTextNode(line.text));
     card.append(balloon);
   }
@@ -35,32 +38,41 @@ const shots = Object.fromEntries(serverData("shot-names", []));
 const LIVE = serverData("live-job-states", []);
 const storyboard = await api("GET", `/api/storyboards/${id}/`);
 grid.replaceChildren(...storyboard.panels.map((p) => panelView(p, shots)));
-document.getElementById("review-summary").textContent =
-  `${storyboard.title}: ${storyboard.panels.length} panel${storyboard.panels.length === 1 ? "" : "s"}, drawn one at a time. ` +
-  "Each panel costs one credit when it is rendered and shown to you; panels already drawn are kept and cost nothing.";
+document.getElementById("review-summary").textContent = ngettext(
+  "%(title)s: %(count)s panel, drawn one at a time. Each panel costs one credit when it is rendered and shown to you; panels already drawn are kept and cost nothing.",
+  "%(title)s: %(count)s panels, drawn one at a time. Each panel costs one credit when it is rendered and shown to you; panels already drawn are kept and cost nothing.",
+  storyboard.panels.length,
+  { title: storyboard.title, count: storyboard.panels.length },
+);
 document.getElementById("incomplete").hidden = storyboard.complete;
 generate.disabled = !storyboard.complete;
 
 // The quote: exactly what Generate will render and charge. Kept panels cost nothing.
-function plural(n, word) {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
+function quoteText(quote) {
+  const kept = quote.kept.length;
+  if (quote.render.length === 0) {
+    return ngettext(
+      "Every panel is drawn and kept — nothing to pay. %(count)s panel kept.",
+      "Every panel is drawn and kept — nothing to pay. %(count)s panels kept.",
+      kept,
+    );
+  }
+  const parts = [ngettext("%(count)s panel to draw", "%(count)s panels to draw", quote.render.length)];
+  if (kept) parts.push(gettext(", %(count)s kept", { count: kept }));
+  parts.push(ngettext(" — %(count)s credit", " — %(count)s credits", quote.credits));
+  const sheets = quote.sheets ? quote.sheets.length : 0;
+  if (sheets === quote.render.length && sheets) parts.push(gettext(". All redrawn for a new character sheet."));
+  else if (sheets) parts.push(gettext(". %(count)s redrawn for a new character sheet.", { count: sheets }));
+  return parts.join("");
 }
 // Not awaited: Generate is wired below without waiting for it (a click is never lost).
 async function showQuote() {
   const quote = await api("GET", `/api/storyboards/${id}/quote/`);
   const quoteLine = document.getElementById("quote");
   quoteLine.dataset.credits = quote.credits;
-  quoteLine.textContent =
-    quote.render.length === 0
-      ? `Every panel is drawn and kept — nothing to pay. ${plural(quote.kept.length, "panel")} kept.`
-      : `${plural(quote.render.length, "panel")} to draw` +
-        (quote.kept.length ? `, ${quote.kept.length} kept` : "") +
-        ` — ${plural(quote.credits, "credit")}` +
-        (quote.sheets && quote.sheets.length
-          ? `. ${quote.sheets.length === quote.render.length ? "All" : quote.sheets.length} redrawn for a new character sheet.`
-          : "");
+  quoteLine.textContent = quoteText(quote);
   for (const index of quote.kept) {
-    grid.querySelector(`[data-index="${index}"] header`)?.append(el("span", "tag kept", "Kept"));
+    grid.querySelector(`[data-index="${index}"] header`)?.append(el("span", "tag kept", gettext("Kept")));
   }
   document.getElementById("read-kept").hidden = quote.kept.length === 0;
 }
@@ -127,8 +139,8 @@ function showReady(index) {
   hint.querySelector(".spinner").hidden = true;
   document.getElementById("speculation-hint-text").textContent =
     index === 1
-      ? "Your first panel is ready — Generate shows it at once."
-      : `Panel ${index} is ready — Generate shows it at once.`;
+      ? gettext("Your first panel is ready — Generate shows it at once.")
+      : gettext("Panel %(index)s is ready — Generate shows it at once.", { index });
 }
 
 function settle() {
@@ -169,17 +181,17 @@ function showPanelOne(panel) {
   const frame = document.createElement("div");
   frame.className = "frame";
   const img = document.createElement("img");
-  img.alt = "Panel 1";
+  img.alt = gettext("Panel %(index)s", { index: 1 });
   img.setAttribute("elementtiming", "panel-1");
   img.src = panel.image_url;
   frame.append(img);
   const caption = document.createElement("figcaption");
-  caption.textContent = "Panel 1 · Ready for you — opening your comic…";
+  caption.textContent = gettext("Panel 1 · Ready for you — opening your comic…");
   figure.append(frame, caption);
   const grid = document.getElementById("review-panels");
   grid.className = "job-panels";
   grid.replaceChildren(figure);
-  document.getElementById("review-summary").textContent = "Your comic is starting.";
+  document.getElementById("review-summary").textContent = gettext("Your comic is starting.");
   hideHint();
   const painted = img
     .decode()
@@ -192,7 +204,7 @@ generate.addEventListener("click", async () => {
   generating = true;
   clearTimeout(settleTimer);
   generate.disabled = true;
-  generate.textContent = "Starting…";
+  generate.textContent = gettext("Starting…");
   try {
     const started = await api("POST", `/api/storyboards/${id}/generate/`, {});
     const first = (started.delivered || []).find((panel) => panel.index === 1);
@@ -201,7 +213,7 @@ generate.addEventListener("click", async () => {
   } catch (err) {
     generating = false;
     generate.disabled = false;
-    generate.textContent = "Generate";
+    generate.textContent = gettext("Generate");
     if (!showOutOfCredits(err, prompt)) {
       const box = document.getElementById("form-error");
       box.textContent = err.message;

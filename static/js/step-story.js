@@ -1,4 +1,5 @@
 import { api, autosaver, showErrors, wizard } from "./api.js";
+import { formatNumber, gettext } from "./i18n.js";
 
 const { id } = wizard();
 const form = document.getElementById("story-form");
@@ -25,7 +26,7 @@ const save = async () => {
 };
 const saver = autosaver(save);
 
-const updateCount = () => (count.textContent = story.value.length.toLocaleString());
+const updateCount = () => (count.textContent = formatNumber(story.value.length));
 updateCount();
 story.addEventListener("input", updateCount);
 form.addEventListener("input", () => {
@@ -34,7 +35,7 @@ form.addEventListener("input", () => {
 form.addEventListener("submit", async (event) => {
   event.preventDefault();
   if (!form.title.value.trim()) {
-    showErrors({ body: { fields: { title: ["Give your comic a title."] } } });
+    showErrors({ body: { fields: { title: [gettext("Give your comic a title.")] } } });
     form.title.focus();
     return;
   }

@@ -1,4 +1,5 @@
 import { ApiError, api, autosaver, scriptReady, showErrors, wizard } from "./api.js";
+import { gettext, ngettext, pgettext } from "./i18n.js";
 
 const { id } = wizard();
 const list = document.getElementById("panels");
@@ -7,7 +8,12 @@ const lineTemplate = document.getElementById("line-row");
 const notice = document.getElementById("notice");
 let cast = [];
 let places = [];
-const POSITIONS = [["", "Anywhere"], ["left", "Left"], ["center", "Center"], ["right", "Right"]];
+const POSITIONS = [
+  ["", pgettext("where a character stands", "Anywhere")],
+  ["left", pgettext("where a character stands", "Left")],
+  ["center", pgettext("where a character stands", "Center")],
+  ["right", pgettext("where a character stands", "Right")],
+];
 
 // For each character present: where they stand (blocking) and, when they have outfits,
 // which one they wear. Redrawn when the characters present change, keeping the choices.
@@ -32,16 +38,16 @@ function looks(card, panel = null) {
           checked: value === stands,
           className: "p-stands",
         });
-        radio.setAttribute("aria-label", `${name} stands: ${label}`);
+        radio.setAttribute("aria-label", gettext("%(name)s stands: %(where)s", { name, where: label }));
         option.append(radio, ` ${label}`);
         group.append(option);
       }
       if (character.outfits.length) {
         const select = document.createElement("select");
         select.className = "p-outfit";
-        select.setAttribute("aria-label", `What ${name} wears`);
+        select.setAttribute("aria-label", gettext("What %(name)s wears", { name }));
         const wears = chosen.outfits[name] || "";
-        for (const [value, label] of [["", "Usual look"], ...character.outfits.map((o) => [o.name, o.name])]) {
+        for (const [value, label] of [["", gettext("Usual look")], ...character.outfits.map((o) => [o.name, o.name])]) {
           select.append(new Option(label, value, false, value === wears));
         }
         group.append(select);
@@ -66,7 +72,7 @@ function lookChoices(card) {
 let cardKeys = 0;
 
 function speakerOptions(select, chosen) {
-  const options = [["", "Narration"], ...cast.map((c) => [c.name, c.name])];
+  const options = [["", gettext("Narration")], ...cast.map((c) => [c.name, c.name])];
   select.replaceChildren(
     ...options.map(([value, label]) => {
       const option = new Option(label, value, false, value === chosen);
@@ -107,7 +113,7 @@ function addPanel(panel = {}, after = null) {
   for (const p of places) place.append(new Option(p.name, p.name, false, p.name === panel.place));
   const present = new Set(panel.characters || []);
   const fieldset = card.querySelector(".p-characters");
-  if (!cast.length) fieldset.append(Object.assign(document.createElement("span"), { className: "muted", textContent: "No characters yet" }));
+  if (!cast.length) fieldset.append(Object.assign(document.createElement("span"), { className: "muted", textContent: gettext("No characters yet") }));
   for (const c of cast) {
     const label = document.createElement("label");
     label.className = "check";
@@ -142,22 +148,23 @@ function addPanel(panel = {}, after = null) {
 
 function renumber() {
   [...list.children].forEach((card, i) => {
-    card.querySelector(".p-title").textContent = `Panel ${i + 1}`;
+    const number = i + 1;
+    card.querySelector(".p-title").textContent = gettext("Panel %(index)s", { index: number });
     card.querySelector(".up").disabled = i === 0;
     card.querySelector(".down").disabled = i === list.children.length - 1;
     // Icon-only buttons and unlabelled line fields are named for screen readers, by panel and line.
-    card.querySelector(".up").setAttribute("aria-label", `Move panel ${i + 1} up`);
-    card.querySelector(".down").setAttribute("aria-label", `Move panel ${i + 1} down`);
-    card.querySelector("header .remove").setAttribute("aria-label", `Remove panel ${i + 1}`);
+    card.querySelector(".up").setAttribute("aria-label", gettext("Move panel %(index)s up", { index: number }));
+    card.querySelector(".down").setAttribute("aria-label", gettext("Move panel %(index)s down", { index: number }));
+    card.querySelector("header .remove").setAttribute("aria-label", gettext("Remove panel %(index)s", { index: number }));
     for (const field of ["description", "characters", "dialogue", "caption"]) {
       card.querySelector(`.p-${field}-error`).dataset.errorFor = `panels.${i}.${field}`;
     }
     [...card.querySelectorAll(".line-row")].forEach((row, j) => {
       row.querySelector(".l-error").dataset.errorFor = `panels.${i}.dialogue.${j}.text`;
-      const line = `panel ${i + 1}, line ${j + 1}`;
-      row.querySelector(".l-speaker").setAttribute("aria-label", `Speaker, ${line}`);
-      row.querySelector(".l-text").setAttribute("aria-label", `What they say, ${line}`);
-      row.querySelector(".remove").setAttribute("aria-label", `Remove ${line}`);
+      const line = gettext("panel %(index)s, line %(line)s", { index: number, line: j + 1 });
+      row.querySelector(".l-speaker").setAttribute("aria-label", gettext("Speaker, %(line)s", { line }));
+      row.querySelector(".l-text").setAttribute("aria-label", gettext("What they say, %(line)s", { line }));
+      row.querySelector(".remove").setAttribute("aria-label", gettext("Remove %(line)s", { line }));
     });
   });
 }
@@ -195,23 +202,29 @@ document.getElementById("add-panel").addEventListener("click", () => {
 document.getElementById("draft").addEventListener("click", async (event) => {
   // Ask only when a fresh draft would throw away something the person wrote.
   const written = panels().some((p) => p.description || p.dialogue.length || p.caption);
-  if (written && !confirm("Replace the current panels with a fresh draft from your story?")) return;
+  if (written && !confirm(gettext("Replace the current panels with a fresh draft from your story?"))) return;
   const button = event.currentTarget;
   button.disabled = true;
-  button.textContent = "Drafting…";
+  button.textContent = gettext("Drafting…");
   try {
     // A save of the panels still on its way would land after the draft and
     // bring the old panels back on the server.
     await saver.settle();
     const drafted = await api("POST", `/api/storyboards/${id}/draft/`, {});
     render(drafted);
-    notice.textContent = drafted.notice || `Drafted ${drafted.panels.length} panels from your story. Edit anything you like.`;
+    notice.textContent =
+      drafted.notice ||
+      ngettext(
+        "Drafted %(count)s panel from your story. Edit anything you like.",
+        "Drafted %(count)s panels from your story. Edit anything you like.",
+        drafted.panels.length,
+      );
     notice.hidden = false;
   } catch (err) {
     if (err instanceof ApiError) showErrors(err);
   } finally {
     button.disabled = false;
-    button.textContent = "Draft from story";
+    button.textContent = gettext("Draft from story");
   }
 });
 document.getElementById("next").addEventListener("click", async () => {

@@ -1,29 +1,40 @@
 // The translation editor: the original beside a translation, line by line, saved as you
 // type. Stale lines (the original changed since) are marked until retranslated or confirmed.
 import { ApiError, api, autosaver, scriptReady, showErrors } from "./api.js";
+import { gettext, ngettext } from "./i18n.js";
 
 // Every string this module shows, in one place for the interface's translation.
 const STRINGS = {
-  title: "Title",
-  panel: (index) => `Panel ${index}`,
-  caption: "Caption",
-  narration: "Narration",
-  noText: "No text in any panel yet.",
+  title: gettext("Title"),
+  panel: (index) => gettext("Panel %(index)s", { index }),
+  caption: gettext("Caption"),
+  narration: gettext("Narration"),
+  noText: gettext("No text in any panel yet."),
   counts: (missing, stale) =>
     [
-      missing ? `${missing} line${missing === 1 ? "" : "s"} to translate (lettered in the original meanwhile)` : "Every line is translated",
-      stale ? `${stale} changed in the original since` : "",
+      missing
+        ? ngettext(
+            "%(count)s line to translate (lettered in the original meanwhile)",
+            "%(count)s lines to translate (lettered in the original meanwhile)",
+            missing,
+          )
+        : gettext("Every line is translated"),
+      stale ? gettext("%(count)s changed in the original since", { count: stale }) : "",
     ]
       .filter(Boolean)
-      .join(" · ") + ".",
-  option: (t) => `${t.name}${t.missing || t.stale ? ` (${t.missing + t.stale} to do)` : ""}`,
-  fieldLabel: (name, where) => `${name}: ${where}`,
-  lineOf: (index, line, speaker) => `panel ${index}, line ${line}${speaker ? ` (${speaker})` : ""}`,
-  captionOf: (index) => `panel ${index}, caption`,
-  titleOf: "title",
-  confirmDelete: (name) => `Delete the ${name} translation? Its lines are gone for good; the comic and its art stay.`,
-  drafting: "Drafting…",
-  draft: "Draft the missing lines",
+      .join(" · ") + gettext("."),
+  option: (t) => (t.missing || t.stale ? gettext("%(name)s (%(count)s to do)", { name: t.name, count: t.missing + t.stale }) : t.name),
+  fieldLabel: (name, where) => gettext("%(name)s: %(where)s", { name, where }),
+  lineOf: (index, line, speaker) =>
+    speaker
+      ? gettext("panel %(index)s, line %(line)s (%(speaker)s)", { index, line, speaker })
+      : gettext("panel %(index)s, line %(line)s", { index, line }),
+  captionOf: (index) => gettext("panel %(index)s, caption", { index }),
+  titleOf: gettext("title"),
+  confirmDelete: (name) =>
+    gettext("Delete the %(name)s translation? Its lines are gone for good; the comic and its art stay.", { name }),
+  drafting: gettext("Drafting…"),
+  draft: gettext("Draft the missing lines"),
 };
 
 const root = document.getElementById("translations");

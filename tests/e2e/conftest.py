@@ -155,3 +155,14 @@ def shoot(page):
         page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
     return shoot
+
+
+@pytest.fixture
+def shoot_ja(request):
+    """Saves a screenshot of a Japanese screen under artifacts/e2e/ (ja-<name>.png)."""
+
+    def shoot(name: str) -> None:
+        page = request.getfixturevalue("ja_page")
+        page.screenshot(path=str(ARTIFACTS / f"ja-{name}.png"), full_page=True)
+
+    return shoot

@@ -51,9 +51,15 @@ def test_the_hint_then_panel_one_without_the_cold_start(page, stack, shoot):
     board = make_comic(page, "Fast first panel")
     stack.shell("from mangagen.renderers.warmth import GpuPool; GpuPool().reset()")  # cold GPU
     page.goto(f"/comics/{board}/review/")
+    generate = page.get_by_role("button", name="Generate")
+    expect(generate).to_be_enabled()
+    expect(page.locator("#quote")).not_to_be_empty()
+    before = generate.bounding_box()
     hint = page.locator("#speculation-hint")
     expect(hint).to_be_visible(timeout=5000)
     expect(hint).to_have_text(re.compile("Preparing your first panel"))
+    # The hint appears below Generate: a click landing as it appears is never lost.
+    assert generate.bounding_box() == before
     shoot("review-hint")
     # The person reads Review while the GPU warms and panel one is drawn, unseen.
     wait_until(
