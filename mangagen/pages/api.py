@@ -9,6 +9,7 @@ import io
 from django.http import FileResponse, Http404
 from django.urls import reverse
 from django.utils.text import slugify
+from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -128,7 +129,10 @@ class ExportView(DownloadView):
     def get(self, request, pk: int):
         fmt = request.query_params.get("format", ExportFormat.PDF)
         if fmt not in ExportFormat.values:
-            raise UnknownFormat(f"format must be one of {ExportFormat.values}.")
+            raise UnknownFormat(
+                gettext("format must be one of %(formats)s.")
+                % {"formats": ", ".join(ExportFormat.values)}
+            )
         storyboard = owned_storyboard(request, pk)
         comic = comic_of(storyboard=storyboard, language=request.query_params.get("lang"))
         slug = slugify(storyboard.title) or f"comic-{storyboard.pk}"

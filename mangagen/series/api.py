@@ -2,6 +2,7 @@
 
 from django.shortcuts import get_object_or_404
 from django.utils.text import slugify
+from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiParameter, OpenApiTypes, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
@@ -108,7 +109,10 @@ class SeriesExportView(DownloadView):
     def get(self, request, pk: int):
         fmt = request.query_params.get("format", "pdf")
         if fmt not in exports.FORMATS:
-            raise UnknownFormat(f"format must be one of {list(exports.FORMATS)}.")
+            raise UnknownFormat(
+                gettext("format must be one of %(formats)s.")
+                % {"formats": ", ".join(exports.FORMATS)}
+            )
         series = owned_series(request, pk)
         made = exports.export_series(
             series=series, fmt=fmt, language=request.query_params.get("lang") or None

@@ -172,6 +172,22 @@ def test_refusals_raised_from_the_areas_error_classes_speak_japanese(client, use
     assert english.json()["detail"] == "Not found."
 
 
+def test_an_unknown_download_format_is_refused_in_japanese(client, user, comic):
+    client.force_login(user)
+    downloads = {
+        f"/api/storyboards/{comic['board'].pk}/export/": "pdf, cbz, webtoon",
+        f"/api/series/{comic['series'].pk}/export/": "pdf, cbz",
+    }
+    for path, formats in downloads.items():
+        answer = client.get(f"{path}?format=gif", **JA)
+        assert (answer.status_code, answer.json()) == (
+            400,
+            {"error": "invalid", "detail": f"format は {formats} のどれかを指定してください。"},
+        )
+        english = client.get(f"{path}?format=gif").json()["detail"]
+        assert english == f"format must be one of {formats}."
+
+
 def test_out_of_credits_is_said_in_japanese(client, user):
     client.force_login(user)
     board = factories.storyboard(user)
