@@ -1,7 +1,12 @@
 """Typed errors of the ledger. Every refusal leaves every balance untouched.
 
-The words of those a person may see (no credit left, a frozen account) follow the
-interface's language; the codes do not."""
+Each error's `code` is a member of `LedgerCode`, the ledger's one list of them: the API
+answers it as `error`, `ledger_operations_total` counts it as `result`. The words of those
+a person may see (no credit left, a frozen account) follow the interface's language; the
+codes do not.
+"""
+
+from enum import StrEnum
 
 from django.utils.translation import gettext
 
@@ -12,14 +17,24 @@ SQLSTATE_FLAGGED = "LF001"
 SQLSTATE_INSUFFICIENT = "LF002"
 
 
+class LedgerCode(StrEnum):
+    LEDGER_ERROR = "ledger_error"
+    INSUFFICIENT_CREDITS = "insufficient_credits"
+    IDEMPOTENCY_CONFLICT = "idempotency_conflict"
+    HOLD_ALREADY_RESOLVED = "hold_already_resolved"
+    HOLD_EXPIRED = "hold_expired"
+    INVALID_AMOUNT = "invalid_amount"
+    ACCOUNT_FLAGGED = "account_flagged"
+
+
 class LedgerError(Exception):
     """Base class of every ledger refusal."""
 
-    code = "ledger_error"
+    code: LedgerCode = LedgerCode.LEDGER_ERROR
 
 
 class InsufficientCredits(LedgerError):
-    code = "insufficient_credits"
+    code = LedgerCode.INSUFFICIENT_CREDITS
 
     def __init__(self, *, available: int, requested: int):
         self.available = available
@@ -33,7 +48,7 @@ class InsufficientCredits(LedgerError):
 class IdempotencyConflict(LedgerError):
     """The key was used before for an operation with different parameters."""
 
-    code = "idempotency_conflict"
+    code = LedgerCode.IDEMPOTENCY_CONFLICT
 
     def __init__(self, *, key: str, detail: str = ""):
         self.key = key
@@ -43,7 +58,7 @@ class IdempotencyConflict(LedgerError):
 class HoldAlreadyResolved(LedgerError):
     """A second, different resolution of a hold. Never a silent success."""
 
-    code = "hold_already_resolved"
+    code = LedgerCode.HOLD_ALREADY_RESOLVED
 
     def __init__(self, *, hold_id: int, state: str):
         self.hold_id = hold_id
@@ -54,7 +69,7 @@ class HoldAlreadyResolved(LedgerError):
 class HoldExpired(LedgerError):
     """The hold is past its `expires_at`: it can no longer be captured."""
 
-    code = "hold_expired"
+    code = LedgerCode.HOLD_EXPIRED
 
     def __init__(self, *, hold_id: int, detail: str = ""):
         self.hold_id = hold_id
@@ -64,7 +79,7 @@ class HoldExpired(LedgerError):
 class HoldAlreadyExpired(HoldAlreadyResolved, HoldExpired):
     """The sweep already expired the hold; both a resolution and an expiry error."""
 
-    code = "hold_expired"
+    code = LedgerCode.HOLD_EXPIRED
 
     def __init__(self, *, hold_id: int):
         self.hold_id = hold_id
@@ -73,13 +88,13 @@ class HoldAlreadyExpired(HoldAlreadyResolved, HoldExpired):
 
 
 class InvalidAmount(LedgerError, ValueError):
-    code = "invalid_amount"
+    code = LedgerCode.INVALID_AMOUNT
 
 
 class AccountFlagged(LedgerError):
     """The account is frozen for an operator (a dispute, an unrecoverable refund)."""
 
-    code = "account_flagged"
+    code = LedgerCode.ACCOUNT_FLAGGED
 
     def __init__(self, *, reason: str = ""):
         self.reason = reason

@@ -47,6 +47,7 @@ class LimitReached(ApplicationError):
     (mangagen_limit_refusals_total)."""
 
     status = 429
+    codes = Limit
 
     def __init__(self, limit: Limit, detail: str, *, retry_after: int | None = None):
         super().__init__(detail)

@@ -430,7 +430,7 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "mangagen.api.schema.ErrorDeclaringSchema",
     "EXCEPTION_HANDLER": "mangagen.api.errors.exception_handler",
     # Per person, so no one can flood the GPU or the ledger (429 with Retry-After).
     "DEFAULT_THROTTLE_RATES": {

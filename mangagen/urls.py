@@ -1,10 +1,11 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import include, path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from mangagen.api.credits import PublicTransfersView
 from mangagen.api.me import MeView
+from mangagen.api.unrouted import SlashedPath, unrouted
 from mangagen.characters.images import sheet_image
 from mangagen.jobs.images import render_image
 from mangagen.library.images import library_image
@@ -14,6 +15,8 @@ from mangagen.payments import api as payments
 from mangagen.places.images import place_image
 from mangagen.views import accounts, credits, languages, studio, translations
 from mangagen.views import series as series_pages
+
+register_converter(SlashedPath, "slashed")
 
 urlpatterns = [
     path("", studio.dashboard, name="home"),
@@ -70,4 +73,6 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("metrics", metrics_view, name="metrics"),
+    # Last: every other /api/…/ answers the API's 404, not an HTML page.
+    path("api/<slashed:rest>", unrouted, name="api-unrouted"),
 ]

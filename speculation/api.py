@@ -8,9 +8,11 @@ from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from mangagen.api.bodies import json_object
+from mangagen.api.schema import refuses
 from mangagen.storyboards.api import owned_storyboard
 
 from . import services
+from .errors import NoToken
 from .models import DeclineReason, Outcome, Speculation
 
 SpeculateAnswer = inline_serializer(
@@ -78,6 +80,7 @@ class LeaveView(APIView):
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "leave"
 
+    @refuses(NoToken)
     @extend_schema(
         request=inline_serializer("Leave", {"token": serializers.CharField()}),
         responses={200: SpeculateAnswer},
@@ -87,9 +90,6 @@ class LeaveView(APIView):
         storyboard = owned_storyboard(request, pk, with_parts=False)
         token = token_of(request)
         if not token:
-            return Response(
-                {"error": "invalid", "detail": gettext("A token is needed.")},
-                status=status.HTTP_400_BAD_REQUEST,
-            )
+            raise NoToken(gettext("A token is needed."))
         speculation = services.leave(user=request.user, storyboard=storyboard, token=token)
         return Response({"job": speculation.job_id, "hint": False, "reason": speculation.reason})

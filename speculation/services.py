@@ -23,6 +23,7 @@ from django.utils import timezone
 from ledger import errors as ledger_errors
 from ledger.models import Hold
 from mangagen.jobs import services as jobs
+from mangagen.jobs.errors import StoryboardIncomplete
 from mangagen.jobs.models import LIVE_STATES, Job, JobPanel, PanelState
 from mangagen.storyboards.lock_objects import lock_storyboards
 from mangagen.storyboards.models import Storyboard
@@ -92,7 +93,7 @@ def speculate(*, user: User, storyboard: Storyboard, token: str = "") -> Specula
             return _declined(user, storyboard, DeclineReason.INSUFFICIENT_CREDITS, token)
         except ledger_errors.AccountFlagged:
             return _declined(user, storyboard, DeclineReason.FLAGGED, token)
-        except jobs.StoryboardIncomplete:
+        except StoryboardIncomplete:
             return _declined(user, storyboard, DeclineReason.INCOMPLETE, token)
         except IntegrityError:
             return _declined(user, storyboard, DeclineReason.JOB_IN_PROGRESS, token)

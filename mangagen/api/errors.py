@@ -2,8 +2,10 @@
 
 The one DRF exception handler (settings REST_FRAMEWORK["EXCEPTION_HANDLER"]):
 an ApplicationError (mangagen/errors.py) or a ledger error is answered with
-its own code and status; DRF's own errors keep their codes. Views catch none
-of them. docs/api.md, "Errors", lists the codes.
+its own code and status; DRF's own errors keep their codes (`mangagen.errors.Code`).
+Views catch none of them, and build no error body: a view outside DRF answers
+an ApplicationError with `plain_error_response`. docs/api.md, "Errors", lists
+the codes; the OpenAPI schema declares them per operation (`mangagen.api.schema`).
 """
 
 from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
@@ -14,13 +16,21 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from ledger import errors as ledger_errors
-from mangagen.errors import ApplicationError
+from mangagen.errors import ApplicationError, Code
 
-# The ledger cannot import this app: its refusals' statuses are set here.
+# The ledger cannot import this app: its refusals' statuses are set here (409 otherwise).
 LEDGER_STATUS = {
     ledger_errors.InsufficientCredits: status.HTTP_402_PAYMENT_REQUIRED,
     ledger_errors.AccountFlagged: status.HTTP_403_FORBIDDEN,
 }
+
+
+def ledger_status(kind: type[ledger_errors.LedgerError]) -> int:
+    """The HTTP status a ledger refusal of this kind is answered with."""
+    return next(
+        (code for refusal, code in LEDGER_STATUS.items() if issubclass(kind, refusal)),
+        status.HTTP_409_CONFLICT,
+    )
 
 
 def exception_handler(exc, context):
@@ -38,7 +48,7 @@ def exception_handler(exc, context):
         return None
     if isinstance(exc, exceptions.ValidationError):
         response.data = {
-            "error": "invalid",
+            "error": Code.INVALID,
             "detail": _first_message(exc.detail),
             "fields": exc.detail,
         }
@@ -52,7 +62,8 @@ def exception_handler(exc, context):
 
 
 def plain_error_response(exc: ApplicationError) -> JsonResponse:
-    """The same answer for a view outside DRF (the image views): {"error", "detail"}."""
+    """The same answer for a view outside DRF (the image views, the Stripe webhook,
+    /metrics): {"error", "detail"} with the error's status and headers."""
     response = JsonResponse(_body(exc), status=exc.status)
     for name, value in exc.headers().items():
         response[name] = value
@@ -77,15 +88,11 @@ def _first_message(detail, path: str = "") -> str:
 
 
 def _ledger_refusal(exc: ledger_errors.LedgerError, context) -> Response:
-    code = next(
-        (code for kind, code in LEDGER_STATUS.items() if isinstance(exc, kind)),
-        status.HTTP_409_CONFLICT,
-    )
-    body = {"error": exc.code, "detail": str(exc)}
+    body = {"error": str(exc.code), "detail": str(exc)}
     if isinstance(exc, ledger_errors.InsufficientCredits):
         # Every 402 says what to do about it: how many are left and where to buy more.
         # A view may say what the credit was for (`insufficient_credits_detail`).
         body["detail"] = getattr(context.get("view"), "insufficient_credits_detail", str(exc))
         body["available"] = exc.available
         body["purchase_url"] = reverse("credits")
-    return Response(body, status=code)
+    return Response(body, status=ledger_status(type(exc)))

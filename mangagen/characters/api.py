@@ -1,17 +1,20 @@
 """The character sheet endpoints (docs/api.md, "Character sheets"). Another person's comic: 404."""
 
 from django.utils.translation import gettext_lazy
-from drf_spectacular.utils import OpenApiParameter, OpenApiTypes, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from ledger import errors as ledger_errors
+from mangagen.api.schema import refuses
 from mangagen.api.throttles import WritesThrottle
 from mangagen.jobs.selectors import sheets_in_live_jobs
 from mangagen.storyboards.api import owned_storyboard
 from mangagen.storyboards.models import Storyboard
 
 from . import selectors, services
+from .errors import NoSuchCharacter, NoSuchOutfit, Refused
 from .models import SheetSource, SheetState
 from .uploads import checked_reference
 
@@ -54,10 +57,16 @@ class SheetView(APIView):
         "You need a credit to render a character sheet. Buy credits and try again."
     )
 
+    @refuses(
+        NoSuchCharacter,
+        NoSuchOutfit,
+        ledger_errors.InsufficientCredits,
+        ledger_errors.AccountFlagged,
+    )
     @extend_schema(
         request=None,
         parameters=[OUTFIT],
-        responses={202: SheetBody, 402: OpenApiTypes.OBJECT},
+        responses={202: SheetBody},
         summary="Render the character's reference sheet (one credit, paid when shown)",
     )
     def post(self, request, pk: int, name: str):
@@ -66,6 +75,7 @@ class SheetView(APIView):
         services.request_sheet(storyboard=storyboard, name=name, outfit=outfit)
         return Response(_sheet_body(storyboard, name, outfit), status=status.HTTP_202_ACCEPTED)
 
+    @refuses(Refused, NoSuchCharacter, NoSuchOutfit)
     @extend_schema(
         request={
             "multipart/form-data": {
@@ -74,7 +84,7 @@ class SheetView(APIView):
             }
         },
         parameters=[OUTFIT],
-        responses={200: SheetBody, 400: OpenApiTypes.OBJECT},
+        responses={200: SheetBody},
         summary="Use your own picture as the character's sheet (PNG, JPEG or WebP)",
     )
     def put(self, request, pk: int, name: str):
@@ -90,6 +100,7 @@ class SheetView(APIView):
         )
         return Response(_sheet_body(storyboard, name, outfit))
 
+    @refuses(NoSuchCharacter, NoSuchOutfit)
     @extend_schema(
         request=None,
         parameters=[OUTFIT],

@@ -38,7 +38,6 @@ from ledger import services as ledger
 from ledger.models import Hold
 from mangagen import storage
 from mangagen.credit_history import RENDER_FAILED_PREFIX
-from mangagen.errors import ApplicationError
 from mangagen.queues import Queue
 from mangagen.renderers import CharacterSpec, SheetSpec, get_renderer, observed
 from mangagen.renderers.warmth import Priority, Withdrawn
@@ -48,30 +47,15 @@ from mangagen.storyboards.lock_objects import lock_storyboard, try_lock_storyboa
 from mangagen.storyboards.models import Character, Storyboard
 from mangagen.storyboards.services import rehash_storyboard
 
+from .errors import NoSuchCharacter, NoSuchOutfit, Refused
 from .hashing import rendered_sheet_hash, uploaded_sheet_hash
 from .models import CharacterSheet, SheetSource, SheetState, UploadProblem
 from .selectors import is_lost
-from .uploads import Refused
 
 logger = logging.getLogger(__name__)
 
 SHEET_CREDITS = 1  # a sheet is a render, priced like a panel's
 SHEETS_KEPT_PER_CHARACTER = 3  # pictures kept of each look's sheets, the newest first
-
-
-class SheetError(ApplicationError):
-    code = "sheet_error"
-    status = 409
-
-
-class NoSuchCharacter(SheetError):
-    code = "no_such_character"
-    status = 404
-
-
-class NoSuchOutfit(SheetError):
-    code = "no_such_outfit"
-    status = 404
 
 
 def request_sheet(*, storyboard: Storyboard, name: str, outfit: str = "") -> CharacterSheet:

@@ -19,8 +19,7 @@ from django.conf import settings
 from django.utils.translation import gettext
 from PIL import Image, ImageOps
 
-from mangagen.errors import ApplicationError
-
+from .errors import Refused
 from .models import UploadProblem
 
 # The formats accepted, by the bytes they start with (never by name or declared type).
@@ -32,17 +31,6 @@ SIGNATURES = {
 # Pictures, but not of a kind taken here.
 OTHER_PICTURES = (b"GIF87a", b"GIF89a", b"BM", b"II*\x00", b"MM\x00*", b"\x00\x00\x01\x00")
 KEPT_SIDE = 1024  # a reference larger than this is scaled down when stored
-
-
-class Refused(ApplicationError):
-    """An upload refused; its `error` code is the problem (docs/api.md)."""
-
-    status = 400
-
-    def __init__(self, problem: UploadProblem, detail: str):
-        super().__init__(detail)
-        self.problem, self.detail = problem, detail
-        self.code = problem.value
 
 
 def _sniff(head: bytes) -> str | None:

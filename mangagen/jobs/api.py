@@ -2,15 +2,25 @@
 
 from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext, gettext_lazy
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_view,
+    inline_serializer,
+)
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
+from ledger import errors as ledger_errors
+from mangagen.api.schema import refuses
+from mangagen.errors import InvalidInput
+from mangagen.quotas import Limit
 from mangagen.storyboards.api import owned_storyboard
 
 from . import services
+from .errors import IllegalTransition, JobError, StoryboardIncomplete
 from .events import events_after
 from .models import GenerateOutcome, Job
 from .selectors import delivered_panels
@@ -50,16 +60,19 @@ class GenerateView(APIView):
     throttle_scope = "generate"
     insufficient_credits_detail = NEEDS_A_CREDIT
 
+    @refuses(
+        StoryboardIncomplete,
+        ledger_errors.InsufficientCredits,
+        ledger_errors.AccountFlagged,
+        Limit.LIVE_JOBS,
+        JobError,
+    )
     @extend_schema(
         request=None,
         summary="Generate: attach to a live speculation, or start a job",
         responses={
             200: inline_serializer("Attached", GENERATED),
             201: inline_serializer("Started", GENERATED),
-            402: inline_serializer(
-                "PaymentRequired",
-                {"error": serializers.CharField(), "purchase_url": serializers.CharField()},
-            ),
         },
     )
     def post(self, request, pk: int):
@@ -98,10 +111,12 @@ class CancelView(APIView):
 
 
 class DecisionView(APIView):
+    """Approve (200) or redo (202) the panel awaiting a decision: `ApproveView`, `RedoView`."""
+
     decision = ""
     insufficient_credits_detail = NEEDS_A_CREDIT
 
-    @extend_schema(request=None, responses=JobSerializer)
+    @refuses(IllegalTransition, ledger_errors.InsufficientCredits, ledger_errors.AccountFlagged)
     def post(self, request, pk: int, index: int):
         job = owned_job(request, pk)
         get_object_or_404(job.panels, index=index)
@@ -111,7 +126,26 @@ class DecisionView(APIView):
         return Response(job_body(job), status=code)
 
 
+@extend_schema_view(
+    post=extend_schema(request=None, responses=JobSerializer, summary="Approve the panel")
+)
+class ApproveView(DecisionView):
+    decision = "approve"
+
+
+@extend_schema_view(
+    post=extend_schema(
+        request=None,
+        responses={202: JobSerializer},
+        summary="Render the panel again, under a new hold",
+    )
+)
+class RedoView(DecisionView):
+    decision = "redo"
+
+
 class EventsView(APIView):
+    @refuses(InvalidInput)
     @extend_schema(
         parameters=[OpenApiParameter("after", int, description="Only events with seq > after.")],
         responses=inline_serializer(
@@ -136,8 +170,5 @@ class EventsView(APIView):
         try:
             after = max(0, int(request.query_params.get("after", 0)))
         except ValueError:
-            return Response(
-                {"error": "invalid", "detail": gettext("after must be a whole number.")},
-                status=status.HTTP_400_BAD_REQUEST,
-            )
+            raise InvalidInput(gettext("after must be a whole number.")) from None
         return Response({"events": events_after(job=job, after=after)})

@@ -39,7 +39,6 @@ from ledger import services as ledger
 from ledger.models import Hold
 from mangagen import quotas
 from mangagen.credit_history import RENDER_FAILED_PREFIX
-from mangagen.errors import ApplicationError
 from mangagen.observability import metrics
 from mangagen.observability.metrics import RenderOutcome
 from mangagen.queues import Queue
@@ -52,6 +51,7 @@ from mangagen.storyboards.selectors import current_takes
 from mangagen.storyboards.services import keep_render
 
 from . import dispatch, liveness
+from .errors import IllegalTransition, JobError, NothingToRender, StoryboardIncomplete
 from .events import EventType, emit
 from .models import (
     LIVE_STATES,
@@ -67,26 +67,6 @@ from .signals import generate_requested, job_confirmed, job_ended
 from .specs import panel_spec, spec_of
 
 logger = logging.getLogger(__name__)
-
-
-class JobError(ApplicationError):
-    code = "job_error"
-    status = 409
-
-
-class IllegalTransition(JobError):
-    code = "illegal_transition"
-
-
-class StoryboardIncomplete(JobError):
-    code = "incomplete"
-    status = 400
-
-
-class NothingToRender(StoryboardIncomplete):
-    """Every panel already has kept art: there is nothing to start speculatively."""
-
-    code = "nothing_to_render"
 
 
 # --- starting, confirming, generating ---------------------------------------------------------

@@ -8,12 +8,12 @@ urlpatterns = [
     path("jobs/<int:pk>/cancel/", api.CancelView.as_view(), name="api-job-cancel"),
     path(
         "jobs/<int:pk>/panels/<int:index>/approve/",
-        api.DecisionView.as_view(decision="approve"),
+        api.ApproveView.as_view(),
         name="api-job-approve",
     ),
     path(
         "jobs/<int:pk>/panels/<int:index>/redo/",
-        api.DecisionView.as_view(decision="redo"),
+        api.RedoView.as_view(),
         name="api-job-redo",
     ),
     path("jobs/<int:pk>/events/", api.EventsView.as_view(), name="api-job-events"),

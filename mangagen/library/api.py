@@ -7,12 +7,21 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from mangagen.api.schema import refuses
 from mangagen.api.throttles import WritesThrottle
+from mangagen.characters.errors import NoSuchCharacter
+from mangagen.characters.models import UploadProblem
+from mangagen.errors import NotFound
+from mangagen.places.errors import NoSuchPlace
+from mangagen.quotas import Limit
 from mangagen.storyboards import limits
 from mangagen.storyboards.api import fresh_storyboard, owned_storyboard
+from mangagen.storyboards.errors import ListFull, NameTaken
 
 from . import selectors, services
 from .models import CastMember, SavedPlace
+
+LIST_OF_OBJECTS = {"type": "array", "items": {"type": "object"}}
 
 SaveBody = inline_serializer(
     "LibrarySave",
@@ -40,12 +49,13 @@ class LibraryView(APIView):
     throttle_scope = "storyboards"
     kind = "cast"
 
-    @extend_schema(responses=OpenApiTypes.OBJECT, summary="Your cast, or your places")
+    @extend_schema(responses={200: LIST_OF_OBJECTS}, summary="Your cast, or your places")
     def get(self, request):
         if self.kind == "cast":
             return Response([selectors.cast_json(m) for m in selectors.cast_of(owner=request.user)])
         return Response([selectors.place_json(p) for p in selectors.places_of(owner=request.user)])
 
+    @refuses(NotFound, NoSuchCharacter, NoSuchPlace, Limit.LIBRARY)  # NotFound: the comic
     @extend_schema(
         request=SaveBody,
         responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT},
@@ -89,9 +99,10 @@ class AddToComicView(APIView):
     throttle_scope = "storyboards"
     field = "cast"
 
+    @refuses(NameTaken, ListFull, UploadProblem.UPLOADS_FULL)
     @extend_schema(
         request=AddSerializer,
-        responses={201: OpenApiTypes.OBJECT, 409: OpenApiTypes.OBJECT},
+        responses={201: OpenApiTypes.OBJECT},
         summary="Add one from your library to the comic, with its sheets or picture (no credit)",
     )
     def post(self, request, pk: int):

@@ -15,10 +15,12 @@ from django.db import transaction
 from django.utils.translation import gettext
 
 from mangagen import quotas, storage
+from mangagen.characters.errors import NoSuchCharacter
 from mangagen.characters.selectors import sheet_rows_in_use
-from mangagen.characters.services import NoSuchCharacter, add_character
+from mangagen.characters.services import add_character
+from mangagen.places.errors import NoSuchPlace
 from mangagen.places.models import Place
-from mangagen.places.services import NoSuchPlace, add_place
+from mangagen.places.services import add_place
 from mangagen.storyboards.lock_objects import lock_storyboard
 from mangagen.storyboards.models import Character, Storyboard
 from mangagen.storyboards.services import rehash_storyboard

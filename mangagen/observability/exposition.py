@@ -22,6 +22,9 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
 
+from mangagen.api.errors import plain_error_response
+from mangagen.errors import NotAuthenticated, PermissionDenied
+
 from . import metrics
 from .collectors import ScrapeTimeCollector
 
@@ -55,11 +58,8 @@ def exposition() -> bytes:
     return generate_latest(processes) + generate_latest(shared)
 
 
-def _denied(status: int, code: str, detail: str) -> JsonResponse:
-    response = JsonResponse({"error": code, "detail": detail}, status=status)
-    if status == 401:
-        response["WWW-Authenticate"] = 'Bearer realm="metrics"'
-    return response
+def _unauthenticated(detail: str) -> JsonResponse:
+    return plain_error_response(NotAuthenticated(detail, challenge='Bearer realm="metrics"'))
 
 
 @require_GET
@@ -70,11 +70,11 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
         scheme, _, token = header.partition(" ")
         expected = settings.METRICS_TOKEN
         if scheme.lower() != "bearer" or not expected:
-            return _denied(401, "not_authenticated", "Send Authorization: Bearer <METRICS_TOKEN>.")
+            return _unauthenticated("Send Authorization: Bearer <METRICS_TOKEN>.")
         if not hmac.compare_digest(token.strip().encode(), expected.encode()):
-            return _denied(401, "not_authenticated", "That token is not METRICS_TOKEN.")
+            return _unauthenticated("That token is not METRICS_TOKEN.")
     elif not request.user.is_authenticated:
-        return _denied(401, "not_authenticated", "Send Authorization: Bearer <METRICS_TOKEN>.")
+        return _unauthenticated("Send Authorization: Bearer <METRICS_TOKEN>.")
     elif not request.user.is_staff:
-        return _denied(403, "permission_denied", "Metrics are for operators (staff) only.")
+        return plain_error_response(PermissionDenied("Metrics are for operators (staff) only."))
     return HttpResponse(exposition(), content_type=CONTENT_TYPE_LATEST)

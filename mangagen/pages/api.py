@@ -9,20 +9,24 @@ import io
 from django.http import FileResponse, Http404
 from django.urls import reverse
 from django.utils.text import slugify
+from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
-from rest_framework import serializers, status
+from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from mangagen import quotas
 from mangagen.api.errors import plain_error_response
+from mangagen.api.schema import refuses
+from mangagen.quotas import Limit
 from mangagen.storyboards.api import owned_storyboard
 from mangagen.storyboards.models import ExportFormat, PageFormat, Storyboard
 from mangagen.translations.errors import NoSuchTranslation
 
 from . import exports
 from .builds import comic_of, image_png, page_names
+from .errors import NothingToExport, UnknownFormat
 
 LANG = OpenApiParameter(
     "lang", str, description="A translation's language (default: the original's)."
@@ -30,6 +34,7 @@ LANG = OpenApiParameter(
 
 
 class PagesView(APIView):
+    @refuses(NoSuchTranslation)
     @extend_schema(
         summary="The kept panels composed into pages, with their lettering",
         parameters=[LANG],
@@ -115,17 +120,18 @@ class DownloadView(APIView):
 
 
 class ExportView(DownloadView):
+    @refuses(UnknownFormat, NoSuchTranslation, NothingToExport, Limit.DRAWING)
     @extend_schema(
         summary="Download the comic: print PDF, CBZ, or a webtoon PNG",
         parameters=[OpenApiParameter("format", str, enum=ExportFormat.values), LANG],
-        responses={(200, "application/octet-stream"): bytes, 409: None},
+        responses={(200, "application/octet-stream"): bytes},
     )
     def get(self, request, pk: int):
         fmt = request.query_params.get("format", ExportFormat.PDF)
         if fmt not in ExportFormat.values:
-            return Response(
-                {"error": "invalid", "detail": f"format must be one of {ExportFormat.values}."},
-                status=status.HTTP_400_BAD_REQUEST,
+            raise UnknownFormat(
+                gettext("format must be one of %(formats)s.")
+                % {"formats": ", ".join(ExportFormat.values)}
             )
         storyboard = owned_storyboard(request, pk)
         comic = comic_of(storyboard=storyboard, language=request.query_params.get("lang"))

@@ -13,17 +13,12 @@ from xml.sax.saxutils import escape
 from django.utils.translation import gettext
 from PIL import Image
 
-from mangagen.errors import ApplicationError
 from mangagen.lettering import languages, one_line
 from mangagen.storyboards.models import ExportFormat, ReadingDirection
 
 from .builds import Comic, built, page_png, strip_png
 from .compose import DPI
-
-
-class NothingToExport(ApplicationError):
-    code = "nothing_to_export"
-    status = 409
+from .errors import NothingToExport
 
 
 @dataclass(frozen=True)

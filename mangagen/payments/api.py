@@ -8,14 +8,23 @@ from django.utils.translation import gettext
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 from drf_spectacular.utils import extend_schema, inline_serializer
-from rest_framework import serializers, status
+from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from mangagen.api.bodies import json_object
+from mangagen.api.errors import plain_error_response
+from mangagen.api.schema import refuses
 
 from . import services
+from .errors import (
+    BadSignature,
+    PaymentProviderError,
+    PaymentsUnavailable,
+    ProcessingFailed,
+    UnknownPack,
+)
 from .packs import pack, packs
 
 logger = logging.getLogger(__name__)
@@ -39,6 +48,7 @@ class CheckoutView(APIView):
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "checkout"
 
+    @refuses(UnknownPack, PaymentsUnavailable, PaymentProviderError)
     @extend_schema(
         request=inline_serializer("CheckoutRequest", {"pack": serializers.CharField()}),
         responses=inline_serializer("Checkout", {"checkout_url": serializers.URLField()}),
@@ -47,13 +57,9 @@ class CheckoutView(APIView):
     def post(self, request):
         chosen = pack(str(json_object(request).get("pack", "")))
         if chosen is None:
-            return Response(
-                {
-                    "error": "invalid",
-                    "detail": gettext("pack: choose one of %(packs)s.")
-                    % {"packs": ", ".join(p.code for p in packs())},
-                },
-                status=status.HTTP_400_BAD_REQUEST,
+            raise UnknownPack(
+                gettext("pack: choose one of %(packs)s.")
+                % {"packs": ", ".join(p.code for p in packs())}
             )
         url = services.create_checkout(
             user=request.user,
@@ -70,11 +76,11 @@ def stripe_webhook(request):
     try:
         signature = request.headers.get("Stripe-Signature")
         event = services.verify(payload=request.body, signature=signature)
-    except ValueError as exc:
-        return JsonResponse({"error": "bad_signature", "detail": str(exc)}, status=400)
+    except BadSignature as refused:
+        return plain_error_response(refused)
     try:
         stored, first = services.receive(event=event)
     except Exception:
         logger.exception("Stripe event %s failed", event.get("id"))
-        return JsonResponse({"error": "processing_failed", "detail": "Will retry."}, status=500)
+        return plain_error_response(ProcessingFailed("Will retry."))
     return JsonResponse({"received": stored.stripe_id, "duplicate": not first})

@@ -24,24 +24,12 @@ from django.utils.translation import gettext
 
 from ledger import services as ledger
 from ledger.models import SystemAccount, Transfer
-from mangagen.errors import ApplicationError
 
+from .errors import BadSignature, PaymentProviderError, PaymentsUnavailable
 from .models import CheckoutSession, FailedRefund, Outcome, Purchase, ReviewReason, StripeEvent
 from .packs import Pack
 
 logger = logging.getLogger(__name__)
-
-
-class PaymentsUnavailable(ApplicationError):
-    code = "payments_unavailable"
-    status = 503
-
-
-class PaymentProviderError(ApplicationError):
-    """Stripe did not answer (or refused) a checkout; nothing was recorded."""
-
-    code = "payment_provider_error"
-    status = 502
 
 
 def stripe_client() -> stripe.StripeClient:
@@ -141,9 +129,10 @@ def _live_key() -> bool:
 
 
 def verify(*, payload: bytes, signature: str | None) -> dict:
-    """The event, if Stripe signed it recently; raises ValueError otherwise."""
+    """The event, if Stripe signed it recently; raises BadSignature otherwise (and for a
+    body that is not an event)."""
     if not settings.STRIPE_WEBHOOK_SECRET:
-        raise ValueError("STRIPE_WEBHOOK_SECRET is not set")
+        raise BadSignature("STRIPE_WEBHOOK_SECRET is not set")
     try:
         event = stripe.Webhook.construct_event(
             payload,
@@ -152,7 +141,9 @@ def verify(*, payload: bytes, signature: str | None) -> dict:
             tolerance=settings.STRIPE_WEBHOOK_TOLERANCE_SECONDS,
         )
     except stripe.SignatureVerificationError as exc:
-        raise ValueError(f"bad signature: {exc}") from exc
+        raise BadSignature(f"bad signature: {exc}") from exc
+    except ValueError as exc:  # signed, but not JSON
+        raise BadSignature(str(exc)) from exc
     return event.to_dict()
 
 

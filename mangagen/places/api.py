@@ -1,16 +1,19 @@
 """A place's own picture (docs/api.md, "Places"). Another person's comic answers 404."""
 
-from drf_spectacular.utils import OpenApiTypes, extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from mangagen.api.schema import refuses
 from mangagen.api.throttles import WritesThrottle
+from mangagen.characters.errors import Refused
 from mangagen.characters.uploads import checked_reference
 from mangagen.storyboards.api import owned_storyboard
 
 from . import selectors, services
+from .errors import NoSuchPlace
 from .models import Place
 
 PlaceBody = inline_serializer(
@@ -33,6 +36,7 @@ class PlacePictureView(APIView):
     throttle_scope = "storyboards"
     parser_classes = [MultiPartParser]
 
+    @refuses(Refused, NoSuchPlace)
     @extend_schema(
         request={
             "multipart/form-data": {
@@ -40,7 +44,7 @@ class PlacePictureView(APIView):
                 "properties": {"image": {"type": "string", "format": "binary"}},
             }
         },
-        responses={200: PlaceBody, 400: OpenApiTypes.OBJECT},
+        responses={200: PlaceBody},
         summary="Your own picture of the place, for the panels set there (PNG, JPEG or WebP)",
     )
     def put(self, request, pk: int, name: str):
@@ -49,6 +53,7 @@ class PlacePictureView(APIView):
         place = services.set_picture(storyboard=storyboard, name=name, image=image)
         return Response({"place": selectors.as_json(Place.objects.get(pk=place.pk))})
 
+    @refuses(NoSuchPlace)
     @extend_schema(request=None, responses={204: None}, summary="Remove the place's picture")
     def delete(self, request, pk: int, name: str):
         services.remove_picture(storyboard=owned_storyboard(request, pk), name=name)

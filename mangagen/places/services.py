@@ -16,18 +16,13 @@ from django.db import transaction
 from django.utils.translation import gettext
 
 from mangagen import storage
-from mangagen.errors import ApplicationError
 from mangagen.storyboards import limits
 from mangagen.storyboards.errors import ListFull, NameTaken
 from mangagen.storyboards.lock_objects import lock_storyboard
 from mangagen.storyboards.models import Storyboard
 
+from .errors import NoSuchPlace
 from .models import Place
-
-
-class NoSuchPlace(ApplicationError):
-    code = "no_such_place"
-    status = 404
 
 
 def picture_hash(image: bytes) -> str:

@@ -2,15 +2,21 @@
 
 from django.shortcuts import get_object_or_404
 from django.utils.text import slugify
+from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiParameter, OpenApiTypes, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from mangagen.api.schema import refuses
 from mangagen.api.throttles import WritesThrottle
+from mangagen.characters.models import UploadProblem
 from mangagen.pages.api import LANG, DownloadView, attachment
+from mangagen.pages.errors import NothingToExport, UnknownFormat
+from mangagen.quotas import Limit
 from mangagen.storyboards.api import fresh_storyboard
 from mangagen.storyboards.serializers import StoryboardSerializer
+from mangagen.translations.errors import NoSuchTranslation
 
 from . import exports, selectors, services
 from .models import Series
@@ -25,11 +31,16 @@ class SeriesListView(APIView):
     throttle_classes = [WritesThrottle]
     throttle_scope = "storyboards"
 
-    @extend_schema(responses=OpenApiTypes.OBJECT, summary="Your series", operation_id="series_list")
+    @extend_schema(
+        responses={200: {"type": "array", "items": {"type": "object"}}},
+        summary="Your series",
+        operation_id="series_list",
+    )
     def get(self, request):
         series = Series.objects.filter(owner=request.user)
         return Response([selectors.series_json(s) for s in series])
 
+    @refuses(Limit.SERIES)
     @extend_schema(
         request=SeriesWriteSerializer,
         responses={201: OpenApiTypes.OBJECT},
@@ -74,6 +85,7 @@ class ChaptersView(APIView):
     throttle_classes = [WritesThrottle]
     throttle_scope = "storyboards"
 
+    @refuses(Limit.STORYBOARDS, UploadProblem.UPLOADS_FULL)
     @extend_schema(
         request=ChapterWriteSerializer,
         responses={201: StoryboardSerializer},
@@ -88,17 +100,18 @@ class ChaptersView(APIView):
 
 
 class SeriesExportView(DownloadView):
+    @refuses(UnknownFormat, NoSuchTranslation, NothingToExport, Limit.DRAWING)
     @extend_schema(
         summary="Download the whole series: one PDF, or a zip of one CBZ per chapter",
         parameters=[OpenApiParameter("format", str, enum=list(exports.FORMATS)), LANG],
-        responses={(200, "application/octet-stream"): bytes, 409: None},
+        responses={(200, "application/octet-stream"): bytes},
     )
     def get(self, request, pk: int):
         fmt = request.query_params.get("format", "pdf")
         if fmt not in exports.FORMATS:
-            return Response(
-                {"error": "invalid", "detail": f"format must be one of {list(exports.FORMATS)}."},
-                status=status.HTTP_400_BAD_REQUEST,
+            raise UnknownFormat(
+                gettext("format must be one of %(formats)s.")
+                % {"formats": ", ".join(exports.FORMATS)}
             )
         series = owned_series(request, pk)
         made = exports.export_series(

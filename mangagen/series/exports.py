@@ -26,7 +26,7 @@ from mangagen.lettering import languages, one_line
 from mangagen.pages import exports
 from mangagen.pages.builds import Comic, comic_of, page_png
 from mangagen.pages.compose import DPI
-from mangagen.pages.exports import NothingToExport
+from mangagen.pages.errors import NothingToExport
 from mangagen.storyboards.models import ExportFormat, Storyboard
 from mangagen.translations.errors import NoSuchTranslation
 

@@ -3,17 +3,19 @@
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from django.utils.translation import gettext
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from mangagen import deletion, quotas
+from mangagen import deletion
+from mangagen.api.schema import refuses
 from mangagen.api.throttles import WritesThrottle
+from mangagen.quotas import Limit
 
 from . import selectors, services
+from .errors import EmptyStory
 from .models import Storyboard
 from .serializers import StoryboardSerializer, StoryboardWriteSerializer
 
@@ -51,6 +53,7 @@ class StoryboardListView(APIView):
         )
         return Response(StoryboardSerializer(storyboards, many=True).data)
 
+    @refuses(Limit.STORYBOARDS)
     @extend_schema(
         request=StoryboardWriteSerializer,
         responses={201: StoryboardSerializer},
@@ -62,21 +65,16 @@ class StoryboardListView(APIView):
             serializer.fields[optional].required = False
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        quotas.check_storyboards(owner=request.user)
-        storyboard = services.create_storyboard(
+        storyboard = services.start_storyboard(
             owner=request.user,
             title=data["title"],
             story=data["story"],
             style=data["style"],
             language=data.get("language"),
+            characters=data.get("characters"),
+            places=data.get("places"),
+            panels=data.get("panels"),
         )
-        if data.get("characters") or data.get("places") or data.get("panels"):
-            services.update_storyboard(
-                storyboard=storyboard,
-                characters=data.get("characters"),
-                places=data.get("places"),
-                panels=data.get("panels"),
-            )
         return Response(fresh_storyboard(storyboard), status=status.HTTP_201_CREATED)
 
 
@@ -112,23 +110,14 @@ class DraftView(APIView):
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "draft"
 
+    @refuses(EmptyStory, Limit.DRAFTS)
     @extend_schema(
         request=None,
         responses=StoryboardSerializer,
         summary="Draft the panels from the story (replaces the panels)",
     )
     def post(self, request, pk: int):
-        storyboard = owned_storyboard(request, pk)
-        if not storyboard.story.strip():
-            return Response(
-                {
-                    "error": "empty_story",
-                    "detail": gettext("Write the story first; panels are drafted from it."),
-                },
-                status=status.HTTP_400_BAD_REQUEST,
-            )
-        quotas.take_draft(user=request.user)
-        storyboard, notice = services.draft_storyboard(storyboard=storyboard)
+        storyboard, notice = services.draft_storyboard(storyboard=owned_storyboard(request, pk))
         data = fresh_storyboard(storyboard)
         data["notice"] = notice
         return Response(data)

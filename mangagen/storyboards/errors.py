@@ -1,18 +1,34 @@
-"""Refusals of additions to a comic's lists (characters, places) from outside the
-storyboard editor: a series' new chapter, the person's library."""
+"""Why a storyboard request is refused: the codes in one enum, and the errors that carry
+them. Additions to a comic's lists (characters, places) from outside the storyboard
+editor (a series' new chapter, the person's library) are refused here too."""
+
+from enum import StrEnum
 
 from mangagen.errors import ApplicationError
+
+
+class StoryboardRefusal(StrEnum):
+    EMPTY_STORY = "empty_story"
+    NAME_TAKEN = "name_taken"
+    LIST_FULL = "list_full"
+
+
+class EmptyStory(ApplicationError):
+    """A draft asked for with no story written: panels are drafted from it."""
+
+    code = StoryboardRefusal.EMPTY_STORY
+    status = 400
 
 
 class NameTaken(ApplicationError):
     """The comic already has a character (or place) of that name, ignoring case."""
 
-    code = "name_taken"
+    code = StoryboardRefusal.NAME_TAKEN
     status = 409
 
 
 class ListFull(ApplicationError):
     """The comic has as many characters (or places) as a comic may have."""
 
-    code = "list_full"
+    code = StoryboardRefusal.LIST_FULL
     status = 409

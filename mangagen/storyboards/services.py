@@ -7,13 +7,16 @@ from dataclasses import dataclass
 from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
+from mangagen import quotas
 from mangagen.characters.selectors import outfit_sheets_in_use, sheets_in_use
 from mangagen.drafting import Draft, StoryContext, get_drafter
 from mangagen.lettering import languages
 from mangagen.places.selectors import places_of
 from mangagen.places.services import replace_places
 
+from .errors import EmptyStory
 from .hashing import ArtLooks, art_hash, content_hash, storyboard_version
 from .lock_objects import lock_storyboard
 from .models import Character, KeptArt, Panel, Storyboard, Style
@@ -32,6 +35,30 @@ def create_storyboard(
         language=language or languages.guess(f"{title} {story}"),
     )
     _rehash(storyboard)
+    return storyboard
+
+
+def start_storyboard(
+    *,
+    owner,
+    title: str,
+    story: str = "",
+    style: str = Style.MANGA,
+    language: str | None = None,
+    characters: list[dict] | None = None,
+    places: list[dict] | None = None,
+    panels: list[dict] | None = None,
+) -> Storyboard:
+    """A person's new comic, with any characters, places and panels given. Raises
+    LimitReached when they already keep MAX_STORYBOARDS_PER_PERSON (nothing is made)."""
+    quotas.check_storyboards(owner=owner)
+    storyboard = create_storyboard(
+        owner=owner, title=title, story=story, style=style, language=language
+    )
+    if characters or places or panels:
+        storyboard = update_storyboard(
+            storyboard=storyboard, characters=characters, places=places, panels=panels
+        )
     return storyboard
 
 
@@ -185,7 +212,14 @@ LAYOUT_FIELDS = {
 
 def draft_storyboard(*, storyboard: Storyboard) -> tuple[Storyboard, str]:
     """Fills the panels (and adds characters) from the story, knowing the cast, the places
-    and, for a chapter of a series, how the chapter before it ended; returns any notice."""
+    and, for a chapter of a series, how the chapter before it ended; returns any notice.
+
+    Raises EmptyStory when no story is written, and LimitReached past the owner's daily
+    quota of chat-model drafts (`quotas.take_draft`); then nothing changes.
+    """
+    if not storyboard.story.strip():
+        raise EmptyStory(gettext("Write the story first; panels are drafted from it."))
+    quotas.take_draft(user=storyboard.owner)
     cast = list(storyboard.characters.all())
     existing = [{"name": c.name, "description": c.description} for c in cast]
     context = StoryContext(

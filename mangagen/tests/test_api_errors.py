@@ -1,5 +1,7 @@
 """One exception handler answers every refusal in one shape (docs/api.md, "Errors")."""
 
+import pytest
+
 from ledger import errors as ledger_errors
 from mangagen.api.errors import exception_handler
 from mangagen.errors import ApplicationError
@@ -54,3 +56,33 @@ def test_every_402_has_one_shape_and_the_view_may_say_what_the_credit_was_for():
 def test_other_ledger_refusals_keep_their_statuses():
     assert exception_handler(ledger_errors.AccountFlagged(), {}).status_code == 403
     assert exception_handler(ledger_errors.HoldExpired(hold_id=1), {}).status_code == 409
+
+
+@pytest.mark.django_db
+def test_an_api_path_no_route_serves_answers_the_api_404(client, django_user_model):
+    client.force_login(django_user_model.objects.create_user("unrouted", password="p"))
+    for path in ("/api/jobs/-1/cancel/", "/api/no-such-thing/", "/api/storyboards/x/"):
+        response = client.post(path)
+        assert response.status_code == 404, path
+        assert response["Content-Type"] == "application/json"
+        assert response.json() == {"error": "not_found", "detail": "Not found."}
+    # Without the slash, CommonMiddleware still sends a client to the one with it.
+    assert client.get("/api/me").status_code == 301
+
+
+def test_every_refusal_code_is_a_member_of_its_areas_enum():
+    """No error class spells its code by hand: each is a member of an enum."""
+    from enum import Enum
+
+    from mangagen.api import schema
+
+    pending = list(ApplicationError.__subclasses__())
+    while pending:
+        kind = pending.pop()
+        pending += kind.__subclasses__()
+        if kind.__module__.startswith("mangagen.tests"):
+            continue
+        assert kind.codes or isinstance(kind.code, Enum), kind
+    ledger = list(ledger_errors.LedgerError.__subclasses__())
+    assert all(isinstance(kind.code, ledger_errors.LedgerCode) for kind in ledger)
+    assert schema.declared(ledger_errors.InsufficientCredits) == [(402, "insufficient_credits")]

@@ -146,6 +146,48 @@ def test_an_api_error_speaks_the_persons_language_and_keeps_its_code(client, use
     assert english["detail"] == "Nothing is drawn yet: generate at least one panel first."
 
 
+def test_refusals_raised_from_the_areas_error_classes_speak_japanese(client, user, comic):
+    """A refusal raised through its area's error class (a service's, a view's, the 404 for an
+    API address no route serves) keeps its code and tells a Japanese browser why in Japanese."""
+    client.force_login(user)
+    board, job = comic["board"].pk, comic["job"].pk  # the comic's story is empty
+    asked = {
+        f"/api/storyboards/{board}/draft/": (
+            400,
+            "empty_story",
+            "先にストーリーを書いてください。コマはストーリーから下書きされます。",
+        ),
+        f"/api/storyboards/{board}/speculate/leave/": (400, "invalid", "トークンが必要です。"),
+        "/api/no-such-thing/": (404, "not_found", "見つかりませんでした。"),
+    }
+    for path, (status, code, detail) in asked.items():
+        answer = client.post(path, {}, content_type="application/json", **JA)
+        assert (answer.status_code, answer.json()) == (status, {"error": code, "detail": detail})
+    events = client.get(f"/api/jobs/{job}/events/?after=x", **JA)
+    assert events.json() == {"error": "invalid", "detail": "after は整数で指定してください。"}
+    pack = client.post("/api/credits/checkout/", {"pack": "?"}, "application/json", **JA)
+    assert pack.status_code == 400 and pack.json()["error"] == "invalid"
+    assert pack.json()["detail"].endswith("のどれかを選んでください。")
+    english = client.post("/api/no-such-thing/", {}, content_type="application/json")
+    assert english.json()["detail"] == "Not found."
+
+
+def test_an_unknown_download_format_is_refused_in_japanese(client, user, comic):
+    client.force_login(user)
+    downloads = {
+        f"/api/storyboards/{comic['board'].pk}/export/": "pdf, cbz, webtoon",
+        f"/api/series/{comic['series'].pk}/export/": "pdf, cbz",
+    }
+    for path, formats in downloads.items():
+        answer = client.get(f"{path}?format=gif", **JA)
+        assert (answer.status_code, answer.json()) == (
+            400,
+            {"error": "invalid", "detail": f"format は {formats} のどれかを指定してください。"},
+        )
+        english = client.get(f"{path}?format=gif").json()["detail"]
+        assert english == f"format must be one of {formats}."
+
+
 def test_out_of_credits_is_said_in_japanese(client, user):
     client.force_login(user)
     board = factories.storyboard(user)

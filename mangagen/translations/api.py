@@ -13,12 +13,15 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
+from mangagen.api.schema import refuses
 from mangagen.api.throttles import WritesThrottle
 from mangagen.lettering import one_line
+from mangagen.quotas import Limit
 from mangagen.storyboards import limits
 from mangagen.storyboards.api import owned_storyboard
 
 from . import selectors, services
+from .errors import NoSuchTranslation, NoTranslator, TranslationRefused, TranslatorFailed
 from .matching import Edit
 
 
@@ -95,12 +98,14 @@ class TranslationView(APIView):
     throttle_classes = [WritesThrottle]
     throttle_scope = "storyboards"
 
+    @refuses(NoSuchTranslation)
     @extend_schema(summary="One translation beside the original", responses=OpenApiTypes.OBJECT)
     def get(self, request, pk: int, lang: str):
         storyboard = owned_storyboard(request, pk)
         translation = selectors.find(storyboard=storyboard, language=lang)
         return Response(selectors.translation_json(storyboard=storyboard, translation=translation))
 
+    @refuses(TranslationRefused)
     @extend_schema(
         request=TranslationWriteSerializer,
         responses=OpenApiTypes.OBJECT,
@@ -115,6 +120,7 @@ class TranslationView(APIView):
         )
         return Response(selectors.translation_json(storyboard=storyboard, translation=translation))
 
+    @refuses(NoSuchTranslation)
     @extend_schema(responses={204: None}, summary="Delete a translation")
     def delete(self, request, pk: int, lang: str):
         services.delete_translation(storyboard=owned_storyboard(request, pk), language=lang)
@@ -125,6 +131,7 @@ class TranslationDraftView(APIView):
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "draft"
 
+    @refuses(NoTranslator, TranslatorFailed, TranslationRefused, Limit.DRAFTS)
     @extend_schema(
         request=None,
         responses=inline_serializer("TranslationDraft", {"notice": serializers.CharField()}),

@@ -83,7 +83,6 @@ def next_chapter(request, pk: int):
         return redirect("series", pk=pk)
     if chapter.story.strip():
         try:
-            quotas.take_draft(user=request.user)
             _, notice = storyboards.draft_storyboard(storyboard=chapter)
         except quotas.LimitReached as refused:
             notice = gettext("Not drafted: %(why)s Draft it from the Storyboard step later.") % {

@@ -1,0 +1,22 @@
+"""Why a page or an export is refused: the codes in one enum, and the errors that carry
+them. (A drawing budget spent is `quotas.Limit.DRAWING`; a language the comic has no
+translation in, `translations.errors.NoSuchTranslation`.)"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from mangagen.errors import ApplicationError, InvalidInput
+
+
+class ExportRefusal(StrEnum):
+    NOTHING_TO_EXPORT = "nothing_to_export"
+
+
+class NothingToExport(ApplicationError):
+    code = ExportRefusal.NOTHING_TO_EXPORT
+    status = 409
+
+
+class UnknownFormat(InvalidInput):
+    """`?format=` names no format this export makes (400 `invalid`)."""
