@@ -275,6 +275,7 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> RenderOutcome:
     """
     renderer = get_renderer()
     name = liveness.ticket(job_id, index, attempt)
+    heartbeat = liveness.Heartbeat(name)
     with transaction.atomic():
         job, panel = _lock_attempt(job_id, index, attempt)
         if job is None or panel is None:
@@ -292,6 +293,9 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> RenderOutcome:
         if panel.state == PanelState.RENDERING and liveness.alive(name):
             return RenderOutcome.DUPLICATE
         priority = _priority(job, panel)
+        # Alive from the moment the panel says RENDERING (the sweep's clock starts there),
+        # not from when this worker, slowed down on a loaded machine, gets to its wait.
+        heartbeat.beat()
         panel.state = PanelState.RENDERING
         panel.render_started_at = timezone.now()
         panel.save(update_fields=["state", "render_started_at"])
@@ -309,7 +313,7 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> RenderOutcome:
     def on_state(change: StateChange) -> None:
         note_provider_state(job_id=job_id, index=index, attempt=attempt, change=change)
 
-    with liveness.Heartbeat(name):
+    with heartbeat:
         try:
             result = renderer.render(
                 spec,
@@ -326,14 +330,10 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> RenderOutcome:
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job_id)
         panel = job.panels.select_for_update().filter(index=index).first()
-        if (
-            not job.live
-            or panel is None
-            or panel.attempts != attempt
-            or panel.state != PanelState.RENDERING
-        ):
+        if panel is None or not _waits_for(job, panel, attempt):
             # Cancelled, expired or replaced while rendering: GPU time spent for nothing,
-            # logged so what speculation wastes can be counted.
+            # logged so what speculation wastes can be counted. (Sent again by the sweep
+            # while it still ran, the panel still waits for this attempt: it is delivered.)
             emit(
                 job=job,
                 type=EventType.PANEL_DISCARDED,
@@ -786,12 +786,18 @@ def _lock_attempt(job_id: int, index: int, attempt: int) -> tuple[Job | None, Jo
     if job is None or not job.live:
         return None, None
     panel = job.panels.select_for_update().filter(index=index).first()
-    waiting = (PanelState.PENDING, PanelState.RENDERING)
-    if panel is None or panel.attempts != attempt or panel.state not in waiting:
-        return job, None
-    if panel.hold_id is None:  # reset by a rebase: this attempt's hold was released
-        return job, None
-    return job, panel
+    return job, (panel if panel is not None and _waits_for(job, panel, attempt) else None)
+
+
+def _waits_for(job: Job, panel: JobPanel, attempt: int) -> bool:
+    """Whether the live job's panel still waits for this attempt's render: queued
+    (perhaps sent again by a sweep) or rendering, under the attempt's own hold."""
+    return (
+        job.live
+        and panel.attempts == attempt
+        and panel.state in (PanelState.PENDING, PanelState.RENDERING)
+        and panel.hold_id is not None  # None: reset by a rebase, the hold was released
+    )
 
 
 # A person's decisions on a panel, and the states a refusal names, in the person's words.

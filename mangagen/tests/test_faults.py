@@ -199,3 +199,71 @@ def test_a_render_that_finds_the_bucket_unreachable_goes_again_and_is_paid_once(
     account.refresh_from_db()
     assert (account.available, account.held) == (2, 0)
     assert_ledger_invariants()
+
+
+def test_a_render_slow_to_start_beating_is_not_taken_for_lost(
+    user, enqueued, monkeypatch, settings, django_capture_on_commit_callbacks
+):
+    """The sweep's clock starts when the panel says RENDERING: the render beats from that
+    moment, so a worker slowed down between that commit and its wait (a loaded machine)
+    is not taken for lost and sent again."""
+    ledger.grant(account=ledger.account_for(user), amount=3, key="seed", reason="x")
+    with django_capture_on_commit_callbacks(execute=True):
+        job, _ = services.generate(user=user, storyboard=board_of(user))
+    (job_id, index, attempt), _queue = enqueued.pop(0)
+    later = timezone.now() + timedelta(seconds=settings.RENDER_HEARTBEAT_SECONDS * 3 + 1)
+    swept = []
+    hold_no_connection = services._hold_no_connection
+
+    def slow_worker():
+        # The first moment after the commit that marked the panel RENDERING.
+        if not swept:
+            swept.append(services.requeue_lost_renders(now=later))
+        hold_no_connection()
+
+    monkeypatch.setattr(services, "_hold_no_connection", slow_worker)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.perform_render(job_id=job_id, index=index, attempt=attempt) == "delivered"
+    assert swept == [0]
+    assert not job.events.filter(type="panel.requeued").exists()
+
+
+def test_a_render_sent_again_while_it_still_ran_delivers_what_it_drew(
+    user, enqueued, monkeypatch, settings, django_capture_on_commit_callbacks
+):
+    """A worker that missed its beats (starved, not dead) is sent again by the sweep; the
+    render it finishes is the panel's, delivered and paid once, instead of being thrown
+    away for the copy that has not started (which a loaded machine can repeat forever)."""
+    from mangagen.jobs import liveness
+
+    ledger.grant(account=ledger.account_for(user), amount=3, key="seed", reason="x")
+    with django_capture_on_commit_callbacks(execute=True):
+        job, _ = services.generate(user=user, storyboard=board_of(user))
+    (job_id, index, attempt), _queue = enqueued.pop(0)
+    renderer = services.get_renderer()
+    later = timezone.now() + timedelta(seconds=settings.RENDER_HEARTBEAT_SECONDS * 3 + 1)
+
+    class Starved:
+        def __getattr__(self, name):
+            return getattr(renderer, name)
+
+        def render(self, spec, seed, **kwargs):
+            # Its beats stop for a while (the key expires), and the sweep runs meanwhile.
+            with pytest.MonkeyPatch.context() as silent:
+                silent.setattr(liveness, "alive_many", lambda names: dict.fromkeys(names, False))
+                silent.setattr(liveness, "alive", lambda name: False)
+                assert services.requeue_lost_renders(now=later) == 1
+            return renderer.render(spec, seed, **kwargs)
+
+    monkeypatch.setattr(services, "get_renderer", lambda: Starved())
+    with django_capture_on_commit_callbacks(execute=True):
+        outcome = services.perform_render(job_id=job_id, index=index, attempt=attempt)
+    assert outcome == "delivered"
+    assert job.panels.get(index=1).state == "delivered"
+    # The copy the sweep sent finds the panel done and does nothing.
+    sent = [args for args, _queue in enqueued]
+    assert sent.count((job_id, index, attempt)) == 1
+    assert services.perform_render(job_id=job_id, index=index, attempt=attempt) == "stale"
+    account = ledger.account_for(user)
+    account.refresh_from_db()
+    assert (account.available, account.held) == (2, 0)

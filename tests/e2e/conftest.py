@@ -129,6 +129,12 @@ def page(browser, stack, request, dialogs):
         name = request.node.name
         page.screenshot(path=str(ARTIFACTS / f"FAILED-{name}.png"), full_page=True)
         (ARTIFACTS / f"FAILED-{name}.console.log").write_text("\n".join(console))
+        # CI keeps only what is printed: the stack's complaints while the test ran.
+        print(f"== the stack's warnings and requeues ({stack.log}):")
+        noted = ("WARNING", "ERROR", "CRITICAL", "Traceback", "requeue", "again")
+        for line in stack.log.read_text(errors="replace").splitlines()[-3000:]:
+            if any(word in line for word in noted) and "requeue_lost_renders" not in line:
+                print(line)
     context.close()
     assert not dialogs.unexpected, f"unexpected browser dialogs: {dialogs.unexpected}"
     assert not dialogs.answers, f"expected dialogs that never came: {dialogs.answers}"

@@ -66,6 +66,10 @@ def redis_url(db: int) -> str:
     return urlunsplit(urlsplit(url)._replace(path=f"/{db}"))
 
 
+# The Procfile's Celery workers (`-n render@%h`, `-n speculative@%h`).
+WORKERS = ("render", "speculative")
+
+
 class Stack:
     """A running stack; use as a context manager."""
 
@@ -118,8 +122,10 @@ class Stack:
         return [sys.executable, "manage.py", "runstack", "--no-demo", "--port", str(self.port)]
 
     def ready(self) -> bool:
-        """Beyond answering HTTP: the Celery workers said they are ready."""
-        return "ready." in self.log.read_text()
+        """Beyond answering HTTP: both Celery workers said they are ready (a test that
+        starts on a half-started stack races the other worker's start on a slow machine)."""
+        ready = [line for line in self.log.read_text().splitlines() if line.endswith(" ready.")]
+        return all(any(f"] {worker}@" in line for line in ready) for worker in WORKERS)
 
     def _wait_until_up(self, timeout: float = 90) -> None:
         deadline = time.monotonic() + timeout
