@@ -7,6 +7,7 @@ Used by the browser tests, tests/test_redis_restart.py and the benchmarks
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -124,8 +125,9 @@ class Stack:
     def ready(self) -> bool:
         """Beyond answering HTTP: both Celery workers said they are ready (a test that
         starts on a half-started stack races the other worker's start on a slow machine)."""
-        ready = [line for line in self.log.read_text().splitlines() if line.endswith(" ready.")]
-        return all(any(f"] {worker}@" in line for line in ready) for worker in WORKERS)
+        # "render@host ready." in a plain line, or as a JSON line's message (LOG_FORMAT=json).
+        said = re.findall(r"\b(\w+)@\S+ ready\.", self.log.read_text())
+        return set(WORKERS) <= set(said)
 
     def _wait_until_up(self, timeout: float = 90) -> None:
         deadline = time.monotonic() + timeout
