@@ -22,6 +22,7 @@ from mangagen.storyboards.lock_objects import lock_storyboard
 from mangagen.storyboards.models import Storyboard
 
 from .errors import NoSuchPlace
+from .lock_objects import lock_place, lock_places
 from .models import Place
 
 
@@ -36,7 +37,7 @@ def replace_places(*, storyboard: Storyboard, places: list[dict]) -> dict[str, s
     ("" for a place removed), for the panels to follow."""
     from mangagen.storyboards.services import renamed
 
-    existing = {p.name: p for p in Place.objects.select_for_update().filter(storyboard=storyboard)}
+    existing = {p.name: p for p in lock_places(storyboard=storyboard)}
     before = [p.name for p in sorted(existing.values(), key=lambda p: p.position)]
     after = [p["name"] for p in places]
     renames = renamed(before=before, after=after)
@@ -129,7 +130,7 @@ def add_place(
 
 
 def _place(storyboard: Storyboard, name: str) -> Place:
-    place = Place.objects.select_for_update().filter(storyboard=storyboard, name=name).first()
+    place = lock_place(storyboard=storyboard, name=name)
     if place is None:
         raise NoSuchPlace(gettext("This comic has no place named %(name)r.") % {"name": name})
     return place

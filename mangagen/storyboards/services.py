@@ -18,7 +18,7 @@ from mangagen.places.services import replace_places
 
 from .errors import EmptyStory
 from .hashing import ArtLooks, art_hash, content_hash, storyboard_version
-from .lock_objects import lock_storyboard
+from .lock_objects import lock_kept_art, lock_storyboard
 from .models import Character, KeptArt, Panel, Storyboard, Style
 
 
@@ -334,7 +334,7 @@ def choose_take(*, storyboard: Storyboard, take: int) -> KeptArt:
 
     Raises KeptArt.DoesNotExist for a take that is not this storyboard's.
     """
-    kept = KeptArt.objects.select_for_update().get(pk=take, storyboard=storyboard)
+    kept = lock_kept_art(storyboard=storyboard, pk=take)
     kept.chosen_at = timezone.now()
     kept.save(update_fields=["chosen_at"])
     return kept
