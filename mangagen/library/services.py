@@ -23,7 +23,7 @@ from mangagen.places.models import Place
 from mangagen.places.services import add_place
 from mangagen.storyboards.lock_objects import lock_storyboard
 from mangagen.storyboards.models import Character, Storyboard
-from mangagen.storyboards.services import rehash_storyboard
+from mangagen.storyboards.rehashing import rehash_storyboard
 
 from .lock_objects import lock_entry
 from .models import CastMember, CastSheet, SavedPlace

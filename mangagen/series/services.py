@@ -18,7 +18,8 @@ from mangagen.places.services import add_place
 from mangagen.storyboards import limits
 from mangagen.storyboards.lock_objects import lock_storyboard
 from mangagen.storyboards.models import Storyboard, Style
-from mangagen.storyboards.services import create_storyboard, rehash_storyboard
+from mangagen.storyboards.rehashing import rehash_storyboard
+from mangagen.storyboards.services import create_storyboard
 
 from .lock_objects import lock_series
 from .models import Series
