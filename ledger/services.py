@@ -28,6 +28,7 @@ from django.db.models import F, Sum
 from django.utils import timezone
 
 from . import errors, fast_path
+from .lock_objects import lock_expired_hold, lock_hold
 from .metrics import count_expired, counted
 from .models import Account, BalanceShard, Hold, SystemAccount, Transfer, shard_for
 
@@ -376,12 +377,7 @@ def expire_stale_holds(*, now: datetime | None = None) -> int:
             expired += answer.status == "done"
             continue
         with transaction.atomic():
-            hold = (
-                Hold.objects.select_for_update(skip_locked=True, of=("self",))
-                .select_related("pending_transfer")
-                .filter(pk=pk, state=Hold.State.PENDING, expires_at__lte=now)
-                .first()
-            )
+            hold = lock_expired_hold(pk=pk, now=now)
             if hold is None:
                 continue
             _write_resolution(
@@ -430,11 +426,7 @@ def _resolve(
         return Hold.objects.get(pk=hold.pk)
 
     def write() -> Hold:
-        locked = (
-            Hold.objects.select_for_update(of=("self",))
-            .select_related("account", "pending_transfer")
-            .get(pk=hold.pk)
-        )
+        locked = lock_hold(pk=hold.pk)
         if locked.state != Hold.State.PENDING:
             resolution = locked.resolution_transfer
             assert resolution is not None  # a resolved hold keeps its resolution

@@ -15,8 +15,9 @@ from django.db.models import Count, F
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
+from .lock_objects import lock_declined_before
 from .metrics import WIDEST_PERIOD
-from .models import DeclinedDaily, Outcome, Speculation
+from .models import DeclinedDaily, Speculation
 
 
 def prune_declined(*, before: datetime, now: datetime | None = None) -> int:
@@ -31,10 +32,7 @@ def prune_declined(*, before: datetime, now: datetime | None = None) -> int:
     before = min(before, now - WIDEST_PERIOD - timedelta(days=1))
     before = datetime.combine(before.astimezone(UTC).date(), time(), UTC)
     with transaction.atomic():
-        old = Speculation.objects.select_for_update().filter(
-            outcome=Outcome.DECLINED, created_at__lt=before
-        )
-        ids = list(old.values_list("pk", flat=True))
+        ids = lock_declined_before(before=before)
         if not ids:
             return 0
         tally = (

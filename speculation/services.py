@@ -16,7 +16,6 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -29,6 +28,7 @@ from mangagen.storyboards.lock_objects import lock_storyboards
 from mangagen.storyboards.models import Storyboard
 
 from . import admission
+from .lock_objects import lock_person
 from .models import DeclineReason, Outcome, Speculation
 
 if TYPE_CHECKING:
@@ -46,11 +46,8 @@ def speculate(*, user: User, storyboard: Storyboard, token: str = "") -> Specula
     if not storyboard.complete:
         return _declined(user, storyboard, DeclineReason.INCOMPLETE, token)
     with transaction.atomic():
-        # One person's speculations are decided one at a time. NO KEY UPDATE: a plain
-        # FOR UPDATE would also block other transactions' foreign-key checks on the
-        # user (a Generate in another tab, at its commit) while this one waits to lock
-        # that Generate's job: a deadlock.
-        get_user_model().objects.select_for_update(no_key=True).get(pk=user.pk)
+        # One person's speculations are decided one at a time.
+        lock_person(user=user)
         if token:
             earlier = Speculation.objects.filter(user=user, token=token).first()
             if earlier is not None:
@@ -137,7 +134,7 @@ def leave(*, user: User, storyboard: Storyboard, token: str) -> Speculation:
     (its hold released, unless Generate confirmed it meanwhile, as its locked job says);
     if its request is still being answered, it will find this and start nothing."""
     with transaction.atomic():
-        get_user_model().objects.select_for_update(no_key=True).get(pk=user.pk)
+        lock_person(user=user)
         speculation = Speculation.objects.filter(user=user, token=token).first()
         # The comics before the speculation's row and its job (the one lock order):
         # Generate holds its comic, then its job, then marks the speculation a hit.

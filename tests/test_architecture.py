@@ -42,3 +42,207 @@ def test_dependency_direction(package, forbidden):
         if names & forbidden
     }
     assert offenders == {}
+
+
+# Row locks: every SELECT … FOR UPDATE goes through an app's lock_objects.py, where
+# each lock has its name, its order_by and its place in the one lock order
+# (docs/architecture.md, "Lock order").
+LOCKING_PACKAGES = ("ledger", "mangagen", "speculation")
+# Being moved by another branch (the jobs package split, the paid-render module of
+# characters); each gets its lock_objects.py there, and leaves this set.
+NOT_YET = {
+    "mangagen/jobs/",  # services.py, retention.py
+    "mangagen/characters/",  # services.py
+}
+
+
+def calls_select_for_update(source: pathlib.Path) -> bool:
+    return any(
+        isinstance(node, ast.Attribute) and node.attr == "select_for_update"
+        for node in ast.walk(ast.parse(source.read_text()))
+    )
+
+
+def test_row_locks_only_in_lock_objects():
+    offenders = []
+    for package in LOCKING_PACKAGES:
+        for source in (ROOT / package).rglob("*.py"):
+            path = source.relative_to(ROOT).as_posix()
+            if {"tests", "migrations"} & set(source.parts) or source.name == "lock_objects.py":
+                continue
+            if any(path.startswith(folder) for folder in NOT_YET):
+                continue
+            if calls_select_for_update(source):
+                offenders.append(path)
+    assert offenders == []
+
+
+def test_the_guard_sees_an_inline_lock(tmp_path):
+    inline = tmp_path / "services.py"
+    inline.write_text("def f(pk):\n    return Job.objects.select_for_update().get(pk=pk)\n")
+    assert calls_select_for_update(inline)
+
+
+# The studio's layers, inside mangagen: a module may import its own area, one of its
+# own layer, or one below; never one above. Imports inside functions count too.
+# Settled from the code (#29): views and the API over the orchestration of what spans
+# apps (deleting a comic, pruning) over the features over the storyboard's own edits
+# (storyboards/services.py: its lists of characters and places) over the comic's data
+# (storyboards, places, and the characters' models and selectors: a panel's hash reads
+# its sheets) over what draws and writes (renderers, drafting, lettering, formats) over
+# the shared kernel. Renderers draw a spec and know no job or storyboard.
+ENTRY, ORCHESTRATION, FEATURES, COMIC_EDITS, COMIC, DRAWING, KERNEL = 6, 5, 4, 3, 2, 1, 0
+LAYERS = {
+    "views": ENTRY,
+    "api": ENTRY,
+    "consumers.py": ENTRY,
+    "admin.py": ENTRY,
+    "management": ENTRY,
+    "templatetags": ENTRY,
+    "tasks.py": ENTRY,  # the periodic tasks: prune, sweep
+    "deletion.py": ORCHESTRATION,
+    "retention.py": ORCHESTRATION,
+    "jobs": FEATURES,
+    "characters": FEATURES,
+    "pages": FEATURES,
+    "series": FEATURES,
+    "translations": FEATURES,
+    "library": FEATURES,
+    "payments": FEATURES,
+    "accounts": FEATURES,
+    "storyboards/services.py": COMIC_EDITS,
+    "storyboards": COMIC,
+    "places": COMIC,
+    "characters/models.py": COMIC,
+    "characters/selectors.py": COMIC,
+    "characters/images.py": COMIC,
+    "characters/errors.py": COMIC,
+    "renderers": DRAWING,
+    "drafting": DRAWING,
+    "lettering": DRAWING,
+    "formats": DRAWING,
+    "storyboards/limits.py": KERNEL,  # numbers every app validates with; imports nothing
+    "errors.py": KERNEL,
+    "storage.py": KERNEL,
+    "storage_config.py": KERNEL,
+    "queues.py": KERNEL,
+    "broker.py": KERNEL,
+    "celery.py": KERNEL,
+    "credit_history.py": KERNEL,
+    "chat.py": KERNEL,
+    "passing_faults.py": KERNEL,
+    "observability": KERNEL,
+    # /metrics: the view and the collector it runs at each scrape (the GPU pool's state).
+    "observability/exposition.py": ENTRY,
+    "observability/collectors.py": ENTRY,
+    "quotas.py": KERNEL,
+}
+# Whatever an app's folder holds, these files answer requests.
+ENTRY_FILES = {"api.py", "views.py", "urls.py", "admin.py", "serializers.py", "consumers.py"}
+# Wiring of the whole studio, which may import every layer.
+WIRING = COMPOSITION_ROOT | {
+    "settings_test.py",
+    "wsgi.py",
+    "daphne_server.py",
+    "models.py",
+    "apps.py",
+}
+# Known upward imports, each to go.
+LAYER_ALLOWANCE = {
+    # Being moved by another branch (the jobs package split, the paid-render module):
+    # jobs and characters import each other (specs, sheets) and jobs/images.py answers
+    # requests with api/errors.py.
+    "mangagen/jobs/",
+    "mangagen/characters/",
+    # quotas counts each app's rows (function-level imports of their models): a limit
+    # checked in one module, read by every layer.
+    "mangagen/quotas.py",
+    # The chat drafter checks its answer with the storyboard's write serializer.
+    "mangagen/drafting/openai_chat.py",
+}
+
+
+def module_name(source: pathlib.Path) -> list[str]:
+    parts = list(source.relative_to(ROOT).with_suffix("").parts)
+    return parts[:-1] if parts[-1] == "__init__" else parts
+
+
+def imported_modules(source: pathlib.Path) -> set[str]:
+    """Every module `source` imports, anywhere in it, relative imports resolved: for
+    `from x import y`, x.y (place_of takes it for x when y is no module)."""
+    package = module_name(source)
+    if source.name != "__init__.py":
+        package = package[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(source.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            found |= {f"{module}.{alias.name}" for alias in node.names}
+    return found
+
+
+def place_of(module: str) -> tuple[str, int] | None:
+    """The area (an app's folder, or a top-level module) and layer of a mangagen
+    module; None outside mangagen or for the wiring."""
+    parts = module.split(".")
+    if parts[0] != "mangagen" or len(parts) < 2:
+        return None
+    path = pathlib.Path(ROOT, *parts)
+    if not path.is_dir() and not path.with_suffix(".py").exists():
+        return place_of(".".join(parts[:-1]))  # a name imported from a module
+    relative = "/".join(parts[1:]) + ("" if path.is_dir() else ".py")
+    area = parts[1] if path.is_dir() or len(parts) > 2 else relative
+    if len(parts) == 2 and relative in WIRING:
+        return None
+    if parts[-1] + ".py" in ENTRY_FILES or parts[1] in {"views", "api"}:
+        return area, ENTRY
+    for prefix in (relative, area):
+        if prefix in LAYERS:
+            return area, LAYERS[prefix]
+    raise AssertionError(f"{module} has no layer in LAYERS")
+
+
+def upward_imports() -> dict[str, list[str]]:
+    found = {}
+    for source in (ROOT / "mangagen").rglob("*.py"):
+        if {"tests", "migrations"} & set(source.parts):
+            continue
+        place = place_of(".".join(module_name(source)))
+        if place is None:
+            continue
+        above = sorted(
+            target
+            for target in imported_modules(source)
+            if (theirs := place_of(target)) is not None
+            and theirs[0] != place[0]
+            and theirs[1] > place[1]
+        )
+        if above:
+            found[source.relative_to(ROOT).as_posix()] = above
+    return found
+
+
+def test_studio_layers():
+    offenders = {
+        path: targets
+        for path, targets in upward_imports().items()
+        if not any(path.startswith(allowed) for allowed in LAYER_ALLOWANCE)
+    }
+    assert offenders == {}
+
+
+def test_relative_and_function_level_imports_are_resolved():
+    translations = imported_modules(ROOT / "mangagen/translations/services.py")
+    assert "mangagen.translations.selectors" in translations  # from . import selectors
+    assert "mangagen.translations.models.Translation" in translations  # from .models import …
+    drafter = imported_modules(ROOT / "mangagen/drafting/openai_chat.py")
+    assert "mangagen.storyboards.serializers.StoryboardWriteSerializer" in drafter  # in a def
+    assert place_of("mangagen.storyboards.services.rehash_storyboard") == (
+        "storyboards",
+        COMIC_EDITS,
+    )
+    assert place_of("mangagen.deletion") == ("deletion.py", ORCHESTRATION)
+    assert place_of("mangagen.places.api") == ("places", ENTRY)

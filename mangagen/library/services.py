@@ -23,8 +23,9 @@ from mangagen.places.models import Place
 from mangagen.places.services import add_place
 from mangagen.storyboards.lock_objects import lock_storyboard
 from mangagen.storyboards.models import Character, Storyboard
-from mangagen.storyboards.services import rehash_storyboard
+from mangagen.storyboards.rehashing import rehash_storyboard
 
+from .lock_objects import lock_entry
 from .models import CastMember, CastSheet, SavedPlace
 
 
@@ -140,7 +141,7 @@ def _in_comic(storyboard: Storyboard, model, name: str):
 def _entry(model, *, owner, name: str):
     """The owner's entry of that name (ignoring case), locked, or a new one (checked
     against the library's size)."""
-    entry = model.objects.select_for_update().filter(owner=owner, name__iexact=name).first()
+    entry = lock_entry(model=model, owner=owner, name=name)
     if entry is not None:
         entry.name = name
         return entry, False

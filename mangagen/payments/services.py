@@ -26,6 +26,7 @@ from ledger import services as ledger
 from ledger.models import SystemAccount, Transfer
 
 from .errors import BadSignature, PaymentProviderError, PaymentsUnavailable
+from .lock_objects import lock_event, lock_purchase, lock_purchase_of, lock_unrecorded_session
 from .models import CheckoutSession, FailedRefund, Outcome, Purchase, ReviewReason, StripeEvent
 from .packs import Pack
 
@@ -169,7 +170,7 @@ def process(*, stripe_event: StripeEvent) -> StripeEvent:
     """Applies a stored event if it is not yet applied. Concurrent twins wait, then skip."""
     try:
         with transaction.atomic():
-            locked = StripeEvent.objects.select_for_update().get(pk=stripe_event.pk)
+            locked = lock_event(pk=stripe_event.pk)
             if locked.processed:
                 return locked
             outcome = HANDLERS.get(locked.type, _ignore)(locked.payload["data"]["object"])
@@ -191,7 +192,7 @@ def _checkout_paid(session: dict) -> Outcome:
         logger.info("Checkout %s was not created by this app; nothing granted", session["id"])
         return Outcome.FOREIGN
     intent = session.get("payment_intent") or f"session:{session['id']}"
-    purchase, _ = Purchase.objects.select_for_update().get_or_create(payment_intent=intent)
+    purchase = lock_purchase_of(payment_intent=intent)
     purchase.session_id = record.session_id
     purchase.user = record.user
     purchase.pack = record.pack
@@ -227,11 +228,7 @@ def _record_of(session: dict) -> CheckoutSession | None:
         reference = str(uuid.UUID(reference))
     except ValueError:
         return None
-    record = (
-        CheckoutSession.objects.select_for_update()
-        .filter(reference=reference, session_id__isnull=True)
-        .first()
-    )
+    record = lock_unrecorded_session(reference=reference)
     if record is not None:
         record.session_id = session["id"]
         record.save(update_fields=["session_id"])
@@ -274,7 +271,7 @@ def _grant(purchase: Purchase) -> None:
 def grant_after_review(*, purchase: Purchase) -> bool:
     """An operator accepts a held purchase: grants it once. False if it was not held."""
     with transaction.atomic():
-        locked = Purchase.objects.select_for_update().get(pk=purchase.pk)
+        locked = lock_purchase(pk=purchase.pk)
         if not locked.review or locked.user_id is None:
             return False
         locked.review = ""
@@ -293,7 +290,7 @@ def _charge_refunded(charge: dict) -> Outcome:
     if not intent:  # a Charges-API charge: never one of this app's Checkout sessions
         logger.info("Refund of charge %s with no payment intent: not ours", charge.get("id"))
         return Outcome.FOREIGN
-    purchase, _ = Purchase.objects.select_for_update().get_or_create(payment_intent=intent)
+    purchase = lock_purchase_of(payment_intent=intent)
     refunded = int(charge.get("amount_refunded") or 0)
     purchase.amount_refunded = max(purchase.amount_refunded, refunded)
     if not purchase.amount:
@@ -315,7 +312,7 @@ def _refund_updated(refund: dict) -> Outcome:
     if not intent:  # a Charges-API refund: never one of this app's Checkout sessions
         logger.info("Refund %s with no payment intent: not ours", refund.get("id"))
         return Outcome.FOREIGN
-    purchase, _ = Purchase.objects.select_for_update().get_or_create(payment_intent=intent)
+    purchase = lock_purchase_of(payment_intent=intent)
     _, new = FailedRefund.objects.get_or_create(
         refund_id=refund["id"],
         defaults={"purchase": purchase, "amount": int(refund.get("amount") or 0)},
@@ -374,7 +371,7 @@ def _dispute_created(dispute: dict) -> Outcome:
     if not intent:  # a Charges-API charge: never one of this app's Checkout sessions
         logger.info("Dispute %s of a charge with no payment intent: not ours", dispute.get("id"))
         return Outcome.FOREIGN
-    purchase, _ = Purchase.objects.select_for_update().get_or_create(payment_intent=intent)
+    purchase = lock_purchase_of(payment_intent=intent)
     purchase.disputed_at = purchase.disputed_at or timezone.now()
     purchase.save(update_fields=["disputed_at"])
     if purchase.user_id:

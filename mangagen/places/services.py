@@ -20,8 +20,11 @@ from mangagen.storyboards import limits
 from mangagen.storyboards.errors import ListFull, NameTaken
 from mangagen.storyboards.lock_objects import lock_storyboard
 from mangagen.storyboards.models import Storyboard
+from mangagen.storyboards.naming import renamed
+from mangagen.storyboards.rehashing import rehash_storyboard
 
 from .errors import NoSuchPlace
+from .lock_objects import lock_place, lock_places
 from .models import Place
 
 
@@ -34,9 +37,7 @@ def replace_places(*, storyboard: Storyboard, places: list[dict]) -> dict[str, s
     row lock. A place that keeps its name, or is renamed in its row, keeps its picture; the
     pictures of places removed leave the storage once committed. Returns old -> new names
     ("" for a place removed), for the panels to follow."""
-    from mangagen.storyboards.services import renamed
-
-    existing = {p.name: p for p in Place.objects.select_for_update().filter(storyboard=storyboard)}
+    existing = {p.name: p for p in lock_places(storyboard=storyboard)}
     before = [p.name for p in sorted(existing.values(), key=lambda p: p.position)]
     after = [p["name"] for p in places]
     renames = renamed(before=before, after=after)
@@ -66,8 +67,6 @@ def replace_places(*, storyboard: Storyboard, places: list[dict]) -> dict[str, s
 def set_picture(*, storyboard: Storyboard, name: str, image: bytes) -> Place:
     """Makes `image` (already checked and re-encoded) the place's picture; the older one
     leaves the storage once committed."""
-    from mangagen.storyboards.services import rehash_storyboard
-
     with storage.deleted_if_raised() as saved, transaction.atomic():
         storyboard = lock_storyboard(pk=storyboard.pk)
         place = _place(storyboard, name)
@@ -84,8 +83,6 @@ def set_picture(*, storyboard: Storyboard, name: str, image: bytes) -> Place:
 
 def remove_picture(*, storyboard: Storyboard, name: str) -> None:
     """The place goes back to its description alone; its panels are hashed again."""
-    from mangagen.storyboards.services import rehash_storyboard
-
     with transaction.atomic():
         storyboard = lock_storyboard(pk=storyboard.pk)
         place = _place(storyboard, name)
@@ -129,7 +126,7 @@ def add_place(
 
 
 def _place(storyboard: Storyboard, name: str) -> Place:
-    place = Place.objects.select_for_update().filter(storyboard=storyboard, name=name).first()
+    place = lock_place(storyboard=storyboard, name=name)
     if place is None:
         raise NoSuchPlace(gettext("This comic has no place named %(name)r.") % {"name": name})
     return place

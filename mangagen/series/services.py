@@ -18,8 +18,10 @@ from mangagen.places.services import add_place
 from mangagen.storyboards import limits
 from mangagen.storyboards.lock_objects import lock_storyboard
 from mangagen.storyboards.models import Storyboard, Style
-from mangagen.storyboards.services import create_storyboard, rehash_storyboard
+from mangagen.storyboards.rehashing import rehash_storyboard
+from mangagen.storyboards.services import create_storyboard
 
+from .lock_objects import lock_series
 from .models import Series
 from .selectors import series_cast
 
@@ -59,7 +61,7 @@ def start_chapter(*, series: Series, story: str, title: str = "") -> Storyboard:
     """
     quotas.check_storyboards(owner=series.owner)
     with storage.deleted_if_raised() as saved, transaction.atomic():
-        series = Series.objects.select_for_update().get(pk=series.pk)
+        series = lock_series(pk=series.pk)
         before = series.chapters.order_by(F("chapter").desc(nulls_last=True), "-pk").first()
         number = (before.chapter or 0) + 1 if before else 1
         cast = series_cast(series=series)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .models import Storyboard
+from .models import KeptArt, Storyboard
 
 
 def lock_storyboard(*, pk: int) -> Storyboard:
@@ -42,3 +42,9 @@ def lock_storyboards(*, pks: Iterable[int]) -> list[Storyboard]:
     return list(
         Storyboard.objects.select_for_update(no_key=True).filter(pk__in=set(pks)).order_by("pk")
     )
+
+
+def lock_kept_art(*, storyboard: Storyboard, pk: int) -> KeptArt:
+    """A kept take of the comic's, locked. Raises KeptArt.DoesNotExist for a take that is
+    not this comic's."""
+    return KeptArt.objects.select_for_update().get(pk=pk, storyboard=storyboard)

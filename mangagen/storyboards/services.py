@@ -10,16 +10,16 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from mangagen import quotas
-from mangagen.characters.selectors import outfit_sheets_in_use, sheets_in_use
 from mangagen.drafting import Draft, StoryContext, get_drafter
 from mangagen.lettering import languages
 from mangagen.places.selectors import places_of
 from mangagen.places.services import replace_places
 
 from .errors import EmptyStory
-from .hashing import ArtLooks, art_hash, content_hash, storyboard_version
-from .lock_objects import lock_storyboard
+from .lock_objects import lock_kept_art, lock_storyboard
 from .models import Character, KeptArt, Panel, Storyboard, Style
+from .naming import renamed
+from .rehashing import rehash_storyboard
 
 
 @transaction.atomic
@@ -34,7 +34,7 @@ def create_storyboard(
         style=style,
         language=language or languages.guess(f"{title} {story}"),
     )
-    _rehash(storyboard)
+    rehash_storyboard(storyboard=storyboard)
     return storyboard
 
 
@@ -137,7 +137,7 @@ def update_storyboard(
         )
     elif characters is not None or places is not None:
         _follow(storyboard, follow)
-    _rehash(storyboard)
+    rehash_storyboard(storyboard=storyboard)
     return storyboard
 
 
@@ -148,18 +148,6 @@ class Renames:
 
     characters: dict[str, str] | None = None
     places: dict[str, str] | None = None
-
-
-def renamed(*, before: list[str], after: list[str]) -> dict[str, str]:
-    """old name -> its new name, for names of `before` that `after` no longer has: a name
-    replaced in its row by a name that is new is a rename, any other goes (to "")."""
-    kept, known = set(after), set(before)
-    rows = dict(zip(before, after, strict=False))
-    return {
-        old: (rows[old] if old in rows and rows[old] not in known else "")
-        for old in before
-        if old not in kept
-    }
 
 
 def _follow(storyboard: Storyboard, renames: Renames) -> None:
@@ -261,46 +249,6 @@ def last_beats(*, storyboard: Storyboard) -> list[str]:
     return beats
 
 
-def rehash_storyboard(*, storyboard: Storyboard) -> None:
-    """Hashes the panels again (a character's sheet changed); the caller holds the row lock."""
-    _rehash(storyboard)
-
-
-def _rehash(storyboard: Storyboard) -> None:
-    characters = list(storyboard.characters.all())
-    descriptions = {c.name: c.description for c in characters}
-    sheets = sheets_in_use(storyboard=storyboard)
-    looks = ArtLooks.build(
-        characters=characters,
-        places=places_of(storyboard=storyboard),
-        outfit_sheets=outfit_sheets_in_use(storyboard=storyboard),
-    )
-    hashes = []
-    panels = list(storyboard.panels.all())
-    for panel in panels:
-        panel.sheets = {n: sheets[n] for n in panel.characters if n in sheets}
-        panel.art_inputs = looks.of(panel)
-        panel.art_hash = art_hash(
-            style=storyboard.style,
-            description=panel.description,
-            shot=panel.shot,
-            characters=panel.characters,
-            character_descriptions=descriptions,
-            sheets=panel.sheets,
-            art_inputs=panel.art_inputs,
-            blocking=panel.blocking,
-        )
-        panel.content_hash = content_hash(
-            art=panel.art_hash, dialogue=panel.dialogue, caption=panel.caption
-        )
-        hashes.append(panel.content_hash)
-    Panel.objects.bulk_update(panels, ["art_hash", "sheets", "art_inputs", "content_hash"])
-    version = storyboard_version(hashes)
-    if version != storyboard.version:
-        storyboard.version = version
-        Storyboard.objects.filter(pk=storyboard.pk).update(version=version)
-
-
 # --- kept art: a delivered render belongs to the comic ------------------------------------------
 
 
@@ -334,7 +282,7 @@ def choose_take(*, storyboard: Storyboard, take: int) -> KeptArt:
 
     Raises KeptArt.DoesNotExist for a take that is not this storyboard's.
     """
-    kept = KeptArt.objects.select_for_update().get(pk=take, storyboard=storyboard)
+    kept = lock_kept_art(storyboard=storyboard, pk=take)
     kept.chosen_at = timezone.now()
     kept.save(update_fields=["chosen_at"])
     return kept

@@ -19,6 +19,7 @@ from mangagen.storyboards.models import Storyboard
 from . import selectors
 from .chat import Line, get_translator
 from .errors import NoTranslator, TranslationRefused
+from .lock_objects import lock_translation
 from .matching import Edit, Place, Resolved, Slot, apply
 from .models import Translation
 
@@ -117,11 +118,7 @@ def _locked(storyboard: Storyboard, language: str) -> tuple[Storyboard, Translat
     (unsaved) translation when it has none yet."""
     storyboard = lock_storyboard(pk=storyboard.pk)
     target = _target(storyboard, language)
-    translation = (
-        Translation.objects.select_for_update()
-        .filter(storyboard=storyboard, language=target)
-        .first()
-    )
+    translation = lock_translation(storyboard=storyboard, language=target)
     if translation is None:
         if storyboard.translations.count() >= limits.MAX_TRANSLATIONS:
             raise TranslationRefused(
