@@ -90,15 +90,18 @@ def _private_gpu_pool(settings):
 
 @pytest.fixture
 def race():
-    """Runs calls in threads of their own (own DB connections), released together.
+    """Runs calls at once: each in a thread of its own (so on PostgreSQL on a connection
+    of its own, closed when it ends), all released together by a barrier. The one way
+    the tests race callables.
 
-    Returns each call's result, or the exception it raised.
+    `race(calls, timeout=60)` returns each call's result, or the exception it raised,
+    in the order of `calls`; `timeout` bounds the wait for each thread.
     """
     import threading
 
     from django.db import connections
 
-    def run_all(calls):
+    def run_all(calls, *, timeout: float = 60):
         barrier = threading.Barrier(len(calls))
         results = [None] * len(calls)
 
@@ -115,7 +118,7 @@ def race():
         for t in threads:
             t.start()
         for t in threads:
-            t.join(timeout=60)
+            t.join(timeout=timeout)
         return results
 
     return run_all
