@@ -127,7 +127,9 @@ def race():
 @pytest.fixture
 def instant_renders(settings, tmp_path):
     """No simulated GPU time, small images in a private media folder, no look-ahead,
-    and an in-memory channel layer: the studio's state machine, fast."""
+    and an in-memory channel layer: the studio's state machine, fast. A module whose
+    every test wants it says so once: `pytest.mark.usefixtures("instant_renders")` in
+    its `pytestmark` (with "enqueued" where renders are recorded, not sent)."""
     settings.RENDER_COLD_START_SECONDS = 0
     settings.RENDER_SECONDS = 0
     settings.RENDER_WIDTH, settings.RENDER_HEIGHT = 160, 120

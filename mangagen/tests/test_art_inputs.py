@@ -23,7 +23,7 @@ from mangagen.storyboards import services as storyboards
 from mangagen.storyboards.hashing import art_hash
 from tests import factories
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
 
 CHARACTERS = [
     {
@@ -64,11 +64,6 @@ PANELS = [
     },
     {"description": "Aiko alone.", "shot": "close-up", "characters": ["Aiko"]},
 ]
-
-
-@pytest.fixture(autouse=True)
-def fast(instant_renders):
-    """Every test here renders instantly."""
 
 
 @pytest.fixture

@@ -27,7 +27,7 @@ from mangagen.storyboards import selectors
 from mangagen.storyboards import services as storyboards
 from tests import factories
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
 
 PANELS = [
     {"description": "A rooftop at night.", "shot": "establishing"},
@@ -35,11 +35,6 @@ PANELS = [
     {"description": "Kenji waits.", "shot": "medium", "characters": ["Kenji"]},
     {"description": "Both of them.", "shot": "wide", "characters": ["Aiko", "Kenji"]},
 ]
-
-
-@pytest.fixture(autouse=True)
-def fast(instant_renders):
-    """Every test here renders instantly."""
 
 
 @pytest.fixture

@@ -17,11 +17,12 @@ from mangagen.storyboards import services as storyboards
 from tests.support.s3 import ACCESS_KEY, SECRET_KEY
 from tests.support.tcp_proxy import TcpProxy
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
 
 
 @pytest.fixture(autouse=True)
-def fast(instant_renders, monkeypatch):
+def no_deadline_tasks(monkeypatch):
+    """A job's deadline task is dropped, not sent."""
     monkeypatch.setattr(dispatch, "send_expire", lambda args, eta: None)
 
 

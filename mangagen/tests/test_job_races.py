@@ -18,16 +18,15 @@ from mangagen.jobs.models import Job, JobState
 from mangagen.storyboards import services as storyboards
 from mangagen.tests.concurrency import meanwhile
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("instant_renders", "enqueued"),
+]
 
 # Every path that confirms or ends a job locks its comic's row first (the one lock
 # order, storyboards/lock_objects.py): the other connection acts just before that.
 COMIC = "mangagen_storyboard"
-
-
-@pytest.fixture(autouse=True)
-def fast(instant_renders, enqueued):
-    """Instant renders; enqueued renders are recorded, not sent."""
 
 
 def make_board(user, title="Rooftops"):

@@ -12,18 +12,13 @@ from mangagen.places import services as places
 from mangagen.storyboards import services as storyboards
 from tests import factories
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
 
 AIKO = {
     "name": "Aiko",
     "description": "long black hair",
     "outfits": [{"name": "winter coat", "description": "a long navy duffle coat"}],
 }
-
-
-@pytest.fixture(autouse=True)
-def fast(instant_renders):
-    """Every test here renders instantly."""
 
 
 @pytest.fixture

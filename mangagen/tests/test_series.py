@@ -20,7 +20,7 @@ from mangagen.storyboards import services as storyboards
 from mangagen.storyboards.models import Storyboard
 from tests import factories
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
 
 CAST = [
     {
@@ -40,11 +40,6 @@ PANELS = [
     },
     {"description": "Kenji runs up the stairs.", "shot": "action", "characters": ["Kenji"]},
 ]
-
-
-@pytest.fixture(autouse=True)
-def fast(instant_renders):
-    """Every test here renders instantly."""
 
 
 @pytest.fixture
