@@ -321,7 +321,10 @@ def test_chapter_sheet_urls_are_the_chapters_own(person, user, account, render_s
     one = first_chapter(person, made["id"])
     render_sheet(one, "Aiko")
     two = chapter(person, made["id"])
-    assert sheets  # the sheet endpoints work on the chapter's copy as on any sheet
+    # Chapter two has a copy of Aiko's sheet of its own, on which the sheet endpoints
+    # work as on any sheet.
+    own, copy = one.sheets.get(name="Aiko"), Storyboard.objects.get(pk=two["id"]).sheets.get()
+    assert copy.name == "Aiko" and copy.pk != own.pk and copy.hash == own.hash
     url = f"/api/storyboards/{two['id']}/characters/{quote('Aiko')}/sheet/"
     assert person.delete(url).status_code == 204
     assert one.sheets.filter(name="Aiko").exists()  # chapter one keeps its own
