@@ -156,6 +156,19 @@ def enqueued(monkeypatch):
     return calls
 
 
+@pytest.fixture
+def sheet_queue(monkeypatch):
+    """Records every character sheet the studio sends to a worker as ((sheet_id,), queue),
+    instead of sending it to Redis; a test runs one with perform_sheet_render."""
+    from mangagen.characters import tasks
+
+    calls = []
+    monkeypatch.setattr(
+        tasks.render_sheet, "apply_async", lambda args, queue: calls.append((tuple(args), queue))
+    )
+    return calls
+
+
 @pytest.fixture(scope="session")
 def s3_server(tmp_path_factory):
     """A local S3-compatible server (moto's, over real HTTP) for the whole session."""

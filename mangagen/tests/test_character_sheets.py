@@ -39,15 +39,6 @@ PANELS = [
 
 
 @pytest.fixture
-def sheet_queue(monkeypatch):
-    calls = []
-    monkeypatch.setattr(
-        tasks.render_sheet, "apply_async", lambda args, queue: calls.append((tuple(args), queue))
-    )
-    return calls
-
-
-@pytest.fixture
 def account(user):
     return factories.funded_account(user, 5)
 

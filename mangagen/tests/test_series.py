@@ -14,7 +14,6 @@ import pytest
 
 from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.characters import services as sheets
-from mangagen.characters import tasks
 from mangagen.places import services as places
 from mangagen.storyboards import services as storyboards
 from mangagen.storyboards.models import Storyboard
@@ -43,19 +42,13 @@ PANELS = [
 
 
 @pytest.fixture
-def sheet_queue(monkeypatch):
-    queued = []
-    monkeypatch.setattr(tasks.render_sheet, "apply_async", lambda args, queue: queued.append(args))
-    return queued
-
-
-@pytest.fixture
 def render_sheet(sheet_queue, django_capture_on_commit_callbacks):
     def go(board, name, outfit=""):
         with django_capture_on_commit_callbacks(execute=True):
             sheet = sheets.request_sheet(storyboard=board, name=name, outfit=outfit)
         with django_capture_on_commit_callbacks(execute=True):
-            assert sheets.perform_sheet_render(sheet_id=sheet_queue.pop(0)[0]) == "shown"
+            (sheet_id,), _ = sheet_queue.pop(0)
+            assert sheets.perform_sheet_render(sheet_id=sheet_id) == "shown"
         sheet.refresh_from_db()
         return sheet
 
