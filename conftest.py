@@ -90,15 +90,18 @@ def _private_gpu_pool(settings):
 
 @pytest.fixture
 def race():
-    """Runs calls in threads of their own (own DB connections), released together.
+    """Runs calls at once: each in a thread of its own (so on PostgreSQL on a connection
+    of its own, closed when it ends), all released together by a barrier. The one way
+    the tests race callables.
 
-    Returns each call's result, or the exception it raised.
+    `race(calls, timeout=60)` returns each call's result, or the exception it raised,
+    in the order of `calls`; `timeout` bounds the wait for each thread.
     """
     import threading
 
     from django.db import connections
 
-    def run_all(calls):
+    def run_all(calls, *, timeout: float = 60):
         barrier = threading.Barrier(len(calls))
         results = [None] * len(calls)
 
@@ -115,7 +118,7 @@ def race():
         for t in threads:
             t.start()
         for t in threads:
-            t.join(timeout=60)
+            t.join(timeout=timeout)
         return results
 
     return run_all
@@ -124,7 +127,9 @@ def race():
 @pytest.fixture
 def instant_renders(settings, tmp_path):
     """No simulated GPU time, small images in a private media folder, no look-ahead,
-    and an in-memory channel layer: the studio's state machine, fast."""
+    and an in-memory channel layer: the studio's state machine, fast. A module whose
+    every test wants it says so once: `pytest.mark.usefixtures("instant_renders")` in
+    its `pytestmark` (with "enqueued" where renders are recorded, not sent)."""
     settings.RENDER_COLD_START_SECONDS = 0
     settings.RENDER_SECONDS = 0
     settings.RENDER_WIDTH, settings.RENDER_HEIGHT = 160, 120
@@ -147,6 +152,19 @@ def enqueued(monkeypatch):
     monkeypatch.setattr(dispatch, "send_expire", lambda args, eta: None)
     monkeypatch.setattr(
         dispatch, "send_lookahead", lambda args: services.queue_lookahead(job_id=args[0])
+    )
+    return calls
+
+
+@pytest.fixture
+def sheet_queue(monkeypatch):
+    """Records every character sheet the studio sends to a worker as ((sheet_id,), queue),
+    instead of sending it to Redis; a test runs one with perform_sheet_render."""
+    from mangagen.characters import tasks
+
+    calls = []
+    monkeypatch.setattr(
+        tasks.render_sheet, "apply_async", lambda args, queue: calls.append((tuple(args), queue))
     )
     return calls
 

@@ -27,11 +27,15 @@ from django.db import connection
 from django.test import Client
 
 from ledger import services as ledger
-from mangagen.characters import tasks as sheet_tasks
 from speculation import services as speculation
 from tests import factories
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.django_db(transaction=True),
+    # Renders and sheet renders are recorded, not sent to a worker.
+    pytest.mark.usefixtures("instant_renders", "enqueued", "sheet_queue"),
+]
 
 # Rank of each table in the one order (a lower rank is locked first).
 ORDER = {
@@ -42,12 +46,6 @@ ORDER = {
     "mangagen_jobpanel": 3,
 }
 LOCK = re.compile(r'FROM "(\w+)".*FOR (NO KEY UPDATE|UPDATE)', re.S)
-
-
-@pytest.fixture(autouse=True)
-def quiet(instant_renders, enqueued, monkeypatch):
-    """Renders and sheet renders are recorded, not sent to a worker."""
-    monkeypatch.setattr(sheet_tasks.render_sheet, "apply_async", lambda *a, **k: None)
 
 
 @dataclass

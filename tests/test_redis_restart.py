@@ -13,6 +13,7 @@ import websocket
 
 from tests.support.redis_server import start_redis
 from tests.support.stack import ROOT, Stack, free_port, fresh_database_url
+from tests.support.waiting import wait_for
 
 PASSWORD = "restart-pass-1234"
 
@@ -37,24 +38,31 @@ class Listener:
         )
 
     def pump(self, until, timeout=60):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        """Takes events until `until(self)` holds."""
+
+        def arrived() -> bool:
             if until(self):
-                return
-            try:
-                if self.socket is None:
-                    self.connect()
-                event = json.loads(self.socket.recv())
-            except (OSError, websocket.WebSocketException):
-                self.socket = None
-                self.reconnects += 1
-                time.sleep(0.5)
-                continue
-            if event["seq"] in self.types:
-                continue  # a duplicate would be dropped, but we count them below
-            self.seen.append(event["seq"])
-            self.types[event["seq"]] = event["type"]
-        raise AssertionError(f"timed out; saw {self.types}")
+                return True
+            self.take_one()
+            return False
+
+        wait_for(arrived, timeout=timeout, every=0, what=lambda: f"the events; saw {self.types}")
+
+    def take_one(self):
+        """Takes one event, or reconnects (after=<last seq>) when the connection is lost."""
+        try:
+            if self.socket is None:
+                self.connect()
+            event = json.loads(self.socket.recv())
+        except (OSError, websocket.WebSocketException):
+            self.socket = None
+            self.reconnects += 1
+            time.sleep(0.5)
+            return
+        if event["seq"] in self.types:
+            return  # a duplicate would be dropped, but we count them below
+        self.seen.append(event["seq"])
+        self.types[event["seq"]] = event["type"]
 
 
 def test_redis_restarted_mid_job(tmp_path):

@@ -6,26 +6,17 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 from tests.support.stack import ROOT, free_port, fresh_database_url
+from tests.support.waiting import wait_for
 
 
 def children_of(pid: int) -> list[int]:
     found = Path(f"/proc/{pid}/task/{pid}/children")
     return [int(child) for child in found.read_text().split()] if found.exists() else []
-
-
-def wait_for(check, what: str, timeout: float = 60.0):
-    deadline = time.monotonic() + timeout
-    while not (result := check()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
-    return result
 
 
 @contextlib.contextmanager
@@ -47,10 +38,13 @@ def web(tmp_path: Path, database: str) -> Iterator[tuple[subprocess.Popen, str, 
     )
     try:
         daphnes = wait_for(
-            lambda: len(children_of(launcher.pid)) == 2 and children_of(launcher.pid), "two"
+            lambda: len(children_of(launcher.pid)) == 2 and children_of(launcher.pid),
+            timeout=60,
+            every=0.1,
+            what="two daphne processes",
         )
         url = f"http://127.0.0.1:{port}/accounts/login/"
-        wait_for(lambda: answers(url), "the first answer")
+        wait_for(lambda: answers(url), timeout=60, every=0.1, what="the first answer")
         yield launcher, url, daphnes
     finally:
         launcher.send_signal(signal.SIGTERM)
@@ -80,10 +74,12 @@ def test_a_killed_process_is_started_again_while_the_other_serves(tmp_path):
     with web(tmp_path, "web_restart") as (launcher, url, daphnes):
         os.kill(daphnes[0], signal.SIGKILL)
         # The other keeps serving, and the dead one is replaced on the same socket.
-        wait_for(lambda: answers(url), "an answer after the kill")
+        wait_for(lambda: answers(url), timeout=60, every=0.1, what="an answer after the kill")
         replaced = wait_for(
             lambda: len(now := children_of(launcher.pid)) == 2 and daphnes[0] not in now and now,
-            "a new process in the dead one's place",
+            timeout=60,
+            every=0.1,
+            what="a new process in the dead one's place",
         )
         assert daphnes[1] in replaced
         assert all(answers(url) for _ in range(10))

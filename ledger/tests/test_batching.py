@@ -8,7 +8,6 @@ exactly those of the same operations one by one.
 """
 
 import threading
-import time
 
 import psycopg
 import pytest
@@ -17,16 +16,9 @@ from django.utils import timezone
 
 from ledger import batching, errors, fast_path, services
 from ledger.models import Account, BalanceShard, Hold, Transfer, shard_for
+from tests.support.waiting import wait_for
 
 from .invariants import assert_ledger_invariants
-
-
-def wait_for(check, *, what: str, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.005)
 
 
 def operation(n: int, run_alone) -> batching.Operation:

@@ -23,7 +23,7 @@ from mangagen.storyboards import services as storyboards
 from mangagen.storyboards.hashing import art_hash
 from tests import factories
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
 
 CHARACTERS = [
     {
@@ -64,11 +64,6 @@ PANELS = [
     },
     {"description": "Aiko alone.", "shot": "close-up", "characters": ["Aiko"]},
 ]
-
-
-@pytest.fixture(autouse=True)
-def fast(instant_renders):
-    """Every test here renders instantly."""
 
 
 @pytest.fixture
@@ -165,19 +160,16 @@ def test_changing_what_a_panel_wears_redraws_that_panel_only(user, board):
 
 
 def test_an_outfit_sheet_redraws_exactly_the_panels_where_it_is_worn(
-    user, board, account, client, monkeypatch, django_capture_on_commit_callbacks
+    user, board, account, client, sheet_queue, django_capture_on_commit_callbacks
 ):
     from mangagen.characters import services as sheets
-    from mangagen.characters import tasks
 
-    queued = []
-    monkeypatch.setattr(tasks.render_sheet, "apply_async", lambda args, queue: queued.append(args))
     factories.keep(board)
     with django_capture_on_commit_callbacks(execute=True):
         sheet = sheets.request_sheet(storyboard=board, name="Aiko", outfit="winter coat")
     assert redrawn(board, user) == []  # rendering: not in use yet
     with django_capture_on_commit_callbacks(execute=True):
-        assert sheets.perform_sheet_render(sheet_id=queued[0][0]) == "shown"
+        assert sheets.perform_sheet_render(sheet_id=sheet_queue[0][0][0]) == "shown"
     sheet.refresh_from_db()
     assert redrawn(board, user) == [2]
     assert board.panels.get(index=2).art_inputs["outfits"]["Aiko"]["sheet"] == sheet.hash

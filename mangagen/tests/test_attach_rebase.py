@@ -17,14 +17,9 @@ from mangagen.jobs.models import JobState
 from mangagen.storyboards import services as storyboards
 from tests import factories
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
 
 ONE_TWO_THREE = [{"description": "One."}, {"description": "Two."}, {"description": "Three."}]
-
-
-@pytest.fixture(autouse=True)
-def fast(instant_renders):
-    """Every test here renders instantly."""
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from ledger import services as ledger
 from ledger.models import Hold, Transfer
 from ledger.tests.invariants import assert_ledger_invariants
 from mangagen import deletion
+from mangagen.celery import app as celery_app
 from mangagen.characters import services as sheets
 from mangagen.characters import tasks
 from mangagen.characters.models import CharacterSheet, SheetState
@@ -27,7 +28,7 @@ from mangagen.storyboards import selectors
 from mangagen.storyboards import services as storyboards
 from tests import factories
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
 
 PANELS = [
     {"description": "A rooftop at night.", "shot": "establishing"},
@@ -35,20 +36,6 @@ PANELS = [
     {"description": "Kenji waits.", "shot": "medium", "characters": ["Kenji"]},
     {"description": "Both of them.", "shot": "wide", "characters": ["Aiko", "Kenji"]},
 ]
-
-
-@pytest.fixture(autouse=True)
-def fast(instant_renders):
-    """Every test here renders instantly."""
-
-
-@pytest.fixture
-def sheet_queue(monkeypatch):
-    calls = []
-    monkeypatch.setattr(
-        tasks.render_sheet, "apply_async", lambda args, queue: calls.append((tuple(args), queue))
-    )
-    return calls
 
 
 @pytest.fixture
@@ -442,7 +429,7 @@ def test_a_job_draws_each_panel_from_the_sheets_its_art_hash_covers(
     with sheet.image.open("rb") as handle:
         size = len(handle.read())
     assert seen == [{}, {"Aiko": (sheet.hash, size)}]
-    assert job_tasks  # (imported so a worker would find the task)
+    assert job_tasks.render_panel.name in celery_app.tasks  # a worker finds the panel task
 
 
 def test_a_new_sheet_changes_the_procedural_panel(account, board, request_sheet, render_sheet):

@@ -12,12 +12,7 @@ from mangagen.storyboards import services as storyboards
 from tests import factories
 from tests.support import comicinfo
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def fast(instant_renders):
-    """Every test here renders instantly."""
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ from mangagen.asgi import application
 from mangagen.jobs.events import emit, group_name
 from mangagen.jobs.models import Job
 from mangagen.storyboards import services as storyboards
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -457,11 +458,9 @@ def test_a_stream_keeps_its_slot_past_the_lease_while_it_is_open(
         assert await is_open(first)
         # Three renewals, a third of a lease apart: a whole lease has passed since
         # the slot was taken, so without them it would have expired by now.
-        for _ in range(600):
-            if len(renewals) >= 3:
-                break
-            await asyncio.sleep(0.05)
-        assert len(renewals) >= 3
+        await asyncio.to_thread(
+            wait_for, lambda: len(renewals) >= 3, timeout=30, what="three renewals of the slot"
+        )
         second = communicator(job.pk, cookie, after=5)
         await second.connect()
         refused = await second.receive_output()

@@ -1,11 +1,10 @@
 """Faults: a database that refuses the capture, beat down for a while, double clicks, a
 bucket out of reach."""
 
-import threading
 from datetime import timedelta
 
 import pytest
-from django.db import OperationalError, connections
+from django.db import OperationalError
 from django.utils import timezone
 
 from ledger import services as ledger
@@ -18,11 +17,12 @@ from mangagen.storyboards import services as storyboards
 from tests.support.s3 import ACCESS_KEY, SECRET_KEY
 from tests.support.tcp_proxy import TcpProxy
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
 
 
 @pytest.fixture(autouse=True)
-def fast(instant_renders, monkeypatch):
+def no_deadline_tasks(monkeypatch):
+    """A job's deadline task is dropped, not sent."""
     monkeypatch.setattr(dispatch, "send_expire", lambda args, eta: None)
 
 
@@ -111,24 +111,10 @@ def test_beat_down_for_a_while_is_caught_up_by_one_sweep(user, make_user, enqueu
 
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
-def test_double_clicks_and_two_tabs_make_one_job(user, enqueued):
+def test_double_clicks_and_two_tabs_make_one_job(user, enqueued, race):
     ledger.grant(account=ledger.account_for(user), amount=5, key="seed", reason="x")
     board = board_of(user)
-    barrier = threading.Barrier(8)
-    results = []
-
-    def click():
-        try:
-            barrier.wait()
-            results.append(services.generate(user=user, storyboard=board)[0].pk)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=click) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
+    results = race([lambda: services.generate(user=user, storyboard=board)[0].pk] * 8)
     assert len(results) == 8 and len(set(results)) == 1
     assert Job.objects.count() == 1
     account = ledger.account_for(user)

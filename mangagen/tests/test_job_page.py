@@ -11,12 +11,7 @@ from mangagen.jobs import services
 from mangagen.jobs.models import LIVE_STATES
 from mangagen.storyboards import services as storyboards
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def fast(instant_renders):
-    """Renders are instant."""
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
 
 
 def test_a_panel_ready_before_generate_is_in_the_job_pages_html(

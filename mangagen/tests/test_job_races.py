@@ -5,11 +5,9 @@ exact moment between the first one's read and its row lock (the first
 `SELECT … FOR UPDATE` on the jobs table), then the first carries on.
 """
 
-import threading
 from datetime import timedelta
 
 import pytest
-from django.db import connections
 from django.utils import timezone
 
 from ledger import services as ledger
@@ -20,16 +18,15 @@ from mangagen.jobs.models import Job, JobState
 from mangagen.storyboards import services as storyboards
 from mangagen.tests.concurrency import meanwhile
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("instant_renders", "enqueued"),
+]
 
 # Every path that confirms or ends a job locks its comic's row first (the one lock
 # order, storyboards/lock_objects.py): the other connection acts just before that.
 COMIC = "mangagen_storyboard"
-
-
-@pytest.fixture(autouse=True)
-def fast(instant_renders, enqueued):
-    """Instant renders; enqueued renders are recorded, not sent."""
 
 
 def make_board(user, title="Rooftops"):
@@ -128,7 +125,7 @@ def test_confirm_refuses_a_job_past_its_confirm_by(funded):
     assert_ledger_invariants()
 
 
-def test_cancels_and_the_hold_sweep_in_parallel_never_deadlock(funded, settings):
+def test_cancels_and_the_hold_sweep_in_parallel_never_deadlock(funded, settings, race):
     """The ledger locks hold → key → accounts by pk; a job's end locks all its holds first.
 
     Each job holds three holds, all past expiry, so the ledger's sweep and the
@@ -161,7 +158,6 @@ def test_cancels_and_the_hold_sweep_in_parallel_never_deadlock(funded, settings)
                 services.cancel_job(job=job)
             except Exception as exc:
                 errors.append(exc)
-        connections.close_all()
 
     def sweep_until_done():
         for _ in range(200):
@@ -171,13 +167,8 @@ def test_cancels_and_the_hold_sweep_in_parallel_never_deadlock(funded, settings)
                 errors.append(exc)
             if not Hold.objects.filter(state=Hold.State.PENDING).exists():
                 break
-        connections.close_all()
 
-    threads = [threading.Thread(target=cancel_all), threading.Thread(target=sweep_until_done)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
+    assert race([cancel_all, sweep_until_done], timeout=120) == [None, None]
     assert errors == []
     assert not Hold.objects.filter(state=Hold.State.PENDING).exists()
     assert set(Job.objects.values_list("state", flat=True)) == {JobState.CANCELLED}

@@ -23,7 +23,7 @@ from mangagen.renderers import RenderError
 from mangagen.storyboards import services as storyboards
 from tests import factories
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
 
 PANELS = [
     {"description": "A rooftop at night.", "shot": "establishing"},
@@ -35,11 +35,6 @@ PANELS = [
     },
     {"description": "Kenji jumps.", "shot": "action", "characters": ["Kenji"]},
 ]
-
-
-@pytest.fixture(autouse=True)
-def fast(instant_renders):
-    """Every test here renders instantly."""
 
 
 @pytest.fixture

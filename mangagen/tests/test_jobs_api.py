@@ -7,12 +7,7 @@ from ledger import services as ledger
 from mangagen.jobs import dispatch, services
 from tests import factories
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def fast(instant_renders, enqueued):
-    """Renders and deadlines are recorded, not sent (the renders fixture runs them)."""
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders", "enqueued")]
 
 
 @pytest.fixture

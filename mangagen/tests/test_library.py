@@ -6,13 +6,12 @@ import pytest
 
 from ledger import services as ledger
 from mangagen.characters import services as sheets
-from mangagen.characters import tasks
 from mangagen.deletion import delete_comic
 from mangagen.places import services as places
 from mangagen.storyboards import services as storyboards
 from tests import factories
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
 
 AIKO = {
     "name": "Aiko",
@@ -21,16 +20,9 @@ AIKO = {
 }
 
 
-@pytest.fixture(autouse=True)
-def fast(instant_renders):
-    """Every test here renders instantly."""
-
-
 @pytest.fixture
-def source(user, account, monkeypatch, django_capture_on_commit_callbacks):
+def source(user, account, sheet_queue, django_capture_on_commit_callbacks):
     """A comic with Aiko (a sheet for her usual look and one for her coat) and a pictured place."""
-    queued = []
-    monkeypatch.setattr(tasks.render_sheet, "apply_async", lambda args, queue: queued.append(args))
     board = storyboards.create_storyboard(owner=user, title="First")
     storyboards.update_storyboard(
         storyboard=board,
@@ -42,7 +34,8 @@ def source(user, account, monkeypatch, django_capture_on_commit_callbacks):
         with django_capture_on_commit_callbacks(execute=True):
             sheets.request_sheet(storyboard=board, name="Aiko", outfit=outfit)
         with django_capture_on_commit_callbacks(execute=True):
-            sheets.perform_sheet_render(sheet_id=queued.pop(0)[0])
+            (sheet_id,), _ = sheet_queue.pop(0)
+            sheets.perform_sheet_render(sheet_id=sheet_id)
     places.set_picture(storyboard=board, name="Rooftop", image=factories.png())
     return board
 

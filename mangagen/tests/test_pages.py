@@ -22,7 +22,7 @@ from mangagen.storyboards import services as storyboards
 from mangagen.storyboards.models import KeptArt
 from tests import factories
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
 
 PANELS = [
     {"description": "A rooftop at night.", "shot": "establishing", "caption": "Neo-Kyoto."},
@@ -39,11 +39,6 @@ PANELS = [
         "dialogue": [{"speaker": "Kenji", "text": "Only me."}],
     },
 ]
-
-
-@pytest.fixture(autouse=True)
-def fast(instant_renders):
-    """Every test here renders instantly."""
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 import base64
 import io
 import multiprocessing
-import time
 import uuid
 from types import SimpleNamespace
 
@@ -16,6 +15,7 @@ from mangagen.renderers.procedural import Look, ProceduralRenderer
 from mangagen.renderers.prompts import image_prompt
 from mangagen.renderers.warmth import GpuPool
 from mangagen.tests.standin import Canned
+from tests.support.waiting import wait_for
 
 AIKO = CharacterSpec("Aiko", "long black hair, red scarf")
 KENJI = CharacterSpec("Kenji", "spiky hair, glasses")
@@ -112,22 +112,24 @@ def test_a_character_looks_the_same_in_every_panel_and_unlike_others():
     assert Look.of(AIKO) != Look.of(KENJI)
 
 
-def test_cold_start_then_warm_then_cold_after_idling(pool):
+def test_cold_start_then_warm_then_cold_after_idling():
+    # A margin wide enough for a loaded machine: the second render starts well
+    # inside the idle time.
+    idle = 1.5
+    pool = GpuPool(prefix=f"test:gpu:{uuid.uuid4()}", idle_seconds=idle)
     renderer = ProceduralRenderer(
         width=160,
         height=120,
         pool=pool,
         cold_start_seconds=1.0,
-        # Margins wide enough for a loaded machine: the second render starts well
-        # inside the idle time, and the sleep runs well past it.
-        idle_seconds=1.5,
+        idle_seconds=idle,
         render_seconds=0.05,
     )
     first = renderer.render(spec(), 1)
     assert first.cold is True and first.seconds >= 1.0
     second = renderer.render(spec(), 1)
     assert second.cold is False and second.seconds < 1.0  # no cold start paid
-    time.sleep(2.0)
+    wait_for(lambda: pool.state().warm == 0, what="the container to go cold")
     third = renderer.render(spec(), 1)
     assert third.cold is True and third.seconds >= 1.0
     assert first.image == second.image == third.image

@@ -14,13 +14,12 @@ import pytest
 
 from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.characters import services as sheets
-from mangagen.characters import tasks
 from mangagen.places import services as places
 from mangagen.storyboards import services as storyboards
 from mangagen.storyboards.models import Storyboard
 from tests import factories
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
 
 CAST = [
     {
@@ -42,25 +41,14 @@ PANELS = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def fast(instant_renders):
-    """Every test here renders instantly."""
-
-
-@pytest.fixture
-def sheet_queue(monkeypatch):
-    queued = []
-    monkeypatch.setattr(tasks.render_sheet, "apply_async", lambda args, queue: queued.append(args))
-    return queued
-
-
 @pytest.fixture
 def render_sheet(sheet_queue, django_capture_on_commit_callbacks):
     def go(board, name, outfit=""):
         with django_capture_on_commit_callbacks(execute=True):
             sheet = sheets.request_sheet(storyboard=board, name=name, outfit=outfit)
         with django_capture_on_commit_callbacks(execute=True):
-            assert sheets.perform_sheet_render(sheet_id=sheet_queue.pop(0)[0]) == "shown"
+            (sheet_id,), _ = sheet_queue.pop(0)
+            assert sheets.perform_sheet_render(sheet_id=sheet_id) == "shown"
         sheet.refresh_from_db()
         return sheet
 
@@ -326,7 +314,10 @@ def test_chapter_sheet_urls_are_the_chapters_own(person, user, account, render_s
     one = first_chapter(person, made["id"])
     render_sheet(one, "Aiko")
     two = chapter(person, made["id"])
-    assert sheets  # the sheet endpoints work on the chapter's copy as on any sheet
+    # Chapter two has a copy of Aiko's sheet of its own, on which the sheet endpoints
+    # work as on any sheet.
+    own, copy = one.sheets.get(name="Aiko"), Storyboard.objects.get(pk=two["id"]).sheets.get()
+    assert copy.name == "Aiko" and copy.pk != own.pk and copy.hash == own.hash
     url = f"/api/storyboards/{two['id']}/characters/{quote('Aiko')}/sheet/"
     assert person.delete(url).status_code == 204
     assert one.sheets.filter(name="Aiko").exists()  # chapter one keeps its own

@@ -12,12 +12,7 @@ from PIL import Image
 from mangagen.characters.models import CharacterSheet
 from tests import factories
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def fast(instant_renders):
-    """Files go to a private media folder."""
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
 
 
 @pytest.fixture

@@ -16,12 +16,7 @@ from speculation import admission, services
 from speculation.models import DeclineReason, Outcome, Speculation
 from speculation.tests.test_speculation import balance, fund, make_board
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def fast(instant_renders, enqueued):
-    """Renders are recorded, not run; the pool is this test's own."""
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders", "enqueued")]
 
 
 @pytest.fixture

@@ -14,12 +14,7 @@ from mangagen.jobs.models import Job, RenderAttempt
 from mangagen.storyboards import services as storyboards
 from speculation import metrics, services
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def fast(instant_renders):
-    """Every test here renders instantly."""
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
 
 
 def board_of(user, panels: int):

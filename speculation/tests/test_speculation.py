@@ -15,12 +15,7 @@ from speculation import metrics, services
 from speculation.models import Outcome, Speculation
 from tests import factories
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def fast(instant_renders):
-    """Every test here renders instantly."""
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
 
 
 def make_board(user, title="Rooftops", panels=None):

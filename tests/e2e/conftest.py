@@ -6,12 +6,14 @@ operator would: the browser, HTTP, and `manage.py` commands.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
-import time
 from pathlib import Path
 
 import pytest
+
+from tests.support.waiting import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts" / "e2e"
@@ -140,17 +142,9 @@ def page(browser, stack, request, dialogs):
     assert not dialogs.answers, f"expected dialogs that never came: {dialogs.answers}"
 
 
-def wait_until(check, *, what: str, timeout: float = 20.0, every: float = 0.2):
-    """Polls `check()` until it returns something truthy and returns it; fails
-    with `what` at the deadline. Waiting on a condition, never on a time."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what} (last: {result!r})")
-        time.sleep(every)
+# The one poll-until helper (tests/support/waiting.py) at the browser's pace: a look
+# every 0.2 s (each look is a request to the stack), 20 s unless a test says otherwise.
+wait_until = functools.partial(wait_for, timeout=20.0, every=0.2)
 
 
 @pytest.fixture

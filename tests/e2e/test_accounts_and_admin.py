@@ -1,9 +1,10 @@
 """A person signs up and sees their balance; an operator reconciles a stale hold."""
 
 import re
-import time
 
 from playwright.sync_api import expect
+
+from .conftest import wait_until
 
 
 def test_sign_up_log_in_and_see_the_balance(page, stack, shoot):
@@ -111,13 +112,10 @@ from ledger.tasks import expire_stale_holds
 expire_stale_holds.delay()
 """
     )
-    deadline = time.monotonic() + 30
-    state = ""
-    while time.monotonic() < deadline:
-        state = stack.shell(
-            "from ledger.models import Hold;print(Hold.objects.get(reference='abandoned').state)"
-        ).strip()
-        if state == "expired":
-            break
-        time.sleep(0.5)
-    assert state == "expired"
+    state = "from ledger.models import Hold;print(Hold.objects.get(reference='abandoned').state)"
+    wait_until(
+        lambda: stack.shell(state).strip() == "expired",
+        timeout=30,
+        every=0.5,
+        what="the abandoned hold to expire",
+    )

@@ -9,9 +9,10 @@ from __future__ import annotations
 import shutil
 import socket
 import subprocess
-import time
 
 import pytest
+
+from tests.support.waiting import wait_for
 
 
 def redis_binary() -> str:
@@ -30,11 +31,13 @@ def start_redis(port: int) -> subprocess.Popen:
          "--appendonly", "no", "--loglevel", "warning"],
         stdout=subprocess.DEVNULL,
     )  # fmt: skip
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return server
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError("redis did not start")
+    wait_for(lambda: accepts(port), timeout=10, every=0.1, what=f"redis on port {port} to start")
+    return server
+
+
+def accepts(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+    except OSError:
+        return False
+    return True

@@ -12,10 +12,11 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
+
+from tests.support.waiting import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -130,18 +131,22 @@ class Stack:
         return set(WORKERS) <= set(said)
 
     def _wait_until_up(self, timeout: float = 90) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"{self.what} exited early:\n{self.log.read_text()[-4000:]}")
-            try:
-                with urllib.request.urlopen(self.base_url + "/accounts/login/", timeout=2) as r:
-                    if r.status == 200 and self.ready():
-                        return
-            except OSError:
-                pass
-            time.sleep(0.2)
-        raise RuntimeError(f"{self.what} did not come up:\n{self.log.read_text()[-4000:]}")
+        wait_for(
+            self._up,
+            timeout=timeout,
+            every=0.2,
+            what=lambda: f"{self.what} to come up:\n{self.log.read_text()[-4000:]}",
+        )
+
+    def _up(self) -> bool:
+        assert self.process is not None
+        if self.process.poll() is not None:
+            raise RuntimeError(f"{self.what} exited early:\n{self.log.read_text()[-4000:]}")
+        try:
+            with urllib.request.urlopen(self.base_url + "/accounts/login/", timeout=2) as r:
+                return r.status == 200 and self.ready()
+        except OSError:
+            return False
 
     def manage(self, *args: str) -> str:
         """Runs a management command against the stack's database."""
