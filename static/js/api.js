@@ -14,10 +14,13 @@ export function csrfToken() {
   return match ? decodeURIComponent(match[1]) : "";
 }
 
+// `body` is sent as JSON, or as multipart form data when it is a FormData (an upload).
 export async function api(method, url, body) {
   const options = { method, headers: { Accept: "application/json" }, credentials: "same-origin" };
   if (method !== "GET") options.headers["X-CSRFToken"] = csrfToken();
-  if (body !== undefined) {
+  if (body instanceof FormData) {
+    options.body = body; // the browser writes the multipart Content-Type and its boundary
+  } else if (body !== undefined) {
     options.headers["Content-Type"] = "application/json";
     options.body = JSON.stringify(body);
   }
