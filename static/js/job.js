@@ -139,7 +139,7 @@ function render() {
 // The button of the decision now asked for (Approve, else Try again), if one is shown.
 function decisionButton() {
   const decision = grid.querySelector(".job-panel.current .decision:not([hidden])");
-  return decision && decision.querySelector("button.approve:not([hidden]), button.redo");
+  return decision && (decision.querySelector("button.approve:not([hidden])") || decision.querySelector("button.redo"));
 }
 
 // After a decision (or a refresh that rebuilt the focused tile), never the body: the next
