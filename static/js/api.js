@@ -14,10 +14,13 @@ export function csrfToken() {
   return match ? decodeURIComponent(match[1]) : "";
 }
 
+// `body` is sent as JSON, or as multipart form data when it is a FormData (an upload).
 export async function api(method, url, body) {
   const options = { method, headers: { Accept: "application/json" }, credentials: "same-origin" };
   if (method !== "GET") options.headers["X-CSRFToken"] = csrfToken();
-  if (body !== undefined) {
+  if (body instanceof FormData) {
+    options.body = body; // the browser writes the multipart Content-Type and its boundary
+  } else if (body !== undefined) {
     options.headers["Content-Type"] = "application/json";
     options.body = JSON.stringify(body);
   }
@@ -98,8 +101,41 @@ export function flattenErrors(fields, prefix = "", out = {}) {
   return out;
 }
 
+// The field an error slot speaks of: the one its data-error-field names (a selector within
+// the slot's parent), else the control just before it, or the one in the label just before it.
+// None for an error about a whole list (its slot follows no control).
+function fieldOf(slot) {
+  if (slot.dataset.errorField) return slot.parentElement.querySelector(slot.dataset.errorField);
+  const before = slot.previousElementSibling;
+  if (!before) return null;
+  if (before.matches("input, select, textarea")) return before;
+  return before.matches("label") ? before.querySelector("input, select, textarea") : null;
+}
+
+let errorIds = 0;
+
+// A shown error is tied to its field (aria-invalid, and aria-describedby naming the error,
+// after whatever else describes the field); a cleared one is untied.
+function tieError(slot, shown) {
+  const field = fieldOf(slot);
+  if (!field) return;
+  if (!slot.id) slot.id = `field-error-${++errorIds}`;
+  const refs = (field.getAttribute("aria-describedby") || "").split(/\s+/).filter((ref) => ref && ref !== slot.id);
+  if (shown) {
+    field.setAttribute("aria-invalid", "true");
+    refs.push(slot.id);
+  } else {
+    field.removeAttribute("aria-invalid");
+  }
+  if (refs.length) field.setAttribute("aria-describedby", refs.join(" "));
+  else field.removeAttribute("aria-describedby");
+}
+
 export function clearErrors(root = document) {
-  root.querySelectorAll("[data-error-for]").forEach((el) => (el.textContent = ""));
+  root.querySelectorAll("[data-error-for]").forEach((slot) => {
+    slot.textContent = "";
+    tieError(slot, false);
+  });
   const banner = document.getElementById("form-error");
   if (banner) banner.hidden = true;
 }
@@ -111,8 +147,12 @@ export function showErrors(error, root = document) {
   const unplaced = [];
   for (const [path, message] of Object.entries(flat)) {
     const slot = root.querySelector(`[data-error-for="${CSS.escape(path)}"]`);
-    if (slot) slot.textContent = message;
-    else unplaced.push(message);
+    if (slot) {
+      slot.textContent = message;
+      tieError(slot, true);
+    } else {
+      unplaced.push(message);
+    }
   }
   if (!Object.keys(flat).length) unplaced.push(error.message);
   const banner = document.getElementById("form-error");

@@ -25,6 +25,9 @@ let refreshTimer = null;
 // WS_IDLE_SECONDS), and the server answers after any event it had dropped.
 const PING_EVERY_MS = 60_000;
 const tiles = new Map(); // index -> {node, signature}
+// A tile given the focus after a decision while no next decision was offered yet: the
+// next Approve (or Try again) takes the focus from it once it appears.
+let focusWaits = null;
 
 const STATE_WORDS = {
   pending: pgettext("a panel's state", "Waiting"),
@@ -84,6 +87,7 @@ function tile(panel) {
 }
 
 function render() {
+  const focused = grid.contains(document.activeElement) ? document.activeElement : null;
   const total = job.panels.length;
   const approved = job.panels.filter((p) => p.state === "approved").length;
   // Tiles are rebuilt only when their own panel changed, so a click on a
@@ -127,6 +131,31 @@ function render() {
     document.getElementById("read-link").href = root.dataset.readUrl;
   }
   tick();
+  // A rebuilt tile took the focused button with it: the focus goes where the person will act next.
+  if (focused && !focused.isConnected) keepFocus(focused.closest(".job-panel"));
+  else if (focusWaits && [focusWaits, document.body].includes(document.activeElement)) keepFocus(focusWaits);
+}
+
+// The button of the decision now asked for (Approve, else Try again), if one is shown.
+function decisionButton() {
+  const decision = grid.querySelector(".job-panel.current .decision:not([hidden])");
+  return decision && (decision.querySelector("button.approve:not([hidden])") || decision.querySelector("button.redo"));
+}
+
+// After a decision (or a refresh that rebuilt the focused tile), never the body: the next
+// decision's button; "Read it" once the comic is finished; else the tile of the panel decided on.
+function keepFocus(decided) {
+  const next = decisionButton() || (job.state === "completed" ? document.getElementById("read-link") : null);
+  focusWaits = null;
+  if (next) {
+    next.focus();
+    return;
+  }
+  const node = decided && tiles.get(Number(decided.dataset.index))?.node;
+  if (!node) return;
+  node.tabIndex = -1;
+  node.focus();
+  focusWaits = node;
 }
 
 function tick() {
@@ -191,9 +220,12 @@ async function decide(kind, index, button) {
   errorBox.hidden = true;
   try {
     show(await api("POST", `/api/jobs/${jobId}/panels/${index}/${kind}/`));
+    // A disabled button may have dropped the focus before the answer came.
+    if (document.activeElement === document.body) keepFocus(tiles.get(index)?.node);
   } catch (err) {
     showError(err);
     button.disabled = false;
+    button.focus();
   }
 }
 

@@ -23,6 +23,8 @@ const STRINGS = {
       : gettext("Page %(number)s of %(count)s · read left to right", { number, count }),
   panel: (index) => gettext("Panel %(index)s", { index }),
   take: (index, take) => gettext("Panel %(index)s, take %(take)s", { index, take }),
+  nextPage: gettext("Next page"),
+  previousPage: gettext("Previous page"),
   shown: gettext("Shown"),
   showTake: gettext("Show this take"),
 };
@@ -105,10 +107,17 @@ function render() {
   template.value = storyboard.layout.templates[String(page.panels[0])] || "auto";
   document.getElementById("pull-panel").disabled = current === state.pages.length - 1;
   document.getElementById("push-panel").disabled = page.panels.length < 2;
-  // The button on the side reading moves toward turns forward.
+  // The button on the side reading moves toward turns forward, and is named so: in a
+  // right-to-left comic "Next page" is the left one.
   const forward = state.direction === "rtl" ? "left" : "right";
-  document.getElementById(`turn-${forward}`).disabled = current === state.pages.length - 1;
-  document.getElementById(`turn-${forward === "left" ? "right" : "left"}`).disabled = current === 0;
+  const next = document.getElementById(`turn-${forward}`);
+  const previous = document.getElementById(`turn-${forward === "left" ? "right" : "left"}`);
+  next.disabled = current === state.pages.length - 1;
+  previous.disabled = current === 0;
+  for (const [button, name] of [[next, STRINGS.nextPage], [previous, STRINGS.previousPage]]) {
+    button.setAttribute("aria-label", name);
+    button.title = name;
+  }
 }
 
 function turn(step) {

@@ -1,4 +1,4 @@
-import { ApiError, api, autosaver, csrfToken, refreshNavCredits, scriptReady, showOutOfCredits, wizard } from "./api.js";
+import { api, autosaver, refreshNavCredits, scriptReady, showOutOfCredits, wizard } from "./api.js";
 import { gettext } from "./i18n.js";
 
 const { id } = wizard();
@@ -202,18 +202,10 @@ function wireSheet(row) {
 }
 
 // A picture sent as the multipart field `image` (a sheet, or a place's picture).
-async function putImage(url, file) {
+function putImage(url, file) {
   const body = new FormData();
   body.append("image", file);
-  const response = await fetch(url, {
-    method: "PUT",
-    body,
-    credentials: "same-origin",
-    headers: { "X-CSRFToken": csrfToken(), Accept: "application/json" },
-  });
-  const data = await response.json().catch(() => null);
-  if (!response.ok) throw new ApiError(response.status, data);
-  return data;
+  return api("PUT", url, body);
 }
 
 // While a sheet renders, the storyboard is read again until none is rendering.
