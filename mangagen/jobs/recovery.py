@@ -13,13 +13,11 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ledger.models import Hold
-from mangagen.queues import Queue
-from mangagen.renderers.warmth import Priority
 
 from . import dispatch, liveness
 from .events import EventType, emit
 from .models import LIVE_STATES, Job, JobPanel, JobState, PanelState
-from .steps import _end, _priority, past_deadline
+from .steps import _end, _send_render, past_deadline
 
 
 def expire_due_jobs(*, now: datetime | None = None) -> int:
@@ -163,8 +161,7 @@ def _send_again(job: Job, panel: JobPanel, *, now: datetime, why: str) -> None:
         type=EventType.PANEL_REQUEUED,
         data={"index": panel.index, "attempt": panel.attempts, "why": why},
     )
-    queue = Queue.RENDER if _priority(job, panel) == Priority.CONFIRMED else Queue.SPECULATIVE
-    dispatch.render_on_commit(job_id=job.pk, index=panel.index, attempt=panel.attempts, queue=queue)
+    _send_render(job=job, panel=panel)
 
 
 def expire_job_if_due(*, job_id: int, now: datetime | None = None) -> bool:

@@ -130,16 +130,14 @@ def _queue_lookahead(*, job: Job) -> int:
             continue
         try:
             with transaction.atomic():
-                _queue_render(job=job, panel=panel, queue=Queue.SPECULATIVE, lookahead=True)
+                _queue_render(job=job, panel=panel, lookahead=True)
         except (ledger_errors.InsufficientCredits, ledger_errors.AccountFlagged):
             break
         placed += 1
     return placed
 
 
-def _queue_render(
-    *, job: Job, panel: JobPanel, queue: Queue | None = None, lookahead: bool = False
-) -> None:
+def _queue_render(*, job: Job, panel: JobPanel, lookahead: bool = False) -> None:
     """Places the render's hold (the key names job, panel and attempt) and enqueues it on commit."""
     panel.attempts += 1
     hold = ledger.authorize(
@@ -163,8 +161,7 @@ def _queue_render(
         job=job, type=EventType.PANEL_QUEUED, data={"index": panel.index, "attempt": panel.attempts}
     )
     emit(job=job, type=EventType.CREDITS, data=credits_of(user_id=job.owner_id))
-    queue = queue or (Queue.RENDER if job.confirmed else Queue.SPECULATIVE)
-    dispatch.render_on_commit(job_id=job.pk, index=panel.index, attempt=panel.attempts, queue=queue)
+    _send_render(job=job, panel=panel)
 
 
 def _promote(*, job: Job, panel: JobPanel) -> None:
@@ -182,9 +179,7 @@ def _promote(*, job: Job, panel: JobPanel) -> None:
         panel.save(update_fields=["lookahead"])
     transaction.on_commit(lambda: GpuPool().promote(name), robust=True)
     if panel.state == PanelState.PENDING:
-        dispatch.render_on_commit(
-            job_id=job.pk, index=panel.index, attempt=panel.attempts, queue=Queue.RENDER
-        )
+        _send_render(job=job, panel=panel)  # now confirmed work: the `render` queue
 
 
 def _withdraw(*, job: Job, panel: JobPanel) -> None:
@@ -198,6 +193,21 @@ def _priority(job: Job, panel: JobPanel) -> Priority:
     if job.confirmed and not panel.lookahead and panel.index == job.current_index:
         return Priority.CONFIRMED
     return Priority.SPECULATIVE
+
+
+def queue_for(job: Job, panel: JobPanel) -> Queue:
+    """The one queue rule: the render a person waits for (`_priority`: confirmed job,
+    its current panel, not look-ahead) goes to `render`; every other render (an
+    unconfirmed job's, the look-ahead) to the capped `speculative` queue."""
+    return Queue.RENDER if _priority(job, panel) == Priority.CONFIRMED else Queue.SPECULATIVE
+
+
+def _send_render(*, job: Job, panel: JobPanel) -> None:
+    """Enqueues the panel's current attempt on commit, on the queue `queue_for` picks:
+    every render is sent this way (placed, promoted, or sent again by a sweep)."""
+    dispatch.render_on_commit(
+        job_id=job.pk, index=panel.index, attempt=panel.attempts, queue=queue_for(job, panel)
+    )
 
 
 def _deliver(*, job: Job, panel: JobPanel, lookahead_now: bool = True) -> None:
