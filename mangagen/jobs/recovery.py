@@ -5,6 +5,7 @@ beating, are sent again under the same attempt and hold (charged once).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -49,29 +50,19 @@ def requeue_stuck_renders(*, now: datetime | None = None) -> int:
         Q(state=PanelState.RENDERING, render_started_at__lte=cutoff)
         | Q(state=PanelState.PENDING, queued_at__lte=cutoff)
     )
-    count = 0
-    for candidate in stuck.order_by("pk"):
-        with transaction.atomic():
-            job = Job.objects.select_for_update().get(pk=candidate.job_id)
-            panel = job.panels.select_for_update().get(pk=candidate.pk)
-            # Still stuck, as the locked rows say: the same attempt, not moved on.
-            since = panel.render_started_at if panel.state == PanelState.RENDERING else None
-            since = since or (panel.queued_at if panel.state == PanelState.PENDING else None)
-            if (
-                not job.live
-                or panel.attempts != candidate.attempts
-                or since is None
-                or since > cutoff
-                # Still beating: slow (waiting for a container under load), not lost.
-                or (
-                    panel.state == PanelState.RENDERING
-                    and liveness.alive(liveness.ticket(job.pk, panel.index, panel.attempts))
-                )
-            ):
-                continue
-            _send_again(job, panel, now=now, why="stuck")
-            count += 1
-    return count
+
+    def still_stuck(panel: JobPanel) -> bool:
+        since = panel.render_started_at if panel.state == PanelState.RENDERING else None
+        since = since or (panel.queued_at if panel.state == PanelState.PENDING else None)
+        return (
+            since is not None
+            and since <= cutoff
+            # Still beating: slow (waiting for a container under load), not lost.
+            and not (panel.state == PanelState.RENDERING and _beats(panel))
+        )
+
+    candidates = stuck.order_by("pk").values_list("pk", "job_id", "attempts")
+    return _requeue(list(candidates), now=now, why="stuck", still_lost=still_stuck)
 
 
 def requeue_lost_renders(*, now: datetime | None = None) -> int:
@@ -95,19 +86,13 @@ def requeue_lost_renders(*, now: datetime | None = None) -> int:
         ).values_list("pk", "job_id", "index", "attempts")
     )
     beating = liveness.alive_many([liveness.ticket(j, i, a) for _, j, i, a in candidates])
-    for pk, job_id, index, attempts in candidates:
-        if beating[liveness.ticket(job_id, index, attempts)]:
-            continue
-        with transaction.atomic():
-            locked = _lock_if_still(
-                job_id=job_id, pk=pk, attempts=attempts, state=PanelState.RENDERING
-            )
-            # As the locked rows say: still this attempt, still rendering, still silent.
-            if locked is None or liveness.alive(liveness.ticket(job_id, index, attempts)):
-                continue
-            _send_again(*locked, now=now, why="worker lost")
-            count += 1
-    return count
+    silent = [(pk, j, a) for pk, j, i, a in candidates if not beating[liveness.ticket(j, i, a)]]
+    return count + _requeue(
+        silent,
+        now=now,
+        why="worker lost",
+        still_lost=lambda panel: panel.state == PanelState.RENDERING and not _beats(panel),
+    )
 
 
 def _requeue_unstarted(*, now: datetime, cutoff: datetime) -> int:
@@ -125,29 +110,44 @@ def _requeue_unstarted(*, now: datetime, cutoff: datetime) -> int:
     )
     if not unstarted or any(dispatch.waiting().values()):
         return 0
+    return _requeue(
+        unstarted,
+        now=now,
+        why="never started",
+        still_lost=lambda panel: (
+            panel.state == PanelState.PENDING
+            and panel.queued_at is not None
+            and panel.queued_at <= cutoff
+        ),
+    )
+
+
+def _requeue(
+    candidates: list[tuple[int, int, int]],
+    *,
+    now: datetime,
+    why: str,
+    still_lost: Callable[[JobPanel], bool],
+) -> int:
+    """The sweeps' one loop: for each (panel pk, job id, attempt) a query took for lost,
+    locks the job and its panel and sends the attempt again if the locked rows say so
+    (the job live, the panel still on this attempt, and `still_lost`); returns how many.
+    Each candidate in its own transaction, job row first."""
     count = 0
-    for pk, job_id, attempts in unstarted:
+    for pk, job_id, attempts in candidates:
         with transaction.atomic():
-            locked = _lock_if_still(
-                job_id=job_id, pk=pk, attempts=attempts, state=PanelState.PENDING
-            )
-            if locked is None or not locked[1].queued_at or locked[1].queued_at > cutoff:
+            job = Job.objects.select_for_update().get(pk=job_id)
+            panel = job.panels.select_for_update().get(pk=pk)
+            if not job.live or panel.attempts != attempts or not still_lost(panel):
                 continue
-            _send_again(*locked, now=now, why="never started")
+            _send_again(job, panel, now=now, why=why)
             count += 1
     return count
 
 
-def _lock_if_still(
-    *, job_id: int, pk: int, attempts: int, state: str
-) -> tuple[Job, JobPanel] | None:
-    """Locks a job and its panel: (job, panel) if the job is live and the panel still
-    waits in `state` for this attempt, None otherwise (it moved on meanwhile)."""
-    job = Job.objects.select_for_update().get(pk=job_id)
-    panel = job.panels.select_for_update().get(pk=pk)
-    if not job.live or panel.attempts != attempts or panel.state != state:
-        return None
-    return job, panel
+def _beats(panel: JobPanel) -> bool:
+    """Whether the worker rendering the panel's current attempt still beats."""
+    return liveness.alive(liveness.ticket(panel.job_id, panel.index, panel.attempts))
 
 
 def _send_again(job: Job, panel: JobPanel, *, now: datetime, why: str) -> None:
