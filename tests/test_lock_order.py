@@ -27,7 +27,7 @@ from django.db import connection
 from django.test import Client
 
 from ledger import services as ledger
-from mangagen.characters import tasks as sheet_tasks
+from mangagen.characters import dispatch as sheet_dispatch
 from speculation import services as speculation
 from tests import factories
 
@@ -47,7 +47,7 @@ LOCK = re.compile(r'FROM "(\w+)".*FOR (NO KEY UPDATE|UPDATE)', re.S)
 @pytest.fixture(autouse=True)
 def quiet(instant_renders, enqueued, monkeypatch):
     """Renders and sheet renders are recorded, not sent to a worker."""
-    monkeypatch.setattr(sheet_tasks.render_sheet, "apply_async", lambda *a, **k: None)
+    monkeypatch.setattr(sheet_dispatch, "send_render", lambda *a, **k: None)
 
 
 @dataclass

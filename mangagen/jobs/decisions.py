@@ -15,7 +15,7 @@ from django.utils import timezone
 from django.utils.functional import Promise
 from django.utils.translation import gettext, gettext_lazy
 
-from mangagen import quotas
+from mangagen import paid_render, quotas
 from mangagen.storyboards.lock_objects import lock_storyboard
 from mangagen.storyboards.models import Storyboard, panels_complete
 from mangagen.storyboards.selectors import current_takes
@@ -34,7 +34,6 @@ from .steps import (
     _lock_open_holds,
     _promote,
     _queue_render,
-    _release_open_hold,
     _schedule_deadline,
     past_deadline,
 )
@@ -201,7 +200,9 @@ def _rebase(*, job: Job, storyboard: Storyboard) -> None:
             panel.content_hash, panel.spec = new.content_hash, spec_of(new)
             panel.save(update_fields=["content_hash", "spec"])
             continue
-        _release_open_hold(panel, reason="The storyboard changed before this render was shown.")
+        paid_render.release(
+            panel.hold, reason="The storyboard changed before this render was shown."
+        )
         if new is None:
             panel.delete()
             continue

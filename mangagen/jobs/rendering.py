@@ -13,10 +13,10 @@ import time
 
 from django.conf import settings
 from django.core.files.base import ContentFile
-from django.db import close_old_connections, connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
-from mangagen.credit_history import RENDER_FAILED_PREFIX
+from mangagen import paid_render
 from mangagen.observability import metrics
 from mangagen.observability.metrics import RenderOutcome
 from mangagen.renderers import get_renderer, observed
@@ -34,7 +34,6 @@ from .steps import (
     _lock_attempt,
     _priority,
     _queue_lookahead,
-    _release_open_hold,
     _waits_for,
 )
 
@@ -91,7 +90,7 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> RenderOutcome:
             data={"index": index, "attempt": attempt, "warming": bool(wait), "warm_in": wait},
         )
         spec = panel_spec(job, panel)
-    _hold_no_connection()  # the wait for a container or a provider can be long
+    paid_render.hold_no_connection()  # the wait for a container or a provider can be long
 
     def on_state(change: StateChange) -> None:
         note_provider_state(job_id=job_id, index=index, attempt=attempt, change=change)
@@ -166,7 +165,7 @@ def note_provider_state(*, job_id: int, index: int, attempt: int, change: StateC
                 type=EventType.PANEL_PROVIDER,
                 data=data | {"detail": change.detail, "retry_in": change.retry_in},
             )
-    _hold_no_connection()  # the render goes on waiting
+    paid_render.hold_no_connection()  # the render goes on waiting
 
 
 def _withdrawn(*, job_id: int, index: int, attempt: int, withdrawn: Withdrawn) -> RenderOutcome:
@@ -198,13 +197,6 @@ def _ended(
     RenderAttempt.objects.filter(job_id=job_id, index=index, attempt=attempt).update(
         outcome=outcome, phases=phases, provider_seconds_saved=saved
     )
-
-
-def _hold_no_connection() -> None:
-    """A render thread gives its database connection back before it waits (outside a
-    transaction: tests run the worker's code inside theirs)."""
-    if not connection.in_atomic_block:
-        close_old_connections()
 
 
 def _draw_lettering_ahead(panel_pk: int) -> None:
@@ -262,7 +254,9 @@ def fail_render(*, job_id: int, index: int, attempt: int, error: str, detail: st
             return
         logger.warning("Render %s failed: %s", liveness.ticket(job_id, index, attempt), detail)
         _ended(job_id, index, attempt, outcome=RenderOutcome.FAILED, phases={})
-        _release_open_hold(panel, reason=f"{RENDER_FAILED_PREFIX} {detail or error}"[:200])
+        paid_render.release(
+            panel.hold, reason=paid_render.failure_reason(error=error, detail=detail)
+        )
         panel.state = PanelState.FAILED
         panel.error = error[:500]
         panel.save(update_fields=["state", "error", "hold"])

@@ -1,10 +1,10 @@
 """The render job's shared steps: what the person's decisions (decisions.py), the worker
 (rendering.py) and the sweeps (recovery.py) all do to a job.
 
-Charging rule: one hold per render; capture when the image is delivered to a
-confirmed job; release on every other path (cancel, expiry, failure,
-invalidation). A person pays for each render they are shown, redos
-included, and nothing else.
+Charging rule (mangagen/paid_render.py, a sheet's too): one hold per render;
+capture when the image is delivered to a confirmed job; release on every
+other path (cancel, expiry, failure, invalidation). A person pays for each
+render they are shown, redos included, and nothing else.
 
 Lock order (storyboards/lock_objects.py): a path that creates, confirms,
 replaces or ends a job takes its comic's row first (`lock_storyboard`, FOR NO
@@ -26,8 +26,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from ledger import errors as ledger_errors
-from ledger import services as ledger
 from ledger.models import Hold
+from mangagen import paid_render
 from mangagen.queues import Queue
 from mangagen.renderers.warmth import GpuPool, Priority
 from mangagen.storyboards.lock_objects import try_lock_storyboard
@@ -72,7 +72,7 @@ def _end(
         for panel in panels:
             if panel.state in (PanelState.PENDING, PanelState.RENDERING) and panel.attempts:
                 _withdraw(job=job, panel=panel)
-            _release_open_hold(panel, reason=f"job {state}: {reason}"[:200])
+            paid_render.release(panel.hold, reason=f"job {state}: {reason}")
         _change(job, state=state, finished_at=now or timezone.now(), end_reason=reason)
         emit(job=job, type=EventType.CREDITS, data=credits_of(user_id=job.owner_id))
         job_ended.send(sender=Job, job=job, state=state, reason=reason)
@@ -140,9 +140,8 @@ def _queue_lookahead(*, job: Job) -> int:
 def _queue_render(*, job: Job, panel: JobPanel, lookahead: bool = False) -> None:
     """Places the render's hold (the key names job, panel and attempt) and enqueues it on commit."""
     panel.attempts += 1
-    hold = ledger.authorize(
-        account=ledger.account_for(job.owner),
-        amount=1,
+    hold = paid_render.place_hold(
+        owner=job.owner,
         key=f"job:{job.pk}:panel:{panel.index}:attempt:{panel.attempts}",
         reference=f"job {job.pk} panel {panel.index}",
         expires_in=settings.JOB_TTL_SECONDS + 600,
@@ -217,11 +216,10 @@ def _deliver(*, job: Job, panel: JobPanel, lookahead_now: bool = True) -> None:
     by a worker once this transaction commits."""
     hold = panel.hold
     assert hold is not None, "a ready panel's render was paid with a hold"
-    try:
-        ledger.capture(hold=hold, key=f"{hold.key}:capture", reason="delivered")
-    except (ledger_errors.HoldExpired, ledger_errors.HoldAlreadyResolved) as exc:
+    refused = paid_render.capture(hold=hold, reason="delivered")
+    if refused:
         panel.state = PanelState.FAILED
-        panel.error = f"This render's hold ended before it could be shown ({exc}). Try it again."
+        panel.error = refused
         panel.save(update_fields=["state", "error"])
         emit(
             job=job, type=EventType.PANEL_FAILED, data={"index": panel.index, "error": panel.error}
@@ -292,21 +290,6 @@ def _lock_open_holds(job: Job) -> None:
         .order_by("pk")
         .values_list("pk", flat=True)
     )
-
-
-def _release_open_hold(panel: JobPanel, *, reason: str) -> bool:
-    """Releases the panel's hold if it is still pending, as the hold's row says."""
-    hold = panel.hold
-    if hold is None:
-        return False
-    hold.refresh_from_db(fields=["state"])  # the sweep may have expired it meanwhile
-    if hold.state != Hold.State.PENDING:
-        return False
-    try:
-        ledger.release(hold=hold, reason=reason, key=f"{hold.key}:release")
-    except ledger_errors.HoldAlreadyResolved:
-        return False  # expired by the ledger's sweep between the read and the lock
-    return True
 
 
 def _schedule_deadline(job: Job) -> None:

@@ -167,11 +167,11 @@ def test_changing_what_a_panel_wears_redraws_that_panel_only(user, board):
 def test_an_outfit_sheet_redraws_exactly_the_panels_where_it_is_worn(
     user, board, account, client, monkeypatch, django_capture_on_commit_callbacks
 ):
+    from mangagen.characters import dispatch as sheet_dispatch
     from mangagen.characters import services as sheets
-    from mangagen.characters import tasks
 
     queued = []
-    monkeypatch.setattr(tasks.render_sheet, "apply_async", lambda args, queue: queued.append(args))
+    monkeypatch.setattr(sheet_dispatch, "send_render", lambda args, queue: queued.append(args))
     factories.keep(board)
     with django_capture_on_commit_callbacks(execute=True):
         sheet = sheets.request_sheet(storyboard=board, name="Aiko", outfit="winter coat")

@@ -15,6 +15,7 @@ from ledger import services as ledger
 from ledger.models import Hold, Transfer
 from ledger.tests.invariants import assert_ledger_invariants
 from mangagen import deletion
+from mangagen.characters import dispatch as sheet_dispatch
 from mangagen.characters import services as sheets
 from mangagen.characters import tasks
 from mangagen.characters.models import CharacterSheet, SheetState
@@ -46,7 +47,7 @@ def fast(instant_renders):
 def sheet_queue(monkeypatch):
     calls = []
     monkeypatch.setattr(
-        tasks.render_sheet, "apply_async", lambda args, queue: calls.append((tuple(args), queue))
+        sheet_dispatch, "send_render", lambda args, queue: calls.append((tuple(args), queue))
     )
     return calls
 

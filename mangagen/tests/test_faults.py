@@ -11,6 +11,7 @@ from django.utils import timezone
 from ledger import services as ledger
 from ledger.models import Hold
 from ledger.tests.invariants import assert_ledger_invariants
+from mangagen import paid_render
 from mangagen.jobs import dispatch, rendering, services, tasks
 from mangagen.jobs.models import Job
 from mangagen.storage_config import storages
@@ -213,7 +214,7 @@ def test_a_render_slow_to_start_beating_is_not_taken_for_lost(
     (job_id, index, attempt), _queue = enqueued.pop(0)
     later = timezone.now() + timedelta(seconds=settings.RENDER_HEARTBEAT_SECONDS * 3 + 1)
     swept = []
-    hold_no_connection = rendering._hold_no_connection
+    hold_no_connection = paid_render.hold_no_connection
 
     def slow_worker():
         # The first moment after the commit that marked the panel RENDERING.
@@ -221,7 +222,7 @@ def test_a_render_slow_to_start_beating_is_not_taken_for_lost(
             swept.append(services.requeue_lost_renders(now=later))
         hold_no_connection()
 
-    monkeypatch.setattr(rendering, "_hold_no_connection", slow_worker)
+    monkeypatch.setattr(paid_render, "hold_no_connection", slow_worker)
     with django_capture_on_commit_callbacks(execute=True):
         assert services.perform_render(job_id=job_id, index=index, attempt=attempt) == "delivered"
     assert swept == [0]

@@ -5,8 +5,8 @@ no render, no credit."""
 import pytest
 
 from ledger import services as ledger
+from mangagen.characters import dispatch as sheet_dispatch
 from mangagen.characters import services as sheets
-from mangagen.characters import tasks
 from mangagen.deletion import delete_comic
 from mangagen.places import services as places
 from mangagen.storyboards import services as storyboards
@@ -30,7 +30,7 @@ def fast(instant_renders):
 def source(user, account, monkeypatch, django_capture_on_commit_callbacks):
     """A comic with Aiko (a sheet for her usual look and one for her coat) and a pictured place."""
     queued = []
-    monkeypatch.setattr(tasks.render_sheet, "apply_async", lambda args, queue: queued.append(args))
+    monkeypatch.setattr(sheet_dispatch, "send_render", lambda args, queue: queued.append(args))
     board = storyboards.create_storyboard(owner=user, title="First")
     storyboards.update_storyboard(
         storyboard=board,

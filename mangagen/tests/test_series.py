@@ -13,8 +13,8 @@ from urllib.parse import quote
 import pytest
 
 from ledger.tests.invariants import assert_ledger_invariants
+from mangagen.characters import dispatch as sheet_dispatch
 from mangagen.characters import services as sheets
-from mangagen.characters import tasks
 from mangagen.places import services as places
 from mangagen.storyboards import services as storyboards
 from mangagen.storyboards.models import Storyboard
@@ -50,7 +50,7 @@ def fast(instant_renders):
 @pytest.fixture
 def sheet_queue(monkeypatch):
     queued = []
-    monkeypatch.setattr(tasks.render_sheet, "apply_async", lambda args, queue: queued.append(args))
+    monkeypatch.setattr(sheet_dispatch, "send_render", lambda args, queue: queued.append(args))
     return queued
 
 
