@@ -160,11 +160,11 @@ def enqueued(monkeypatch):
 def sheet_queue(monkeypatch):
     """Records every character sheet the studio sends to a worker as ((sheet_id,), queue),
     instead of sending it to Redis; a test runs one with perform_sheet_render."""
-    from mangagen.characters import tasks
+    from mangagen.characters import dispatch
 
     calls = []
     monkeypatch.setattr(
-        tasks.render_sheet, "apply_async", lambda args, queue: calls.append((tuple(args), queue))
+        dispatch, "send_render", lambda args, queue: calls.append((tuple(args), queue))
     )
     return calls
 

@@ -30,7 +30,7 @@ OPERATOR_PREFIXES = ("admin ", "manage.py ")
 RENDER_FAILED_PREFIX = "render failed:"
 
 # What the app writes in the journal (payments/services.py, views/credits.py,
-# runstack, jobs/services.py, characters/services.py), read back to be translated.
+# runstack, jobs/steps.py, paid_render.py), read back to be translated.
 _REASONS = [
     (
         re.compile(r"Purchase of the (?P<pack>.+) pack"),

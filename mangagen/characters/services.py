@@ -1,7 +1,7 @@
 """Writes to character sheets: render one (paid like a panel), upload one, delete one.
 
-Charging rule, the same as a panel's: one hold per render; capture when the
-sheet is shown to its owner (the render lands: from then on the Characters
+Charging rule, the same as a panel's (mangagen/paid_render.py): one hold per
+render; capture when the sheet is shown to its owner (the render lands: from then on the Characters
 step shows it); release on every other path (failure, a newer sheet
 replacing it, deletion). An upload costs nothing.
 
@@ -19,7 +19,6 @@ most SHEET_UPLOAD_BYTES_PER_PERSON in all.
 
 from __future__ import annotations
 
-import contextlib
 import io
 import logging
 import secrets
@@ -27,18 +26,13 @@ import secrets
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
-from django.db import close_old_connections, connection, transaction
+from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
 from django.utils.translation import gettext
 from PIL import Image
 
-from ledger import errors as ledger_errors
-from ledger import services as ledger
-from ledger.models import Hold
-from mangagen import storage
-from mangagen.credit_history import RENDER_FAILED_PREFIX
-from mangagen.queues import Queue
+from mangagen import paid_render, storage
 from mangagen.renderers import CharacterSpec, SheetSpec, get_renderer, observed
 from mangagen.renderers.warmth import Priority, Withdrawn
 from mangagen.storyboards import limits
@@ -47,6 +41,7 @@ from mangagen.storyboards.lock_objects import lock_storyboard, try_lock_storyboa
 from mangagen.storyboards.models import Character, Storyboard
 from mangagen.storyboards.services import rehash_storyboard
 
+from . import dispatch
 from .errors import NoSuchCharacter, NoSuchOutfit, Refused
 from .hashing import rendered_sheet_hash, uploaded_sheet_hash
 from .models import CharacterSheet, SheetSource, SheetState, UploadProblem
@@ -54,7 +49,6 @@ from .selectors import is_lost
 
 logger = logging.getLogger(__name__)
 
-SHEET_CREDITS = 1  # a sheet is a render, priced like a panel's
 SHEETS_KEPT_PER_CHARACTER = 3  # pictures kept of each look's sheets, the newest first
 
 
@@ -67,8 +61,6 @@ def request_sheet(*, storyboard: Storyboard, name: str, outfit: str = "") -> Cha
     than RENDER_STUCK_SECONDS): then it fails and a new one starts. Raises
     NoSuchCharacter, NoSuchOutfit, or InsufficientCredits (then nothing changes).
     """
-    from .tasks import render_sheet
-
     with transaction.atomic():
         storyboard = lock_storyboard(pk=storyboard.pk)
         character = _character(storyboard, name)
@@ -96,17 +88,14 @@ def request_sheet(*, storyboard: Storyboard, name: str, outfit: str = "") -> Cha
             ),
         )
         look = f"{name} in {outfit}" if outfit else name
-        sheet.hold = ledger.authorize(
-            account=ledger.account_for(storyboard.owner),
-            amount=SHEET_CREDITS,
+        sheet.hold = paid_render.place_hold(
+            owner=storyboard.owner,
             key=f"sheet:{sheet.pk}:render",
-            reference=f"sheet {sheet.pk} of {look} (storyboard {storyboard.pk})"[:200],
+            reference=f"sheet {sheet.pk} of {look} (storyboard {storyboard.pk})",
             expires_in=settings.RENDER_STUCK_SECONDS + 600,
         )
         sheet.save(update_fields=["hold"])
-        transaction.on_commit(
-            lambda: render_sheet.apply_async((sheet.pk,), queue=Queue.RENDER), robust=True
-        )
+        dispatch.render_on_commit(sheet_id=sheet.pk)
     return sheet
 
 
@@ -123,8 +112,7 @@ def perform_sheet_render(*, sheet_id: int) -> str:
             sheet.name, sheet.description, sheet=sheet.hash, outfit=sheet.outfit_description
         ),
     )
-    if not connection.in_atomic_block:
-        close_old_connections()  # the wait for a container can be long: hold no connection
+    paid_render.hold_no_connection()  # the wait for a container can be long
     try:
         result = renderer.render_sheet(
             spec, spec.default_seed(), ticket=f"sheet:{sheet_id}", priority=Priority.CONFIRMED
@@ -137,11 +125,10 @@ def perform_sheet_render(*, sheet_id: int) -> str:
         sheet = CharacterSheet.objects.select_for_update().filter(pk=sheet_id).first()
         if storyboard is None or sheet is None or sheet.state != SheetState.RENDERING:
             return "discarded"
-        try:
-            ledger.capture(hold=sheet.hold, key=f"{sheet.hold.key}:capture", reason="sheet shown")
-        except (ledger_errors.HoldExpired, ledger_errors.HoldAlreadyResolved) as exc:
+        refused = paid_render.capture(hold=sheet.hold, reason="sheet shown")
+        if refused:
             sheet.state = SheetState.FAILED
-            sheet.error = f"This render's hold ended before it could be shown ({exc}). Try again."
+            sheet.error = refused
             sheet.save(update_fields=["state", "error"])
             return "discarded"
         png = as_png(result.image)
@@ -263,7 +250,7 @@ def delete_sheet(*, storyboard: Storyboard, name: str, outfit: str = "") -> None
         )
         for sheet in sheets:
             if sheet.state == SheetState.RENDERING:
-                _release(sheet, reason="sheet deleted")
+                paid_render.release(sheet.hold, reason="sheet deleted")
         _delete_sheets(sheets)
         rehash_storyboard(storyboard=storyboard)
 
@@ -410,24 +397,10 @@ def _rendering(storyboard: Storyboard, name: str, outfit: str) -> CharacterSheet
 
 
 def _fail(sheet: CharacterSheet, *, error: str, detail: str = "") -> None:
-    # The person's history says "the render failed; nothing was charged"
-    # (mangagen/credit_history.py), never the error's own words.
-    _release(sheet, reason=f"{RENDER_FAILED_PREFIX} {detail or error}"[:200])
+    paid_render.release(sheet.hold, reason=paid_render.failure_reason(error=error, detail=detail))
     sheet.state = SheetState.FAILED
     sheet.error = error[:500]
     sheet.save(update_fields=["state", "error"])
-
-
-def _release(sheet: CharacterSheet, *, reason: str) -> None:
-    """Releases the sheet's hold if it is still pending, as the hold's row says."""
-    if sheet.hold_id is None:
-        return
-    sheet.hold.refresh_from_db(fields=["state"])
-    if sheet.hold.state != Hold.State.PENDING:
-        return
-    # The ledger's sweep may expire it between the read and the lock.
-    with contextlib.suppress(ledger_errors.HoldAlreadyResolved):
-        ledger.release(hold=sheet.hold, reason=reason[:200], key=f"{sheet.hold.key}:release")
 
 
 def as_png(image: bytes) -> bytes:

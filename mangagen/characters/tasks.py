@@ -14,15 +14,14 @@ from mangagen.renderers import RenderError
 from mangagen.renderers.base import RENDER_FAILED
 
 from . import services
+from .dispatch import RENDER_SHEET
 
 logger = logging.getLogger(__name__)
 
 MAX_RENDER_RETRIES = 3
 
 
-@shared_task(
-    bind=True, name="mangagen.characters.tasks.render_sheet", max_retries=MAX_RENDER_RETRIES
-)
+@shared_task(bind=True, name=RENDER_SHEET, max_retries=MAX_RENDER_RETRIES)
 def render_sheet(self, sheet_id: int) -> str:
     """One render of a character sheet, on the render queue through the same GPU pool."""
     try:

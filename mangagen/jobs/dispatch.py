@@ -1,11 +1,11 @@
 """Sends the jobs' Celery tasks, by name, once the transaction commits.
 
-The state machine (services.py) never imports the worker's code (tasks.py
-imports the services): it names the task and the queue, and Celery's router
-does the rest. `robust=True`: a broker that is down loses the message, not
-the request; the sweeps send a render that never started again
-(services.requeue_stuck_renders) and expire a job whose deadline task was
-lost (services.expire_due_jobs).
+The state machine (decisions.py, rendering.py, recovery.py, steps.py) never
+imports the worker's code (tasks.py imports it): it names the task and the
+queue (steps.queue_for), and Celery's router does the rest. `robust=True`: a
+broker that is down loses the message, not the request; the sweeps send a
+render that never started again (recovery.requeue_stuck_renders) and expire
+a job whose deadline task was lost (recovery.expire_due_jobs).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Celery tasks of the jobs: thin wrappers over services, each one idempotent."""
+"""Celery tasks of the jobs: thin wrappers over rendering.py and recovery.py, each one
+idempotent."""
 
 import logging
 
@@ -16,7 +17,7 @@ from mangagen.queues import Queue
 from mangagen.renderers import RenderError
 from mangagen.renderers.base import RENDER_FAILED
 
-from . import services
+from . import recovery, rendering
 from .dispatch import EXPIRE_JOB, QUEUE_LOOKAHEAD, RENDER_PANEL
 
 logger = logging.getLogger(__name__)
@@ -37,7 +38,7 @@ def render_panel(self, job_id: int, index: int, attempt: int) -> str:
 def _render(task, job_id: int, index: int, attempt: int) -> str:
     queue = (task.request.delivery_info or {}).get("routing_key") or Queue.RENDER
     try:
-        return services.perform_render(job_id=job_id, index=index, attempt=attempt)
+        return rendering.perform_render(job_id=job_id, index=index, attempt=attempt)
     except PASSING_FAULTS as exc:
         # A dropped connection or a Redis blip: the render is idempotent, so it goes again.
         forget_broken_connections()
@@ -59,17 +60,17 @@ def _render(task, job_id: int, index: int, attempt: int) -> str:
         if exc.retryable and task.request.retries < task.max_retries:
             countdown = 2**task.request.retries
             logger.warning("Render of job %s panel %s will be retried: %s", job_id, index, exc)
-            services.note_render_retry(
+            rendering.note_render_retry(
                 job_id=job_id, index=index, attempt=attempt, error=exc.public, retry_in=countdown
             )
             raise task.retry(exc=exc, countdown=countdown, queue=queue) from exc
-        services.fail_render(
+        rendering.fail_render(
             job_id=job_id, index=index, attempt=attempt, error=exc.public, detail=str(exc)
         )
         return RenderOutcome.FAILED
     except Exception as exc:
         logger.exception("Render of job %s panel %s crashed", job_id, index)
-        services.fail_render(
+        rendering.fail_render(
             job_id=job_id,
             index=index,
             attempt=attempt,
@@ -82,25 +83,25 @@ def _render(task, job_id: int, index: int, attempt: int) -> str:
 @shared_task(name=QUEUE_LOOKAHEAD, autoretry_for=PASSING_FAULTS, retry_backoff=1, max_retries=8)
 def queue_lookahead(job_id: int) -> int:
     """Places the look-ahead of a job that Generate attached (off the click's request)."""
-    return services.queue_lookahead(job_id=job_id)
+    return rendering.queue_lookahead(job_id=job_id)
 
 
 @shared_task(name=EXPIRE_JOB, autoretry_for=PASSING_FAULTS, retry_backoff=1, max_retries=8)
 def expire_job(job_id: int) -> bool:
     """Runs at a job's deadline (confirm_by or the TTL)."""
-    return services.expire_job_if_due(job_id=job_id)
+    return recovery.expire_job_if_due(job_id=job_id)
 
 
 @shared_task(name="mangagen.jobs.tasks.sweep_jobs")
 def sweep_jobs() -> dict:
     """The periodic backstop: deadlines whose task was lost, renders whose worker was lost."""
     return {
-        "expired": services.expire_due_jobs(),
-        "requeued": services.requeue_stuck_renders(),
+        "expired": recovery.expire_due_jobs(),
+        "requeued": recovery.requeue_stuck_renders(),
     }
 
 
 @shared_task(name="mangagen.jobs.tasks.requeue_lost_renders")
 def requeue_lost_renders() -> int:
     """Every few seconds: renders whose worker stopped beating are sent again."""
-    return services.requeue_lost_renders()
+    return recovery.requeue_lost_renders()

@@ -5,7 +5,7 @@ import re
 import django.db.models.deletion
 from django.db import migrations, models
 
-# The key _queue_render gives each render's hold (mangagen/jobs/services.py).
+# The key _queue_render gives each render's hold (mangagen/jobs/steps.py).
 KEY = re.compile(r"^job:(\d+):panel:(\d+):attempt:(\d+)$")
 
 

@@ -12,7 +12,7 @@ import pytest
 from django.utils import timezone
 
 from ledger.tests.invariants import assert_ledger_invariants
-from mangagen.jobs import services, specs
+from mangagen.jobs import rendering, services, specs
 from mangagen.jobs.models import JobState
 from mangagen.storyboards import services as storyboards
 from tests import factories
@@ -67,7 +67,7 @@ def test_a_style_changed_after_speculating_is_the_style_drawn(
     assert how == "attached" and job.style == "noir"
     drawn = []
     real = specs.panel_spec
-    monkeypatch.setattr(services, "panel_spec", lambda j, p: drawn.append(real(j, p)) or drawn[-1])
+    monkeypatch.setattr(rendering, "panel_spec", lambda j, p: drawn.append(real(j, p)) or drawn[-1])
     assert render_next(enqueued, on_commit) == "delivered"
     assert [spec.style for spec in drawn] == ["noir"]
     job.refresh_from_db()

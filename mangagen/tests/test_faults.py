@@ -10,7 +10,8 @@ from django.utils import timezone
 from ledger import services as ledger
 from ledger.models import Hold
 from ledger.tests.invariants import assert_ledger_invariants
-from mangagen.jobs import dispatch, services, tasks
+from mangagen import paid_render
+from mangagen.jobs import dispatch, rendering, services, tasks
 from mangagen.jobs.models import Job
 from mangagen.storage_config import storages
 from mangagen.storyboards import services as storyboards
@@ -46,7 +47,7 @@ def test_a_refused_capture_leaves_a_visible_hold_that_the_sweeps_resolve(
 
     # The database is down for the capture and for the failure path after it.
     monkeypatch.setattr(ledger, "capture", database_down)
-    monkeypatch.setattr(services, "fail_render", database_down)
+    monkeypatch.setattr(rendering, "fail_render", database_down)
     (job_id, index, attempt), _ = enqueued.pop(0)
     with pytest.raises(OperationalError):
         tasks.render_panel.apply(args=(job_id, index, attempt)).get()
@@ -199,7 +200,7 @@ def test_a_render_slow_to_start_beating_is_not_taken_for_lost(
     (job_id, index, attempt), _queue = enqueued.pop(0)
     later = timezone.now() + timedelta(seconds=settings.RENDER_HEARTBEAT_SECONDS * 3 + 1)
     swept = []
-    hold_no_connection = services._hold_no_connection
+    hold_no_connection = paid_render.hold_no_connection
 
     def slow_worker():
         # The first moment after the commit that marked the panel RENDERING.
@@ -207,7 +208,7 @@ def test_a_render_slow_to_start_beating_is_not_taken_for_lost(
             swept.append(services.requeue_lost_renders(now=later))
         hold_no_connection()
 
-    monkeypatch.setattr(services, "_hold_no_connection", slow_worker)
+    monkeypatch.setattr(paid_render, "hold_no_connection", slow_worker)
     with django_capture_on_commit_callbacks(execute=True):
         assert services.perform_render(job_id=job_id, index=index, attempt=attempt) == "delivered"
     assert swept == [0]
@@ -226,7 +227,7 @@ def test_a_render_sent_again_while_it_still_ran_delivers_what_it_drew(
     with django_capture_on_commit_callbacks(execute=True):
         job, _ = services.generate(user=user, storyboard=board_of(user))
     (job_id, index, attempt), _queue = enqueued.pop(0)
-    renderer = services.get_renderer()
+    renderer = rendering.get_renderer()
     later = timezone.now() + timedelta(seconds=settings.RENDER_HEARTBEAT_SECONDS * 3 + 1)
 
     class Starved:
@@ -241,7 +242,7 @@ def test_a_render_sent_again_while_it_still_ran_delivers_what_it_drew(
                 assert services.requeue_lost_renders(now=later) == 1
             return renderer.render(spec, seed, **kwargs)
 
-    monkeypatch.setattr(services, "get_renderer", lambda: Starved())
+    monkeypatch.setattr(rendering, "get_renderer", lambda: Starved())
     with django_capture_on_commit_callbacks(execute=True):
         outcome = services.perform_render(job_id=job_id, index=index, attempt=attempt)
     assert outcome == "delivered"

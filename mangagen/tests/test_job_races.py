@@ -13,7 +13,7 @@ from django.utils import timezone
 from ledger import services as ledger
 from ledger.models import Hold
 from ledger.tests.invariants import assert_ledger_invariants
-from mangagen.jobs import services
+from mangagen.jobs import services, steps
 from mangagen.jobs.models import Job, JobState
 from mangagen.storyboards import services as storyboards
 from mangagen.tests.concurrency import meanwhile
@@ -145,7 +145,7 @@ def test_cancels_and_the_hold_sweep_in_parallel_never_deadlock(funded, settings,
         with transaction.atomic():
             locked = Job.objects.select_for_update().get(pk=job.pk)
             for panel in locked.panels.select_for_update().filter(index__gt=1):
-                services._queue_render(job=locked, panel=panel, lookahead=True)
+                steps._queue_render(job=locked, panel=panel, lookahead=True)
         jobs.append(job)
     Hold.objects.filter(state=Hold.State.PENDING).update(
         expires_at=timezone.now() - timedelta(seconds=1)

@@ -16,7 +16,7 @@ from ledger import services as ledger
 from ledger.errors import InsufficientCredits
 from ledger.models import Hold
 from ledger.tests.invariants import assert_ledger_invariants
-from mangagen.jobs import selectors, services, tasks
+from mangagen.jobs import rendering, selectors, services, tasks
 from mangagen.jobs.events import EventType
 from mangagen.jobs.models import Job, JobState
 from mangagen.renderers import RenderError
@@ -214,7 +214,7 @@ def flaky_renders(monkeypatch, *errors: RenderError) -> list[RenderError]:
             raise left.pop(0)
         return real(**kwargs)
 
-    monkeypatch.setattr(services, "perform_render", flaky)
+    monkeypatch.setattr(rendering, "perform_render", flaky)
     return left
 
 

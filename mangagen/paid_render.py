@@ -1,0 +1,75 @@
+"""A paid render, a panel's or a character sheet's: one hold per render, captured when the
+picture is shown to its owner, released on every other path (a failure, a cancel, a
+newer render replacing it, a deletion). A person pays for each render they are shown,
+and nothing else.
+
+Jobs (mangagen/jobs/steps.py, rendering.py) and sheets (mangagen/characters/services.py)
+both pay this way: the hold's key names what it pays for; a failed render's release
+says RENDER_FAILED_PREFIX, which the person's credit history reads as "the render
+failed; nothing was charged"; a render gives its database connection back before it
+waits for a container or a provider.
+"""
+
+from __future__ import annotations
+
+from django.db import close_old_connections, connection
+
+from ledger import errors as ledger_errors
+from ledger import services as ledger
+from ledger.models import Hold
+from mangagen.credit_history import RENDER_FAILED_PREFIX
+
+RENDER_CREDITS = 1  # a render, a panel's or a sheet's, costs one credit
+
+
+def place_hold(*, owner, key: str, reference: str, expires_in: int) -> Hold:
+    """The render's hold on its owner's account, under `key` (what it pays for). Raises
+    InsufficientCredits or AccountFlagged (then nothing is held)."""
+    return ledger.authorize(
+        account=ledger.account_for(owner),
+        amount=RENDER_CREDITS,
+        key=key,
+        reference=reference[:200],
+        expires_in=expires_in,
+    )
+
+
+def capture(*, hold: Hold, reason: str) -> str:
+    """Captures the hold of a render shown to its owner: "" once paid, or (the hold expired
+    or was resolved meanwhile, nothing charged) the person's words for why the render
+    could not be shown, to keep as its error."""
+    try:
+        ledger.capture(hold=hold, key=f"{hold.key}:capture", reason=reason)
+    except (ledger_errors.HoldExpired, ledger_errors.HoldAlreadyResolved) as exc:
+        return f"This render's hold ended before it could be shown ({exc}). Try it again."
+    return ""
+
+
+def release(hold: Hold | None, *, reason: str) -> bool:
+    """Releases the render's hold if it is still pending, as the hold's row says; returns
+    whether this call released it."""
+    if hold is None:
+        return False
+    hold.refresh_from_db(fields=["state"])  # the ledger's sweep may have expired it meanwhile
+    if hold.state != Hold.State.PENDING:
+        return False
+    try:
+        ledger.release(hold=hold, reason=reason[:200], key=f"{hold.key}:release")
+    except ledger_errors.HoldAlreadyResolved:
+        return False  # expired by the ledger's sweep between the read and the lock
+    return True
+
+
+def failure_reason(*, error: str, detail: str = "") -> str:
+    """What the release of a failed render's hold says: RENDER_FAILED_PREFIX (the person's
+    history shows "the render failed; nothing was charged", never these words), then
+    the provider's own words (`detail`) or the person's (`error`) for operators."""
+    return f"{RENDER_FAILED_PREFIX} {detail or error}"[:200]
+
+
+def hold_no_connection() -> None:
+    """A render gives its database connection back before it waits for a container or a
+    provider, which can be long (outside a transaction: tests run the worker's code
+    inside theirs)."""
+    if not connection.in_atomic_block:
+        close_old_connections()
