@@ -112,8 +112,13 @@ function render() {
   const forward = state.direction === "rtl" ? "left" : "right";
   const next = document.getElementById(`turn-${forward}`);
   const previous = document.getElementById(`turn-${forward === "left" ? "right" : "left"}`);
+  const focused = document.activeElement;
   next.disabled = current === state.pages.length - 1;
   previous.disabled = current === 0;
+  // A turn button that just became disabled under the keyboard hands its focus to the other.
+  for (const [button, other] of [[next, previous], [previous, next]]) {
+    if (button.disabled && focused === button && !other.disabled) other.focus();
+  }
   for (const [button, name] of [[next, STRINGS.nextPage], [previous, STRINGS.previousPage]]) {
     button.setAttribute("aria-label", name);
     button.title = name;

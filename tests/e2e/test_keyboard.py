@@ -160,6 +160,9 @@ def test_approve_keeps_the_focus_and_the_reader_turns_in_reading_order(page, sta
     tab_to(page, page.get_by_role("button", name="Next page", exact=True))
     page.keyboard.press("Enter")
     expect(viewer).to_have_attribute("data-page", "2")
+    # The last page: Next page is disabled, and the focus it had is on Previous page.
+    expect(page.locator("#turn-left")).to_be_disabled()
+    expect(page.get_by_role("button", name="Previous page", exact=True)).to_be_focused()
 
     # Left to right: the other way round.
     page.locator("#direction").select_option("ltr")
