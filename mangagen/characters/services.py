@@ -5,7 +5,8 @@ render; capture when the sheet is shown to its owner (the render lands: from the
 step shows it); release on every other path (failure, a newer sheet
 replacing it, deletion). An upload costs nothing.
 
-Lock order: the storyboard row, then its sheet rows, then the ledger's own.
+Lock order: the storyboard row, then its sheet rows (lock_objects.py), then the
+ledger's own.
 A sheet that becomes (or stops being) the one in use re-hashes the
 storyboard's panels in the same transaction, so the quote and Generate see
 the new art hashes at once.
@@ -44,6 +45,13 @@ from mangagen.storyboards.services import rehash_storyboard
 from . import dispatch
 from .errors import NoSuchCharacter, NoSuchOutfit, Refused
 from .hashing import rendered_sheet_hash, uploaded_sheet_hash
+from .lock_objects import (
+    lock_pictured_sheets_of_look,
+    lock_rendering_sheet_of_look,
+    lock_rendering_sheets,
+    lock_sheets_of_look,
+    try_lock_sheet,
+)
 from .models import CharacterSheet, SheetSource, SheetState, UploadProblem
 from .selectors import is_lost
 
@@ -65,7 +73,7 @@ def request_sheet(*, storyboard: Storyboard, name: str, outfit: str = "") -> Cha
         storyboard = lock_storyboard(pk=storyboard.pk)
         character = _character(storyboard, name)
         worn = _outfit_description(character, outfit)
-        rendering = _rendering(storyboard, name, outfit)
+        rendering = lock_rendering_sheet_of_look(storyboard=storyboard, name=name, outfit=outfit)
         if rendering is not None:
             if not is_lost(rendering):
                 return rendering
@@ -122,7 +130,7 @@ def perform_sheet_render(*, sheet_id: int) -> str:
     observed.record(result)  # what the provider took, learned for every render
     with transaction.atomic():
         storyboard = try_lock_storyboard(pk=sheet.storyboard_id)
-        sheet = CharacterSheet.objects.select_for_update().filter(pk=sheet_id).first()
+        sheet = try_lock_sheet(pk=sheet_id)
         if storyboard is None or sheet is None or sheet.state != SheetState.RENDERING:
             return "discarded"
         refused = paid_render.capture(hold=sheet.hold, reason="sheet shown")
@@ -149,7 +157,7 @@ def fail_sheet_render(*, sheet_id: int, error: str, detail: str = "") -> None:
         if sheet is None:
             return
         try_lock_storyboard(pk=sheet.storyboard_id)
-        sheet = CharacterSheet.objects.select_for_update().filter(pk=sheet_id).first()
+        sheet = try_lock_sheet(pk=sheet_id)
         if sheet is not None and sheet.state == SheetState.RENDERING:
             _fail(sheet, error=error, detail=detail)
 
@@ -179,7 +187,7 @@ def upload_sheet(
             storyboard, name, outfit, keep=SHEETS_KEPT_PER_CHARACTER - 1, in_use=in_use
         )
         _check_upload_bytes(storyboard=storyboard, adding=len(image), leaving=older)
-        rendering = _rendering(storyboard, name, outfit)
+        rendering = lock_rendering_sheet_of_look(storyboard=storyboard, name=name, outfit=outfit)
         if rendering is not None:
             _fail(rendering, error="Replaced by an uploaded picture.")
         sheet = _ready_sheet(
@@ -201,13 +209,8 @@ def _past_the_newest(
     storyboard: Storyboard, name: str, outfit: str, *, keep: int, in_use: frozenset[str]
 ) -> list[CharacterSheet]:
     """The look's sheets with a picture past its `keep` newest, but none in use."""
-    pictured = (
-        CharacterSheet.objects.select_for_update()
-        .filter(storyboard=storyboard, name=name, outfit=outfit)
-        .exclude(image="")
-        .order_by("-pk")
-    )
-    return [sheet for sheet in list(pictured)[keep:] if sheet.hash not in in_use]
+    pictured = lock_pictured_sheets_of_look(storyboard=storyboard, name=name, outfit=outfit)
+    return [sheet for sheet in pictured[keep:] if sheet.hash not in in_use]
 
 
 def _check_upload_bytes(
@@ -243,11 +246,7 @@ def delete_sheet(*, storyboard: Storyboard, name: str, outfit: str = "") -> None
     go back to the description alone."""
     with transaction.atomic():
         storyboard = lock_storyboard(pk=storyboard.pk)
-        sheets = list(
-            CharacterSheet.objects.select_for_update().filter(
-                storyboard=storyboard, name=name, outfit=outfit
-            )
-        )
+        sheets = lock_sheets_of_look(storyboard=storyboard, name=name, outfit=outfit)
         for sheet in sheets:
             if sheet.state == SheetState.RENDERING:
                 paid_render.release(sheet.hold, reason="sheet deleted")
@@ -356,11 +355,8 @@ def end_sheet_renders(*, storyboard: Storyboard, reason: str) -> int:
     """Fails every sheet of the storyboard still rendering, releasing its hold; returns how many."""
     with transaction.atomic():
         try_lock_storyboard(pk=storyboard.pk)
-        rendering = CharacterSheet.objects.select_for_update().filter(
-            storyboard=storyboard, state=SheetState.RENDERING
-        )
         count = 0
-        for sheet in rendering.order_by("pk"):
+        for sheet in lock_rendering_sheets(storyboard=storyboard):
             _fail(sheet, error=reason)
             count += 1
     return count
@@ -385,14 +381,6 @@ def _outfit_description(character: Character, outfit: str) -> str:
     raise NoSuchOutfit(
         gettext("%(name)s has no outfit named %(outfit)r.")
         % {"name": character.name, "outfit": outfit}
-    )
-
-
-def _rendering(storyboard: Storyboard, name: str, outfit: str) -> CharacterSheet | None:
-    return (
-        CharacterSheet.objects.select_for_update()
-        .filter(storyboard=storyboard, name=name, outfit=outfit, state=SheetState.RENDERING)
-        .first()
     )
 
 

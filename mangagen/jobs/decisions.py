@@ -22,6 +22,14 @@ from mangagen.storyboards.selectors import current_takes
 
 from .errors import IllegalTransition, JobError, NothingToRender, StoryboardIncomplete
 from .events import EventType, emit
+from .lock_objects import (
+    lock_job,
+    lock_next_unapproved_panel,
+    lock_open_holds,
+    lock_panel,
+    lock_panels,
+    try_lock_panel_to_deliver,
+)
 from .models import LIVE_STATES, GenerateOutcome, Job, JobPanel, JobState, PanelState
 from .signals import generate_requested, job_confirmed
 from .specs import spec_of
@@ -31,7 +39,6 @@ from .steps import (
     _deliver,
     _end,
     _has_open_hold,
-    _lock_open_holds,
     _promote,
     _queue_render,
     _schedule_deadline,
@@ -108,7 +115,7 @@ def start_job(
             expires_at=now + timedelta(seconds=settings.JOB_TTL_SECONDS) if confirmed else None,
         )
         JobPanel.objects.bulk_create(_job_panel(job, p, takes) for p in panels)
-        job = Job.objects.select_for_update().get(pk=job.pk)
+        job = lock_job(pk=job.pk)
         missing = job.panels.exclude(state=PanelState.APPROVED).order_by("index").first()
         if missing is None:  # every panel is kept: nothing to render, nothing to pay
             _complete(job)
@@ -146,14 +153,14 @@ def confirm_job(*, job: Job) -> Job:
     """
     with transaction.atomic():
         storyboard = lock_storyboard(pk=job.storyboard_id)
-        job = Job.objects.select_for_update().get(pk=job.pk)
+        job = lock_job(pk=job.pk)
         if job.confirmed or not job.live:
             return job
         # At or past confirm_by the job is due (the rule the deadline task and the
         # sweep use): it expires now rather than being confirmed.
         if past_deadline(job, timezone.now()):
             return _end(job=job, state=JobState.EXPIRED, reason="Past its deadline.")[0]
-        _lock_open_holds(job)
+        lock_open_holds(job=job)
         if storyboard.version != job.version:
             _rebase(job=job, storyboard=storyboard)
         now = timezone.now()
@@ -169,12 +176,7 @@ def confirm_job(*, job: Job) -> Job:
             current_index=job.current_index,
         )
         job_confirmed.send(sender=Job, job=job)
-        current = (
-            job.panels.select_for_update(of=("self",))
-            .select_related("hold__pending_transfer")  # _deliver captures it by its key
-            .filter(index=job.current_index)
-            .first()
-        )
+        current = try_lock_panel_to_deliver(job=job, index=job.current_index)
         if current is None or current.state == PanelState.APPROVED:
             # Edited back to kept art, or the panel it was drawing removed and
             # every one left kept: nothing to draw.
@@ -194,7 +196,7 @@ def confirm_job(*, job: Job) -> Job:
 def _rebase(*, job: Job, storyboard: Storyboard) -> None:
     fresh = {p.index: p for p in storyboard.panels.all()}
     takes = current_takes(storyboard=storyboard)
-    for panel in job.panels.select_for_update():
+    for panel in lock_panels(job=job):
         new = fresh.get(panel.index)
         if new is not None and new.art_hash == panel.art_hash:
             panel.content_hash, panel.spec = new.content_hash, spec_of(new)
@@ -232,18 +234,12 @@ def approve_panel(*, job: Job, index: int) -> Job:
     """
     with transaction.atomic():
         lock_storyboard(pk=job.storyboard_id)  # the last approval ends the job
-        job = Job.objects.select_for_update().get(pk=job.pk)
+        job = lock_job(pk=job.pk)
         panel = _decision_panel(job, index, allowed=(PanelState.DELIVERED,), verb="approve")
         panel.state = PanelState.APPROVED
         panel.save(update_fields=["state"])
         emit(job=job, type=EventType.PANEL_APPROVED, data={"index": index})
-        following = (
-            job.panels.select_for_update()
-            .filter(index__gt=index)
-            .exclude(state=PanelState.APPROVED)  # kept art needs no render
-            .order_by("index")
-            .first()
-        )
+        following = lock_next_unapproved_panel(job=job, after=index)  # kept art needs no render
         if following is None:
             _complete(job)
             return job
@@ -267,7 +263,7 @@ def redo_panel(*, job: Job, index: int) -> Job:
     Raises IllegalTransition or InsufficientCredits (then nothing changes).
     """
     with transaction.atomic():
-        job = Job.objects.select_for_update().get(pk=job.pk)
+        job = lock_job(pk=job.pk)
         panel = _decision_panel(
             job, index, allowed=(PanelState.DELIVERED, PanelState.FAILED), verb="redo"
         )
@@ -321,7 +317,7 @@ def _decision_panel(job: Job, index: int, *, allowed, verb: str) -> JobPanel:
             gettext("Panel %(current)s is the one awaiting a decision, not %(index)s.")
             % {"current": job.current_index, "index": index}
         )
-    panel = job.panels.select_for_update().get(index=index)
+    panel = lock_panel(job=job, index=index)
     if panel.state not in allowed:
         raise IllegalTransition(
             gettext("Cannot %(verb)s panel %(index)s: it is %(state)s.")

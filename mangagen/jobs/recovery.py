@@ -17,6 +17,7 @@ from ledger.models import Hold
 
 from . import dispatch, liveness
 from .events import EventType, emit
+from .lock_objects import lock_job, lock_panel_by_pk
 from .models import LIVE_STATES, Job, JobPanel, JobState, PanelState
 from .steps import _end, _send_render, past_deadline
 
@@ -136,8 +137,8 @@ def _requeue(
     count = 0
     for pk, job_id, attempts in candidates:
         with transaction.atomic():
-            job = Job.objects.select_for_update().get(pk=job_id)
-            panel = job.panels.select_for_update().get(pk=pk)
+            job = lock_job(pk=job_id)
+            panel = lock_panel_by_pk(job=job, pk=pk)
             if not job.live or panel.attempts != attempts or not still_lost(panel):
                 continue
             _send_again(job, panel, now=now, why=why)

@@ -25,7 +25,8 @@ from mangagen.renderers.warmth import Withdrawn
 
 from . import liveness
 from .events import EventType, emit
-from .models import Job, JobPanel, JobState, PanelState, RenderAttempt
+from .lock_objects import lock_job, try_lock_job, try_lock_panel
+from .models import JobPanel, JobState, PanelState, RenderAttempt
 from .selectors import credits_of
 from .specs import panel_spec
 from .steps import (
@@ -110,8 +111,8 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> RenderOutcome:
     phases = metrics.phases_of(result.metadata, result.seconds)
     metrics.observe_render_phases(result.metadata, result.seconds)
     with transaction.atomic():
-        job = Job.objects.select_for_update().get(pk=job_id)
-        panel = job.panels.select_for_update().filter(index=index).first()
+        job = lock_job(pk=job_id)
+        panel = try_lock_panel(job=job, index=index)
         if panel is None or not _waits_for(job, panel, attempt):
             # Cancelled, expired or replaced while rendering: GPU time spent for nothing,
             # logged so what speculation wastes can be counted. (Sent again by the sweep
@@ -232,7 +233,7 @@ def note_render_retry(
     *, job_id: int, index: int, attempt: int, error: str, retry_in: float
 ) -> None:
     with transaction.atomic():
-        job = Job.objects.select_for_update().filter(pk=job_id).first()
+        job = try_lock_job(pk=job_id)
         if job is None or not job.live:
             return
         emit(
@@ -275,7 +276,7 @@ def queue_lookahead(*, job_id: int) -> int:
     sends). Idempotent: a panel with an open hold is skipped. Returns how many
     renders it placed."""
     with transaction.atomic():
-        job = Job.objects.select_for_update().filter(pk=job_id).first()
+        job = try_lock_job(pk=job_id)
         if job is None or not job.live or not job.confirmed:
             return 0
         return _queue_lookahead(job=job)

@@ -18,6 +18,7 @@ from mangagen import storage
 from mangagen.storyboards.models import KeptArt
 
 from .images import lettered_cache_key
+from .lock_objects import lock_panels_with_images_under, try_lock_job
 from .models import LIVE_STATES, Job, JobEvent
 
 # An ended job's page may still be open in a tab, showing the job's own copies.
@@ -57,11 +58,11 @@ def _point_at_kept_copies(*, job_id: int, ended_before: datetime) -> list[str] |
     when the job must keep them (it is live, or ended after `ended_before`)."""
     prefix = f"renders/{job_id}/"
     with transaction.atomic():
-        job = Job.objects.select_for_update().filter(pk=job_id).first()
+        job = try_lock_job(pk=job_id)
         if job is None or job.live or job.finished_at is None or job.finished_at >= ended_before:
             return None
         names: list[str] = []
-        for panel in job.panels.select_for_update().filter(image__startswith=prefix):
+        for panel in lock_panels_with_images_under(job=job, prefix=prefix):
             names.append(panel.image.name or "")
             kept = KeptArt.objects.filter(source=panel, attempt=panel.attempts).first()
             panel.image = kept.image.name if kept is not None and panel.shown else ""

@@ -6,7 +6,8 @@ capture when the image is delivered to a confirmed job; release on every
 other path (cancel, expiry, failure, invalidation). A person pays for each
 render they are shown, redos included, and nothing else.
 
-Lock order (storyboards/lock_objects.py): a path that creates, confirms,
+Lock order (storyboards/lock_objects.py; this package's rows are locked through
+jobs/lock_objects.py): a path that creates, confirms,
 replaces or ends a job takes its comic's row first (`lock_storyboard`, FOR NO
 KEY UPDATE); then the job row, then its panel rows, then (when a transaction
 resolves more than one) the panels' pending holds by pk, then the ledger's
@@ -35,6 +36,14 @@ from mangagen.storyboards.services import keep_render
 
 from . import dispatch, liveness
 from .events import EventType, emit
+from .lock_objects import (
+    lock_job,
+    lock_open_holds,
+    lock_panels,
+    lock_pending_panels,
+    try_lock_job,
+    try_lock_panel,
+)
 from .models import Job, JobPanel, JobState, PanelState, RenderAttempt
 from .selectors import credits_of, image_url, reader_url, state_data
 from .signals import job_ended
@@ -64,11 +73,11 @@ def _end(
     with transaction.atomic():
         if try_lock_storyboard(pk=job.storyboard_id) is None:
             return job, False  # its comic was deleted, jobs and all
-        job = Job.objects.select_for_update().get(pk=job.pk)
+        job = lock_job(pk=job.pk)
         if not job.live or (only_if is not None and not only_if(job)):
             return job, False
-        panels = list(job.panels.select_for_update())
-        _lock_open_holds(job)
+        panels = lock_panels(job=job)
+        lock_open_holds(job=job)
         for panel in panels:
             if panel.state in (PanelState.PENDING, PanelState.RENDERING) and panel.attempts:
                 _withdraw(job=job, panel=panel)
@@ -93,10 +102,10 @@ def _lock_attempt(job_id: int, index: int, attempt: int) -> tuple[Job | None, Jo
 
     (None, None) otherwise: a redelivered or superseded task then does nothing.
     """
-    job = Job.objects.select_for_update().filter(pk=job_id).first()
+    job = try_lock_job(pk=job_id)
     if job is None or not job.live:
         return None, None
-    panel = job.panels.select_for_update().filter(index=index).first()
+    panel = try_lock_panel(job=job, index=index)
     return job, (panel if panel is not None and _waits_for(job, panel, attempt) else None)
 
 
@@ -120,12 +129,12 @@ def _queue_lookahead(*, job: Job) -> int:
     Returns how many renders it placed.
     """
     placed = 0
-    ahead = job.panels.select_for_update().filter(
-        index__gt=job.current_index,
-        index__lte=job.current_index + settings.SPECULATION_LOOKAHEAD,
-        state=PanelState.PENDING,
+    ahead = lock_pending_panels(
+        job=job,
+        after=job.current_index,
+        through=job.current_index + settings.SPECULATION_LOOKAHEAD,
     )
-    for panel in ahead.order_by("index"):
+    for panel in ahead:
         if _has_open_hold(panel):
             continue
         try:
@@ -273,22 +282,6 @@ def _has_open_hold(panel: JobPanel) -> bool:
         panel.hold_id is not None
         and panel.hold is not None
         and panel.hold.state == Hold.State.PENDING
-    )
-
-
-def _lock_open_holds(job: Job) -> None:
-    """Locks every pending hold of the job's panels, by pk, before any account row.
-
-    The ledger's lock order is hold → key → accounts by pk. Releasing several
-    holds one after another would lock the account, then the next hold, while
-    the ledger's sweep holds that hold and waits for the account: a deadlock.
-    """
-    hold_ids = list(job.panels.exclude(hold=None).values_list("hold_id", flat=True))
-    list(
-        Hold.objects.select_for_update(of=("self",))
-        .filter(pk__in=hold_ids, state=Hold.State.PENDING)
-        .order_by("pk")
-        .values_list("pk", flat=True)
     )
 
 
