@@ -66,6 +66,15 @@ CLICK_CLOCK = """() => {
       }
     }
   }).observe({ type: "element" });
+  // Where the click's time goes: the Generate request and panel one's image, as fetched.
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      const generate = e.name.includes("/generate/");
+      const what = generate ? "generate" : e.name.includes("/renders/") ? "image" : null;
+      const server = Math.round(e.responseStart - e.requestStart);
+      if (what) sessionStorage.setItem(what, `${Math.round(e.duration)} ms (server ${server})`);
+    }
+  }).observe({ type: "resource" });
 }"""
 
 # On the job page: milliseconds from that click to panel one's image first
@@ -104,10 +113,12 @@ def browser_click_to_paint(
     person: Person,
     *,
     attached: bool,
+    dwell: float,
     provider: ReplicateStandIn | None = None,
 ) -> float:
     """Generate clicked in Chromium → panel one painted, in seconds. `attached`: the
-    Review page speculated and panel one was ready before the click; otherwise the click
+    person read Review for `dwell` seconds (longer if panel one was not ready by then),
+    the page speculated and panel one was ready before the click; otherwise the click
     comes before the debounce (a fresh job on a cold GPU)."""
     context = browser.new_context(base_url=stack.base_url)
     context.add_cookies(
@@ -117,6 +128,7 @@ def browser_click_to_paint(
     try:
         cold_gpu(stack, provider)
         page.goto(f"/comics/{person.storyboard}/review/")
+        arrived = time.monotonic()
         page.wait_for_function("() => !document.getElementById('generate').disabled")
         page.evaluate(CLICK_CLOCK)
         if attached:
@@ -126,9 +138,14 @@ def browser_click_to_paint(
                 if time.monotonic() > deadline:
                     raise RuntimeError("panel one never became ready")
                 time.sleep(0.05)
+            time.sleep(max(0.0, arrived + dwell - time.monotonic()))  # still reading
         page.click("#generate")
         page.wait_for_url("**/jobs/**", timeout=30_000)
         milliseconds, where = page.evaluate(PAINTED)
+        spent = page.evaluate(
+            "() => ['generate', 'image'].map((k) => `${k} ${sessionStorage.getItem(k)}`)"
+        )
+        print(f"    ({'; '.join(spent)})", flush=True)
         if attached and where != "review":
             print("    (panel one was first painted on the job page)", flush=True)
         return milliseconds / 1000
@@ -260,7 +277,12 @@ def browser_figures(stack: Stack, provider, people: list, args) -> None:
             for mode in ("cold", "attached"):
                 person = Person(stack, *people.pop())
                 seconds = browser_click_to_paint(
-                    stack, browser, person, attached=mode == "attached", provider=provider
+                    stack,
+                    browser,
+                    person,
+                    attached=mode == "attached",
+                    dwell=args.dwell,
+                    provider=provider,
                 )
                 painted[mode].append(seconds)
                 print(f"  browser trial {trial + 1} {mode:>8}: {seconds:6.3f}s", flush=True)
