@@ -17,6 +17,7 @@ import tempfile
 from collections.abc import Iterator
 
 from django.core.files.storage import FileSystemStorage, default_storage
+from django.db import transaction
 
 
 class LocalMediaStorage(FileSystemStorage):
@@ -74,6 +75,14 @@ def deleted_if_raised() -> Iterator[list[str]]:
         for name in saved:
             default_storage.delete(name)
         raise
+
+
+def deleted_on_commit(names: list[str]) -> None:
+    """Deletes the files `names` once the transaction that stopped naming them commits
+    (a rollback keeps them: their rows still name them)."""
+    names = [name for name in names if name]
+    if names:
+        transaction.on_commit(lambda: [default_storage.delete(n) for n in names], robust=True)
 
 
 def delete_folder(prefix: str) -> int:

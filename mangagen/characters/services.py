@@ -26,7 +26,6 @@ import secrets
 
 from django.conf import settings
 from django.core.files.base import ContentFile
-from django.core.files.storage import default_storage
 from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
@@ -237,7 +236,7 @@ def _delete_sheets(sheets: list[CharacterSheet]) -> None:
     """Deletes the rows now and their pictures once the transaction commits."""
     files = [sheet.image.name for sheet in sheets if sheet.image]
     CharacterSheet.objects.filter(pk__in=[s.pk for s in sheets]).delete()
-    transaction.on_commit(lambda: [default_storage.delete(f) for f in files], robust=True)
+    storage.deleted_on_commit(files)
 
 
 def delete_sheet(*, storyboard: Storyboard, name: str, outfit: str = "") -> None:

@@ -53,8 +53,13 @@ def requeue_stuck_renders(*, now: datetime | None = None) -> int:
     )
 
     def still_stuck(panel: JobPanel) -> bool:
-        since = panel.render_started_at if panel.state == PanelState.RENDERING else None
-        since = since or (panel.queued_at if panel.state == PanelState.PENDING else None)
+        since = (
+            panel.render_started_at
+            if panel.state == PanelState.RENDERING
+            else panel.queued_at
+            if panel.state == PanelState.PENDING
+            else None
+        )
         return (
             since is not None
             and since <= cutoff

@@ -10,7 +10,6 @@ The library keeps copies of the pictures: the comic they came from may be delete
 from __future__ import annotations
 
 from django.core.files.base import ContentFile
-from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils.translation import gettext
 
@@ -155,5 +154,4 @@ def _read(image) -> bytes:
 
 
 def _forget_files(files) -> None:
-    names = [f.name for f in files]
-    transaction.on_commit(lambda: [default_storage.delete(n) for n in names], robust=True)
+    storage.deleted_on_commit([f.name for f in files])

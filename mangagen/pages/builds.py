@@ -119,7 +119,6 @@ def comic_of(*, storyboard: Storyboard, language: str | None = None) -> Comic:
             storyboard.page_format,
             facts,
             [[p.panels, p.template] for p in pages],
-            _info_facts(storyboard),
         ]
     )
     kept = [p.index for p in panels if p.art_hash in takes]
@@ -137,15 +136,19 @@ def comic_of(*, storyboard: Storyboard, language: str | None = None) -> Comic:
     )
 
 
-def _info_facts(storyboard: Storyboard) -> list:
-    """What an export's ComicInfo.xml says beyond the pages: the cast, the places, and the
-    series, the chapter's number and the count of chapters."""
+def cbz_name(comic: Comic) -> str:
+    """The CBZ's name in the comic's folder. Its ComicInfo.xml says more than the pages
+    (the cast, the places, the series, the chapter's number and the count of chapters):
+    those name a folder of its own, not the key every page image is named by, so a new
+    chapter or a renamed character draws no page again."""
+    storyboard = comic.storyboard
     series = storyboard.series
-    return [
+    facts = [
         [c.name for c in storyboard.characters.all()],
         list(storyboard.places.values_list("name", flat=True)),
         [series.title, storyboard.chapter, series.chapters.count()] if series else None,
     ]
+    return f"info-{_hash(facts)}/comic.cbz"
 
 
 def page_png(comic: Comic, number: int) -> bytes:

@@ -16,7 +16,7 @@ from PIL import Image
 from mangagen.lettering import languages, one_line
 from mangagen.storyboards.models import ExportFormat, ReadingDirection
 
-from .builds import Comic, built, page_png, strip_png
+from .builds import Comic, built, cbz_name, page_png, strip_png
 from .compose import DPI
 from .errors import NothingToExport
 
@@ -45,7 +45,7 @@ def export(*, comic: Comic, fmt: str, slug: str) -> Export:
     elif fmt == ExportFormat.PDF:
         data = built(comic, "comic.pdf", lambda: _pdf(comic))
     else:
-        data = built(comic, "comic.cbz", lambda: _cbz(comic))
+        data = built(comic, cbz_name(comic), lambda: _cbz(comic))
     return Export(data, CONTENT_TYPES[fmt], f"{slug}.{SUFFIXES[fmt]}")
 
 

@@ -11,7 +11,6 @@ import hashlib
 import secrets
 
 from django.core.files.base import ContentFile
-from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils.translation import gettext
 
@@ -60,7 +59,7 @@ def replace_places(*, storyboard: Storyboard, places: list[dict]) -> dict[str, s
         place.name = item["name"]
         place.description = item.get("description", "")
         place.save()
-    transaction.on_commit(lambda: [default_storage.delete(f) for f in files], robust=True)
+    storage.deleted_on_commit(files)
     return renames
 
 
@@ -76,8 +75,7 @@ def set_picture(*, storyboard: Storyboard, name: str, image: bytes) -> Place:
         saved.append(place.picture.name)
         place.save(update_fields=["picture", "picture_hash"])
         rehash_storyboard(storyboard=storyboard)
-        if old:
-            transaction.on_commit(lambda: default_storage.delete(old), robust=True)
+        storage.deleted_on_commit([old])
     return place
 
 
@@ -92,7 +90,7 @@ def remove_picture(*, storyboard: Storyboard, name: str) -> None:
         place.picture, place.picture_hash = "", ""
         place.save(update_fields=["picture", "picture_hash"])
         rehash_storyboard(storyboard=storyboard)
-        transaction.on_commit(lambda: default_storage.delete(old), robust=True)
+        storage.deleted_on_commit([old])
 
 
 def add_place(

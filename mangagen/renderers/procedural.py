@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from django.conf import settings
 from PIL import Image, ImageDraw
 
+from mangagen.lettering.balloons import BLOCKING_X
+
 from .base import CharacterSpec, PanelSpec, Renderer, RenderResult, SheetSpec, Waiting
 from .warmth import GpuPool, Priority
 
@@ -585,8 +587,9 @@ def sorted_box(x0, y0, x1, y1):
     return (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
 
 
-# Where the blocking puts a character, as a fraction of the panel's width.
-STANDS = {"left": 0.22, "center": 0.5, "right": 0.78}
+# Where the blocking puts a character, as a fraction of the panel's width: where the
+# lettering points a balloon's tail when a renderer reports no faces.
+STANDS = BLOCKING_X
 
 
 def placements(cast: list[CharacterSpec]) -> list[float]:

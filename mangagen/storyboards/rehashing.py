@@ -10,7 +10,7 @@ characters, library, series).
 
 from __future__ import annotations
 
-from mangagen.characters.selectors import outfit_sheets_in_use, sheets_in_use
+from mangagen.characters.selectors import sheet_rows_in_use
 from mangagen.places.selectors import places_of
 
 from .hashing import ArtLooks, art_hash, content_hash, storyboard_version
@@ -21,11 +21,13 @@ def rehash_storyboard(*, storyboard: Storyboard) -> None:
     """Hashes the panels again (a character's sheet changed); the caller holds the row lock."""
     characters = list(storyboard.characters.all())
     descriptions = {c.name: c.description for c in characters}
-    sheets = sheets_in_use(storyboard=storyboard)
+    # The sheets in use, read once: each character's usual one, and each outfit's.
+    in_use = {look: sheet.hash for look, sheet in sheet_rows_in_use(storyboard=storyboard).items()}
+    sheets = {name: digest for (name, outfit), digest in in_use.items() if not outfit}
     looks = ArtLooks.build(
         characters=characters,
         places=places_of(storyboard=storyboard),
-        outfit_sheets=outfit_sheets_in_use(storyboard=storyboard),
+        outfit_sheets={look: digest for look, digest in in_use.items() if look[1]},
     )
     hashes = []
     panels = list(storyboard.panels.all())

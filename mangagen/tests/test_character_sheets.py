@@ -314,16 +314,7 @@ def test_a_ready_sheet_changes_the_art_of_exactly_its_characters_panels(
 def test_the_quote_asks_to_render_the_panels_a_new_sheet_affects(
     account, user, board, request_sheet, render_sheet
 ):
-    # Every panel kept, as after a Generate:
-    for panel in board.panels.all():
-        storyboards.keep_render(
-            storyboard_id=board.pk,
-            art_hash=panel.art_hash,
-            image=png(),
-            faces={},
-            source=None,
-            attempt=panel.index,
-        )
+    factories.keep(board)  # every panel kept, as after a Generate
     assert selectors.quote(storyboard=board, user=user).render == []
     request_sheet()
     render_sheet()
