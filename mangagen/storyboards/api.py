@@ -26,7 +26,9 @@ def owned_storyboard(request, pk: int, *, with_parts: bool = True) -> Storyboard
     skip them here."""
     queryset = Storyboard.objects.filter(owner=request.user)
     if with_parts:
-        queryset = queryset.select_related("series").prefetch_related("characters", "panels")
+        queryset = queryset.select_related("series").prefetch_related(
+            "characters", "panels", "places"
+        )
     return get_object_or_404(queryset, pk=pk)
 
 
@@ -34,7 +36,7 @@ def fresh_storyboard(storyboard: Storyboard) -> dict:
     """The storyboard as the API answers it, read again with its parts."""
     storyboard = (
         Storyboard.objects.select_related("series")
-        .prefetch_related("characters", "panels")
+        .prefetch_related("characters", "panels", "places")
         .get(pk=storyboard.pk)
     )
     return StoryboardSerializer(storyboard).data
@@ -49,7 +51,7 @@ class StoryboardListView(APIView):
         storyboards = (
             Storyboard.objects.filter(owner=request.user)
             .select_related("series")
-            .prefetch_related("characters", "panels")
+            .prefetch_related("characters", "panels", "places")
         )
         return Response(StoryboardSerializer(storyboards, many=True).data)
 

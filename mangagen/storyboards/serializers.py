@@ -11,7 +11,6 @@ from mangagen.characters.selectors import sheets_json
 from mangagen.drafting.rules import find_names
 from mangagen.lettering import languages, one_line
 from mangagen.places.selectors import as_json as place_json
-from mangagen.places.selectors import places_of
 
 from . import limits
 from .models import (
@@ -316,7 +315,8 @@ class StoryboardSerializer(serializers.ModelSerializer):
         return data
 
     def get_places(self, obj) -> list[dict]:
-        return [place_json(place) for place in places_of(storyboard=obj)]
+        # Prefetched by the list and detail views (one query for every comic listed).
+        return [place_json(place) for place in sorted(obj.places.all(), key=lambda p: p.position)]
 
     def get_series(self, obj) -> dict | None:
         if obj.series_id is None:
