@@ -86,24 +86,26 @@ INSTALLED_APPS = [
     "speculation",
 ]
 
+# Every one sync-only, so that a request enters a thread once under daphne, not at each
+# middleware (mangagen/sync_middleware.py: the same classes, declared sync).
 MIDDLEWARE = [
     # Probes first: an orchestrator asks by address, over plain HTTP (observability/middleware.py).
     "mangagen.observability.middleware.ProbesMiddleware",
-    "django_prometheus.middleware.PrometheusBeforeMiddleware",
+    "mangagen.sync_middleware.PrometheusBeforeMiddleware",
     # The request id (X-Request-ID), on every log line of the request and its Celery tasks.
-    "django_guid.middleware.guid_middleware",
-    "django.middleware.security.SecurityMiddleware",
+    "mangagen.sync_middleware.guid_middleware",
+    "mangagen.sync_middleware.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    "mangagen.sync_middleware.SessionMiddleware",
     # The interface's language: the switcher's cookie, else Accept-Language (LANGUAGES).
-    "django.middleware.locale.LocaleMiddleware",
-    "django.middleware.common.CommonMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "mangagen.sync_middleware.LocaleMiddleware",
+    "mangagen.sync_middleware.CommonMiddleware",
+    "mangagen.sync_middleware.CsrfViewMiddleware",
+    "mangagen.sync_middleware.AuthenticationMiddleware",
+    "mangagen.sync_middleware.MessageMiddleware",
+    "mangagen.sync_middleware.XFrameOptionsMiddleware",
     # HTTP latency and answers by view (django_http_requests_latency_seconds_by_view_method).
-    "django_prometheus.middleware.PrometheusAfterMiddleware",
+    "mangagen.sync_middleware.PrometheusAfterMiddleware",
 ]
 
 ROOT_URLCONF = "mangagen.urls"

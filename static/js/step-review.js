@@ -93,10 +93,10 @@ let generating = false;
 let settleTimer = null;
 let recheckTimer = null;
 
-function hideHint() {
+function hideHint({ balance = true } = {}) {
   hint.hidden = true;
   clearInterval(recheckTimer);
-  showBalance();
+  if (balance) showBalance();
 }
 
 function showBalance() {
@@ -192,7 +192,9 @@ function showPanelOne(panel) {
   grid.className = "job-panels";
   grid.replaceChildren(figure);
   document.getElementById("review-summary").textContent = gettext("Your comic is starting.");
-  hideHint();
+  // No balance read here: it would be served beside panel one's image, and the job page
+  // opening next shows the balance anyway.
+  hideHint({ balance: false });
   const painted = img
     .decode()
     .catch(() => {})
@@ -203,6 +205,7 @@ function showPanelOne(panel) {
 generate.addEventListener("click", async () => {
   generating = true;
   clearTimeout(settleTimer);
+  clearInterval(recheckTimer); // nothing else asks the server while Generate is answered
   generate.disabled = true;
   generate.textContent = gettext("Starting…");
   try {

@@ -2,6 +2,7 @@
 
 import json
 import re
+from urllib.parse import urlsplit
 
 from playwright.sync_api import expect
 
@@ -73,8 +74,16 @@ def test_the_hint_then_panel_one_without_the_cold_start(page, stack, shoot):
     # page load back (cancelled, so Review stays) to see Review's own paint of it.
     job_url = re.compile(r"/comics/\d+/jobs/\d+/$")
     page.route(job_url, lambda route: route.abort("aborted"))
+    sent = []
+    page.on("request", lambda request: sent.append(urlsplit(request.url).path))
     with page.expect_request(job_url) as opened:  # sent once the panel is painted
         page.get_by_role("button", name="Generate").click()
+    # Between the click and the paint the page asks the server for Generate and the
+    # image alone (a balance read or a recheck beside them delayed the image).
+    before_the_job_page = sent[: sent.index(urlsplit(opened.value.url).path)]
+    assert before_the_job_page[0] == f"/api/storyboards/{board}/generate/"
+    assert len(before_the_job_page) == 2
+    assert before_the_job_page[1].startswith("/media/renders/")
     expect(page.locator("#review-panels .job-panel.current img")).to_be_visible()
     page.wait_for_function(
         "() => document.querySelector('#review-panels img')?.naturalWidth > 0"
