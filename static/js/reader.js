@@ -27,6 +27,9 @@ const STRINGS = {
   previousPage: gettext("Previous page"),
   shown: gettext("Shown"),
   showTake: gettext("Show this take"),
+  drawingPage: (number) => gettext("Drawing page %(number)s…", { number }),
+  drawingStrip: gettext("Drawing the strip…"),
+  notShown: gettext("This picture could not be shown. Reload the page to try again."),
 };
 
 const root = document.getElementById("reader");
@@ -39,6 +42,40 @@ const template = document.getElementById("page-template");
 const direction = document.getElementById("direction");
 const format = document.getElementById("format");
 const language = document.getElementById("language");
+
+const status = document.getElementById("page-status");
+
+// A page's picture is composed when first asked for (a second or more for a long comic):
+// while one comes, say so, and dim the page it replaces rather than show an empty frame.
+function showPicture(img, url, drawing) {
+  if (img.getAttribute("src") === url) return;
+  img.setAttribute("aria-busy", "true");
+  img.classList.toggle("blank", !img.naturalWidth); // nothing shown yet: a page-shaped frame
+  status.dataset.state = "drawing";
+  status.querySelector(".spinner").hidden = false;
+  document.getElementById("page-status-text").textContent = drawing;
+  status.hidden = false;
+  img.src = url;
+}
+
+function pictureSettled(img, shown) {
+  if (img.getAttribute("aria-busy") !== "true") return;
+  img.removeAttribute("aria-busy");
+  img.classList.remove("blank");
+  if (shown) {
+    status.hidden = true;
+    status.dataset.state = "shown";
+    return;
+  }
+  status.dataset.state = "failed";
+  status.querySelector(".spinner").hidden = true;
+  document.getElementById("page-status-text").textContent = STRINGS.notShown;
+}
+
+for (const img of [image, document.getElementById("webtoon-image")]) {
+  img.addEventListener("load", () => pictureSettled(img, true));
+  img.addEventListener("error", () => pictureSettled(img, false));
+}
 
 let state = { direction: "rtl", format: "manga", pages: [], kept: [], breaks: [] };
 let current = 0;
@@ -94,13 +131,16 @@ function render() {
     else href.searchParams.delete("lang");
     link.href = href.pathname + href.search;
   }
-  if (empty) return;
+  if (empty) {
+    status.hidden = true;
+    return;
+  }
   if (webtoon) {
-    document.getElementById("webtoon-image").src = state.pages[0].image_url;
+    showPicture(document.getElementById("webtoon-image"), state.pages[0].image_url, STRINGS.drawingStrip);
     return;
   }
   const page = state.pages[current];
-  image.src = page.image_url;
+  showPicture(image, page.image_url, STRINGS.drawingPage(page.number));
   image.alt = STRINGS.pageAlt(page);
   viewer.dataset.page = page.number;
   label.textContent = STRINGS.pageLabel(page.number, state.pages.length, state.direction === "rtl");

@@ -63,8 +63,23 @@ def test_typo_fix_is_free_one_panel_redrawn_pages_read_right_to_left(page, stack
     page.goto(f"/comics/{board}/review/")
     expect(page.locator("#quote")).to_contain_text("Every panel is drawn and kept — nothing to pay")
     assert credits(page) == {"available": 2, "held": 0}
+    # While the page with the new text is composed, the reader says so (the picture's
+    # answer is held back here until that is seen), then shows the page.
+    held = []
+    pictures = re.compile(rf"/comics/{board}/pages/")
+    page.route(pictures, lambda route: held.append(route))
     page.goto(f"/comics/{board}/read/")
     expect(page.locator("#reader")).to_have_attribute("data-ready", "1")
+    status = page.get_by_role("status").filter(has_text="Drawing page 1…")
+    expect(status).to_be_visible()
+    expect(page.locator("#page-image")).to_have_attribute("aria-busy", "true")
+    wait_until(lambda: held, what="the page's picture to be asked for")
+    shoot("reader-drawing")
+    held[0].continue_()
+    page.unroute(pictures)
+    expect(status).to_be_hidden()
+    expect(page.locator("#page-image")).not_to_have_attribute("aria-busy", "true")
+    expect(page.locator("#page-image")).to_have_js_property("complete", True)
     after = page.locator("#page-image").get_attribute("src")
     assert after != before, "the page is composed again with the new text"
     old = page.request.get(before)
