@@ -40,7 +40,7 @@ from .base import ProviderState, RenderError
 from .intake import Intake, Picture
 from .remote import Call, Status, Submission
 from .render_request import Box, RenderRequest
-from .templates import fill, placeholders_in
+from .templates import fill, placeholders_in, references_in
 
 logger = logging.getLogger(__name__)
 
@@ -129,8 +129,7 @@ class A1111Adapter:
         settings = self.template.get("override_settings") or {}
         self.model = str(settings.get("sd_model_checkpoint") or "default checkpoint")
         self.places_references = bool(
-            placeholders_in(self.template)
-            & {"reference_images", *(f"reference_{i}" for i in range(1, 5))}
+            references_in(self.template) or "reference_images" in placeholders_in(self.template)
         )
 
     def payload_for(self, request: RenderRequest, task: str) -> dict:

@@ -32,8 +32,7 @@ from .base import ProviderState, RenderError
 from .intake import Intake, Picture
 from .remote import Call, Status, Submission
 from .render_request import RenderRequest
-from .templates import SLOTS, fill
-from .workflows import references_in
+from .templates import SLOTS, fill, references_in
 
 
 class ComfyUIAdapter:

@@ -26,8 +26,8 @@ from .base import ProviderState, RenderError
 from .intake import Intake, Picture
 from .remote import Call, Status, Submission
 from .render_request import RenderRequest
-from .templates import SLOTS, fill
-from .workflows import REFERENCES, TXT2IMG, references_in, shipped
+from .templates import SLOTS, fill, references_in
+from .workflows import REFERENCES, TXT2IMG, shipped
 
 STATES = {"IN_QUEUE": ProviderState.STARTING, "IN_PROGRESS": ProviderState.RENDERING}
 

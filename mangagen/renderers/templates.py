@@ -67,6 +67,13 @@ def placeholders_in(template: Any) -> set[str]:
     return found
 
 
+def references_in(template: Any) -> int:
+    """How many reference pictures a template takes: the highest `{{reference_N}}` it
+    names (written with or without spaces inside the braces, as `fill` reads them)."""
+    numbers = (re.fullmatch(r"reference_(\d+)", name) for name in placeholders_in(template))
+    return max((int(n.group(1)) for n in numbers if n), default=0)
+
+
 def check(template: Any, *, what: str) -> Any:
     """The template, if it is a JSON object whose placeholders are all known."""
     if not isinstance(template, dict):

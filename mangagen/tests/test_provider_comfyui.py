@@ -5,6 +5,7 @@ queue delete and a targeted interrupt on withdrawal."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -70,6 +71,23 @@ def test_references_are_uploaded_once_and_named_in_load_image_nodes(comfy):
     first, second = workflow["50"]["inputs"]["image"], workflow["60"]["inputs"]["image"]
     assert comfy.inputs[first] == aiko.reference and comfy.inputs[second] == kenji.reference
     assert len(comfy.inputs) == 2  # named by content: uploaded again, overwritten, not doubled
+
+
+def test_a_workflow_that_writes_placeholders_with_spaces_still_gets_its_references(
+    comfy, settings, tmp_path
+):
+    """`{{ reference_1 }}` is the same placeholder as `{{reference_1}}` (templates.py):
+    the references it asks for are uploaded and named, not left blank."""
+    text = Path(shipped_path(REFERENCES)).read_text()
+    path = tmp_path / "spaced.json"
+    path.write_text(re.sub(r"\{\{(reference_\d)\}\}", r"{{ \1 }}", text))
+    assert "{{ reference_1 }}" in path.read_text()
+    settings.COMFYUI_REFERENCE_WORKFLOW = str(path)
+    aiko, kenji = with_sheet(AIKO, 30), with_sheet(KENJI, 220)
+    get_renderer().render(spec(aiko, kenji), 24)
+    workflow = queued_workflow(comfy)
+    first, second = workflow["50"]["inputs"]["image"], workflow["60"]["inputs"]["image"]
+    assert comfy.inputs[first] == aiko.reference and comfy.inputs[second] == kenji.reference
 
 
 def test_a_queued_prompt_withdrawn_is_deleted_from_the_queue(comfy, settings):

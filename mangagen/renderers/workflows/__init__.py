@@ -46,12 +46,6 @@ def load(path: str) -> dict:
     return check(workflow, what=f"The workflow {path}")
 
 
-def references_in(workflow: dict) -> int:
-    """How many reference pictures a workflow takes: the highest {{reference_N}} it names."""
-    text = json.dumps(workflow)
-    return max((n for n in range(1, 10) if "{{reference_" + str(n) + "}}" in text), default=0)
-
-
 def checkpoint_of(workflow: dict) -> str:
     """The checkpoint a workflow loads (what its renders' timings are learned under)."""
     for node in workflow.values():
