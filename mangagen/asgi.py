@@ -2,10 +2,15 @@
 
 import os
 
-from django.core.asgi import get_asgi_application
+import django
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mangagen.settings")
-django_asgi_app = get_asgi_application()
+django.setup(set_prefix=False)  # as django.core.asgi.get_asgi_application does
+
+from mangagen.asgi_handler import OneCrossingASGIHandler  # noqa: E402
+
+# Django's ASGI handler, its middleware chain entered once per request (asgi_handler.py).
+django_asgi_app = OneCrossingASGIHandler()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402

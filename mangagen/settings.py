@@ -86,26 +86,24 @@ INSTALLED_APPS = [
     "speculation",
 ]
 
-# Every one sync-only, so that a request enters a thread once under daphne, not at each
-# middleware (mangagen/sync_middleware.py: the same classes, declared sync).
 MIDDLEWARE = [
     # Probes first: an orchestrator asks by address, over plain HTTP (observability/middleware.py).
     "mangagen.observability.middleware.ProbesMiddleware",
-    "mangagen.sync_middleware.PrometheusBeforeMiddleware",
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
     # The request id (X-Request-ID), on every log line of the request and its Celery tasks.
-    "mangagen.sync_middleware.guid_middleware",
-    "mangagen.sync_middleware.SecurityMiddleware",
+    "django_guid.middleware.guid_middleware",
+    "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "mangagen.sync_middleware.SessionMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
     # The interface's language: the switcher's cookie, else Accept-Language (LANGUAGES).
-    "mangagen.sync_middleware.LocaleMiddleware",
-    "mangagen.sync_middleware.CommonMiddleware",
-    "mangagen.sync_middleware.CsrfViewMiddleware",
-    "mangagen.sync_middleware.AuthenticationMiddleware",
-    "mangagen.sync_middleware.MessageMiddleware",
-    "mangagen.sync_middleware.XFrameOptionsMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # HTTP latency and answers by view (django_http_requests_latency_seconds_by_view_method).
-    "mangagen.sync_middleware.PrometheusAfterMiddleware",
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
 
 ROOT_URLCONF = "mangagen.urls"

@@ -138,6 +138,7 @@ WIRING = COMPOSITION_ROOT | {
     "settings_test.py",
     "wsgi.py",
     "daphne_server.py",
+    "asgi_handler.py",
     "models.py",
     "apps.py",
 }
