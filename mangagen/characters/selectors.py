@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -29,9 +30,14 @@ class CharacterSheets:
 
 def by_look(*, storyboard: Storyboard) -> dict[tuple[str, str], CharacterSheets]:
     """(name, outfit) -> that look's sheets; `outfit` is "" for the usual look."""
+    return _by_look(CharacterSheet.objects.filter(storyboard=storyboard).order_by("-pk"))
+
+
+def _by_look(sheets: Iterable[CharacterSheet]) -> dict[tuple[str, str], CharacterSheets]:
+    """`by_look` over one storyboard's `sheets`, given newest first."""
     ready: dict[tuple[str, str], CharacterSheet] = {}
     newest: dict[tuple[str, str], CharacterSheet] = {}
-    for sheet in CharacterSheet.objects.filter(storyboard=storyboard).order_by("-pk"):
+    for sheet in sheets:
         newest.setdefault((sheet.name, sheet.outfit), sheet)
         if sheet.state == SheetState.READY:
             ready.setdefault((sheet.name, sheet.outfit), sheet)
@@ -69,9 +75,28 @@ def outfit_sheets_in_use(*, storyboard: Storyboard) -> dict[tuple[str, str], str
 
 def sheet_rows_in_use(*, storyboard: Storyboard) -> dict[tuple[str, str], CharacterSheet]:
     """(name, outfit) -> the sheet in use of each look the comic has (ready, not stale)."""
+    return _in_use(storyboard, by_look(storyboard=storyboard))
+
+
+def sheet_rows_in_use_of_each(
+    *, storyboards: list[Storyboard]
+) -> dict[int, dict[tuple[str, str], CharacterSheet]]:
+    """storyboard pk -> its `sheet_rows_in_use`, for every one of `storyboards`, their sheets
+    read in one query. Their characters are `storyboard.characters.all()`: prefetch them
+    ("characters") for no query per storyboard."""
+    sheets: dict[int, list[CharacterSheet]] = {board.pk: [] for board in storyboards}
+    for sheet in CharacterSheet.objects.filter(storyboard__in=storyboards).order_by("-pk"):
+        sheets[sheet.storyboard_id].append(sheet)
+    return {board.pk: _in_use(board, _by_look(sheets[board.pk])) for board in storyboards}
+
+
+def _in_use(
+    storyboard: Storyboard, sheets_by_look: dict[tuple[str, str], CharacterSheets]
+) -> dict[tuple[str, str], CharacterSheet]:
+    """`sheet_rows_in_use` of `storyboard`, from its sheets by look (`by_look`)."""
     looks = _looks(storyboard)
     in_use = {}
-    for look, sheets in by_look(storyboard=storyboard).items():
+    for look, sheets in sheets_by_look.items():
         sheet = sheets.ready
         if sheet is None or look not in looks:
             continue

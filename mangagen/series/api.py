@@ -37,8 +37,8 @@ class SeriesListView(APIView):
         operation_id="series_list",
     )
     def get(self, request):
-        series = Series.objects.filter(owner=request.user)
-        return Response([selectors.series_json(s) for s in series])
+        series = list(Series.objects.filter(owner=request.user))
+        return Response(selectors.series_json_each(series=series))
 
     @refuses(Limit.SERIES)
     @extend_schema(

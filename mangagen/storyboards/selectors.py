@@ -19,6 +19,16 @@ def current_takes(*, storyboard: Storyboard) -> dict[str, KeptArt]:
     return takes
 
 
+def current_takes_of_each(*, storyboards: list[Storyboard]) -> dict[int, dict[str, KeptArt]]:
+    """storyboard pk -> its `current_takes`, for every one of `storyboards` in one query
+    (an empty dict for a storyboard with no kept art)."""
+    each: dict[int, dict[str, KeptArt]] = {board.pk: {} for board in storyboards}
+    kept_art = KeptArt.objects.filter(storyboard__in=storyboards).order_by("-chosen_at", "-pk")
+    for kept in kept_art:
+        each[kept.storyboard_id].setdefault(kept.art_hash, kept)
+    return each
+
+
 def art_version(*, storyboard: Storyboard) -> str:
     """Like `version`, over the panels' art hashes: unchanged by a text-only edit.
 

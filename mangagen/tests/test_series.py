@@ -15,6 +15,8 @@ import pytest
 from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.characters import services as sheets
 from mangagen.places import services as places
+from mangagen.series.models import Series
+from mangagen.series.selectors import series_cast
 from mangagen.storyboards import services as storyboards
 from mangagen.storyboards.models import Storyboard
 from tests import factories
@@ -446,3 +448,173 @@ def test_the_dashboard_lists_series_and_each_chapters_series_in_its_one_comics_q
     assert len(comic_reads) == 1, comic_reads
     assert page.count(f'href="/series/{made["id"]}/"') >= 4  # each chapter links its series
     assert "Rooftops, chapter 4" in page
+
+
+# --- what the series endpoints read -------------------------------------------------------------
+
+
+def queries_for(person, url: str) -> int:
+    """The database queries one GET of `url` makes (a 200)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as seen:
+        response = person.get(url)
+    assert response.status_code == 200, response.content
+    return len(seen.captured_queries)
+
+
+def drawn_chapter(person, series_id):
+    """A next chapter (with the cast and places carried), its panels, kept art for them and
+    a French translation: every row the series reads per chapter."""
+    board = Storyboard.objects.get(pk=chapter(person, series_id)["id"])
+    storyboards.update_storyboard(storyboard=board, panels=PANELS)
+    factories.keep(board)
+    translate(person, board.pk, "fr", "Le toit")
+    return board
+
+
+def drawn_series(person, title="Rooftops", chapters=2):
+    """A series of `chapters` drawn chapters, the first with the cast's sheets."""
+    made = new_series(person, title=title)
+    one = first_chapter(person, made["id"])
+    factories.keep(one)
+    translate(person, one.pk, "fr", "Le toit")
+    for _ in range(chapters - 1):
+        drawn_chapter(person, made["id"])
+    return made
+
+
+def test_a_series_reads_the_same_queries_however_many_chapters_it_has(person, user):
+    made = drawn_series(person, chapters=2)
+    url = f"/api/series/{made['id']}/"
+    two = queries_for(person, url)
+    for _ in range(4):
+        drawn_chapter(person, made["id"])
+    assert len(person.get(url).json()["chapters"]) == 6
+    assert queries_for(person, url) == two
+
+
+def test_the_series_list_reads_the_same_queries_however_many_series_and_chapters(person, user):
+    drawn_series(person, title="Rooftops", chapters=3)
+    one = queries_for(person, "/api/series/")
+    drawn_series(person, title="Stairs", chapters=3)
+    drawn_series(person, title="Station", chapters=4)
+    listed = person.get("/api/series/").json()
+    assert [len(s["chapters"]) for s in listed] == [4, 3, 3]
+    assert queries_for(person, "/api/series/") == one
+
+
+def test_a_series_lists_its_chapters_languages_cast_and_places_as_its_latest_chapters_have_them(
+    person, user, account, render_sheet
+):
+    """Characters, sheets in use (and a stale one), places (one renamed in its case),
+    translations and kept art (one take for a picture no panel has any more)."""
+    made = new_series(person)
+    one = first_chapter(person, made["id"])
+    aiko = render_sheet(one, "Aiko")
+    coat = render_sheet(one, "Aiko", outfit="winter coat")
+    render_sheet(one, "Kenji")
+    factories.keep(one, indices=[1, 3])
+    translate(person, one.pk, "fr", "Le toit")
+
+    two = Storyboard.objects.get(pk=chapter(person, made["id"], title="The station")["id"])
+    ren_waves = {
+        "description": "Ren waves.",
+        "characters": ["Ren"],
+        "dialogue": [{"speaker": "Ren", "text": "Over here!"}],
+    }
+    storyboards.update_storyboard(
+        storyboard=two,
+        characters=[CAST[0], {"name": "Ren", "description": "tall"}],
+        places=[
+            {"name": "rooftop", "description": "the school rooftop"},
+            {"name": "Station", "description": "a small station"},
+        ],
+        panels=[{"description": "The station.", "place": "Station"}, ren_waves],
+    )
+    ren = render_sheet(two, "Ren")
+    factories.keep(two)
+    factories.keep(two, indices=[2])  # a second take of panel two
+    storyboards.update_storyboard(  # panel one's kept take no longer shows
+        storyboard=two,
+        panels=[{"description": "The station at night.", "place": "Station"}, ren_waves],
+    )
+    translate(person, two.pk, "fr", "La gare")
+    translate(person, two.pk, "de", "Der Bahnhof")
+
+    three = Storyboard.objects.get(pk=chapter(person, made["id"])["id"])
+    storyboards.update_storyboard(
+        storyboard=three,
+        characters=[{"name": "Kenji", "description": "spiky blue hair"}],  # his sheet is stale
+        places=[],
+        panels=[],
+    )
+
+    data = person.get(f"/api/series/{made['id']}/").json()
+    series = Series.objects.get(pk=made["id"])
+    assert list(data) == [
+        "id",
+        "title",
+        "style",
+        "chapters",
+        "languages",
+        "cast",
+        "places",
+        "created_at",
+        "updated_at",
+    ]
+    assert (data["id"], data["title"], data["style"]) == (series.pk, "Rooftops", "shoujo")
+    assert data["chapters"] == [
+        {
+            "number": 1,
+            "storyboard": one.pk,
+            "title": "Chapter one",
+            "language": "en",
+            "panels": 3,
+            "kept": 2,
+        },
+        {
+            "number": 2,
+            "storyboard": two.pk,
+            "title": "The station",
+            "language": "en",
+            "panels": 2,
+            "kept": 1,
+        },
+        {
+            "number": 3,
+            "storyboard": three.pk,
+            "title": "Rooftops — Chapter 3",
+            "language": "en",
+            "panels": 0,
+            "kept": 0,
+        },
+    ]
+    assert data["languages"] == ["en", "fr"]  # chapter three, not drawn, is left out
+    assert data["cast"] == [
+        {"name": "Aiko", "chapter": 2},
+        {"name": "Kenji", "chapter": 3},
+        {"name": "Ren", "chapter": 2},
+    ]
+    assert data["places"] == [{"name": "rooftop", "chapter": 2}, {"name": "Station", "chapter": 2}]
+    assert [s for s in person.get("/api/series/").json() if s["id"] == series.pk] == [data]
+
+    # What the next chapter starts with: each character as their latest chapter has them,
+    # with that chapter's sheets in use.
+    cast = series_cast(series=series)
+    assert [(c.character.name, c.character.storyboard_id, c.chapter) for c in cast.characters] == [
+        ("Aiko", two.pk, 2),
+        ("Kenji", three.pk, 3),
+        ("Ren", two.pk, 2),
+    ]
+    assert [{o: s.hash for o, s in c.sheets.items()} for c in cast.characters] == [
+        {"": aiko.hash, "winter coat": coat.hash},
+        {},
+        {"": ren.hash},
+    ]
+    assert all(s.storyboard_id == two.pk for s in cast.characters[0].sheets.values())
+    assert [(p.place.name, p.place.storyboard_id, p.chapter) for p in cast.places] == [
+        ("rooftop", two.pk, 2),
+        ("Station", two.pk, 2),
+    ]
