@@ -10,7 +10,8 @@ from .models import Place
 
 
 def places_of(*, storyboard: Storyboard) -> list[Place]:
-    return list(Place.objects.filter(storyboard=storyboard).order_by("position"))
+    """The comic's places, in their order (`position`)."""
+    return places_of_each(storyboards=[storyboard])[storyboard.pk]
 
 
 def places_of_each(*, storyboards: list[Storyboard]) -> dict[int, list[Place]]:

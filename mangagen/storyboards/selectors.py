@@ -13,10 +13,7 @@ from .models import KeptArt, Storyboard
 
 def current_takes(*, storyboard: Storyboard) -> dict[str, KeptArt]:
     """art hash -> the take shown for it (the most recently chosen), for this storyboard."""
-    takes: dict[str, KeptArt] = {}
-    for kept in KeptArt.objects.filter(storyboard=storyboard).order_by("-chosen_at", "-pk"):
-        takes.setdefault(kept.art_hash, kept)
-    return takes
+    return current_takes_of_each(storyboards=[storyboard])[storyboard.pk]
 
 
 def current_takes_of_each(*, storyboards: list[Storyboard]) -> dict[int, dict[str, KeptArt]]:
