@@ -12,6 +12,8 @@ waits for a container or a provider.
 
 from __future__ import annotations
 
+import logging
+
 from django.db import close_old_connections, connection
 
 from ledger import errors as ledger_errors
@@ -20,6 +22,12 @@ from ledger.models import Hold
 from mangagen.credit_history import RENDER_FAILED_PREFIX
 
 RENDER_CREDITS = 1  # a render, a panel's or a sheet's, costs one credit
+
+# What a render whose hold ended before it was shown keeps as its error: stored as it is
+# (in English) and translated when shown (mangagen/renderers/public.py).
+HOLD_ENDED = "This render's hold ended before it could be shown. Try it again."
+
+logger = logging.getLogger(__name__)
 
 
 def place_hold(*, owner, key: str, reference: str, expires_in: int) -> Hold:
@@ -36,12 +44,15 @@ def place_hold(*, owner, key: str, reference: str, expires_in: int) -> Hold:
 
 def capture(*, hold: Hold, reason: str) -> str:
     """Captures the hold of a render shown to its owner: "" once paid, or (the hold expired
-    or was resolved meanwhile, nothing charged) the person's words for why the render
-    could not be shown, to keep as its error."""
+    or was resolved meanwhile, nothing charged) HOLD_ENDED, the person's words for why the
+    render could not be shown, to keep as its error; the ledger's own go to the log."""
     try:
         ledger.capture(hold=hold, key=f"{hold.key}:capture", reason=reason)
     except (ledger_errors.HoldExpired, ledger_errors.HoldAlreadyResolved) as exc:
-        return f"This render's hold ended before it could be shown ({exc}). Try it again."
+        logger.warning(
+            "A render was not shown: its hold %s could not be captured: %s", hold.pk, exc
+        )
+        return HOLD_ENDED
     return ""
 
 

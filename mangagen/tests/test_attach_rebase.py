@@ -9,7 +9,7 @@ charged must follow the storyboard as it is now.
 from datetime import timedelta
 
 import pytest
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.jobs import rendering, services, specs
@@ -127,4 +127,33 @@ def test_a_render_of_a_panel_the_rebase_reset_is_dropped(user, enqueued, on_comm
     assert approved.status_code == 200, approved.content
     account.refresh_from_db()
     assert account.available + account.held == 8  # panel one twice: kept, then redrawn
+    assert_ledger_invariants()
+
+
+def test_a_render_whose_hold_ended_before_generate_fails_in_the_persons_language(
+    user, enqueued, on_commit, client
+):
+    """The speculation's hold ran out while the person read Review: Generate shows no
+    picture and charges nothing, and says why in words the interface translates (the
+    ledger's own words go to the log)."""
+    from ledger.models import Hold
+
+    factories.funded_account(user)
+    board = factories.storyboard(user, panels=ONE_TWO_THREE[:2])
+    job = speculate(user, board, on_commit)
+    assert render_next(enqueued, on_commit) == "ready"
+    Hold.objects.filter(state=Hold.State.PENDING).update(
+        expires_at=timezone.now() - timedelta(seconds=1)
+    )
+    with on_commit():
+        attached, _ = services.generate(user=user, storyboard=board)
+    assert attached.pk == job.pk
+    panel = attached.panels.get(index=1)
+    assert panel.state == "failed" and "Hold #" not in panel.error
+    client.force_login(user)
+    with translation.override(None):  # the requests' languages stay with them
+        english = client.get(f"/api/jobs/{job.pk}/").json()["panels"][0]["error"]
+        japanese = client.get(f"/api/jobs/{job.pk}/", HTTP_ACCEPT_LANGUAGE="ja").json()
+    assert english.startswith("This render's hold ended before it could be shown")
+    assert japanese["panels"][0]["error"].startswith("この描画")
     assert_ledger_invariants()
