@@ -83,6 +83,16 @@ def _private_cache(settings):
 
 
 @pytest.fixture(autouse=True)
+def _interface_language_reset():
+    """Each test starts in the default language: a request in Japanese through the test
+    client leaves Japanese active in the test's thread, which the next test would inherit."""
+    from django.utils import translation
+
+    yield
+    translation.deactivate()
+
+
+@pytest.fixture(autouse=True)
 def _private_gpu_pool(settings):
     """Each test gets its own simulated GPU pool (containers, queues, heartbeats) in Redis."""
     settings.GPU_POOL_PREFIX = f"test:gpu:{uuid.uuid4()}"
