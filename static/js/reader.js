@@ -45,16 +45,21 @@ const language = document.getElementById("language");
 
 const status = document.getElementById("page-status");
 
+// The status line: `text`, with the spinner while drawing; hidden when there is nothing to say.
+function say(text, { failed = false } = {}) {
+  status.hidden = !text;
+  status.classList.toggle("failed", failed);
+  status.querySelector(".spinner").hidden = failed;
+  document.getElementById("page-status-text").textContent = text;
+}
+
 // A page's picture is composed when first asked for (a second or more for a long comic):
 // while one comes, say so, and dim the page it replaces rather than show an empty frame.
 function showPicture(img, url, drawing) {
   if (img.getAttribute("src") === url) return;
   img.setAttribute("aria-busy", "true");
   img.classList.toggle("blank", !img.naturalWidth); // nothing shown yet: a page-shaped frame
-  status.dataset.state = "drawing";
-  status.querySelector(".spinner").hidden = false;
-  document.getElementById("page-status-text").textContent = drawing;
-  status.hidden = false;
+  say(drawing);
   img.src = url;
 }
 
@@ -62,14 +67,7 @@ function pictureSettled(img, shown) {
   if (img.getAttribute("aria-busy") !== "true") return;
   img.removeAttribute("aria-busy");
   img.classList.remove("blank");
-  if (shown) {
-    status.hidden = true;
-    status.dataset.state = "shown";
-    return;
-  }
-  status.dataset.state = "failed";
-  status.querySelector(".spinner").hidden = true;
-  document.getElementById("page-status-text").textContent = STRINGS.notShown;
+  say(shown ? "" : STRINGS.notShown, { failed: !shown });
 }
 
 for (const img of [image, document.getElementById("webtoon-image")]) {
@@ -132,7 +130,7 @@ function render() {
     link.href = href.pathname + href.search;
   }
   if (empty) {
-    status.hidden = true;
+    say("");
     return;
   }
   if (webtoon) {

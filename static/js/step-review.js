@@ -93,10 +93,10 @@ let generating = false;
 let settleTimer = null;
 let recheckTimer = null;
 
-function hideHint({ balance = true } = {}) {
+function hideHint() {
   hint.hidden = true;
   clearInterval(recheckTimer);
-  if (balance) showBalance();
+  showBalance();
 }
 
 function showBalance() {
@@ -192,9 +192,9 @@ function showPanelOne(panel) {
   grid.className = "job-panels";
   grid.replaceChildren(figure);
   document.getElementById("review-summary").textContent = gettext("Your comic is starting.");
-  // No balance read here: it would be served beside panel one's image, and the job page
-  // opening next shows the balance anyway.
-  hideHint({ balance: false });
+  // Not hideHint(): its balance read would be served beside panel one's image, and the job
+  // page opening next shows the balance anyway (the recheck stopped at the click).
+  hint.hidden = true;
   const painted = img
     .decode()
     .catch(() => {})
