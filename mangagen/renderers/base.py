@@ -98,6 +98,27 @@ class PanelSpec:
         return int(hashlib.sha256(key.encode()).hexdigest()[:8], 16)
 
 
+@dataclass(frozen=True)
+class TouchUpSpec:
+    """A region of a panel drawn again (a touch-up).
+
+    `panel` is what the panel's art is drawn from, its characters narrowed to those the
+    region covers; `image` the picture now (PNG bytes of the current take); `mask` the
+    one canonical mask (a PNG, mode "L", the picture's size: 255 = redraw, 0 = keep;
+    mangagen/renderers/regions.py makes and converts it); `prompt` what to draw there.
+    Each provider's own polarity is made from `mask` in its adapter, nowhere else.
+    """
+
+    panel: PanelSpec
+    image: bytes = field(repr=False)
+    mask: bytes = field(repr=False)
+    prompt: str
+
+    def default_seed(self) -> int:
+        key = hashlib.sha256(self.image + self.mask + self.prompt.encode()).hexdigest()
+        return int(key[:8], 16)
+
+
 @dataclass
 class RenderResult:
     """A render's picture. `metadata["phases"]` is what the render's phases took in
@@ -173,6 +194,9 @@ class Renderer:
 
     name: str
     model: str
+    # Whether this renderer can redraw a region of a picture (`touch_up`); a touch-up is
+    # refused before any hold where it cannot.
+    can_touch_up: bool = False
 
     def render(
         self,
@@ -208,7 +232,27 @@ class Renderer:
         waiting = Waiting(ticket, priority, while_waiting, on_state)
         return self.perform(self.sheet_work(spec, seed), waiting)
 
+    def touch_up(
+        self,
+        spec: TouchUpSpec,
+        seed: int,
+        *,
+        ticket: str | None = None,
+        priority: str = "confirmed",
+        while_waiting: Callable[[], None] | None = None,
+        on_state: OnState | None = None,
+    ) -> RenderResult:
+        """Draws the region `spec.mask` marks again, through the same provider and queue
+        as panels. The result is the provider's whole picture at the image's size;
+        whatever it did outside the region is undone by the caller, which composites it
+        into the original (mangagen/renderers/regions.py `composite`)."""
+        waiting = Waiting(ticket, priority, while_waiting, on_state)
+        return self.perform(self.touchup_work(spec, seed), waiting)
+
     def panel_work(self, spec: PanelSpec, seed: int) -> Any:
+        raise NotImplementedError
+
+    def touchup_work(self, spec: TouchUpSpec, seed: int) -> Any:
         raise NotImplementedError
 
     def sheet_work(self, spec: SheetSpec, seed: int) -> Any:

@@ -49,11 +49,12 @@ from .base import (
     RenderResult,
     SheetSpec,
     StateChange,
+    TouchUpSpec,
     Waiting,
 )
 from .intake import Picture
 from .provider_http import Answer, ProviderHTTP
-from .render_request import RenderRequest, panel_request, sheet_request
+from .render_request import RenderRequest, panel_request, sheet_request, touchup_request
 from .warmth import GpuPool, Priority, Slot, Withdrawn
 
 logger = logging.getLogger(__name__)
@@ -94,7 +95,10 @@ class Adapter(Protocol):
     """How one provider speaks. `call` sends HTTP with the render's retry and
     withdrawal rules; each method raises RenderError when the provider refuses.
     `resumable`: a submission is known by its id alone, so a render sent again after
-    its worker died can follow the one already at the provider."""
+    its worker died can follow the one already at the provider. An adapter that can
+    redraw a region says `can_touch_up = True`; its `submit` then sends a request whose
+    `mask` is set (a touch-up) to the provider's inpaint API, the mask converted to the
+    provider's polarity there (mangagen/renderers/regions.py `provider_mask`)."""
 
     name: str
     model: str
@@ -256,6 +260,21 @@ class RemoteRenderer(Renderer):
 
     def sheet_work(self, spec: SheetSpec, seed: int) -> RenderRequest:
         return sheet_request(spec, seed, width=self.width, height=self.height)
+
+    @property
+    def can_touch_up(self) -> bool:  # type: ignore[override]
+        """Whether the adapter can redraw a region (it says so with `can_touch_up`, and
+        its `submit` sends a request with a `mask` to the provider's inpaint API)."""
+        return bool(getattr(self.adapter, "can_touch_up", False))
+
+    def touchup_work(self, spec: TouchUpSpec, seed: int) -> RenderRequest:
+        return touchup_request(
+            spec,
+            seed,
+            width=self.width,
+            height=self.height,
+            max_references=self.adapter.max_references,
+        )
 
     def perform(self, work: RenderRequest, waiting: Waiting) -> RenderResult:
         """One render's life at the provider: a slot, submit, poll, fetch, and cancel on

@@ -1,4 +1,5 @@
-"""What a remote render asks a provider for: prompt, size, seed, references, regions.
+"""What a remote render asks a provider for: prompt, size, seed, references, regions,
+and for a touch-up the picture and the canonical mask of the part drawn again.
 
 Built once from a panel (or a sheet) and turned into each adapter's request by
 filling its template (`values`). The references are the sheets of the
@@ -12,10 +13,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .base import PanelSpec, SheetSpec
+from .base import PanelSpec, SheetSpec, TouchUpSpec
 from .prompts import blocking_text, character_words, image_prompt, negative_prompt, sheet_prompt
 from .templates import SLOTS
 
@@ -66,6 +67,14 @@ class RenderRequest:
     blocking: str = ""
     references: tuple[Reference, ...] = ()
     regions: tuple[Region, ...] = ()
+    # A touch-up: the picture now and the canonical mask (mangagen/renderers/regions.py:
+    # PNG, mode "L", 255 = redraw), both at width×height. Empty for a render.
+    image: bytes = field(default=b"", repr=False)
+    mask: bytes = field(default=b"", repr=False)
+
+    @property
+    def touch_up(self) -> bool:
+        return bool(self.mask)
 
     @property
     def aspect_ratio(self) -> str:
@@ -78,10 +87,15 @@ class RenderRequest:
 
         return min(ASPECT_RATIOS, key=distance)
 
-    def values(self, references: Sequence[Any] = ()) -> dict[str, Any]:
+    def values(
+        self, references: Sequence[Any] = (), *, image: Any = "", mask: Any = ""
+    ) -> dict[str, Any]:
         """Every placeholder's value. `references` is the adapter's form of each of
-        `self.references` (a data URL, an uploaded file's name…), in order."""
+        `self.references` (a data URL, an uploaded file's name…), in order; `image` and
+        `mask` the adapter's form of a touch-up's picture and mask (its polarity)."""
         values: dict[str, Any] = {
+            "image": image,
+            "mask": mask,
             "prompt": self.prompt,
             "negative_prompt": self.negative_prompt,
             "seed": self.seed,
@@ -174,4 +188,26 @@ def sheet_request(spec: SheetSpec, seed: int, *, width: int, height: int) -> Ren
         seed=seed,
         width=width,
         height=height,
+    )
+
+
+def touchup_request(
+    spec: TouchUpSpec, seed: int, *, width: int, height: int, max_references: int
+) -> RenderRequest:
+    """A touch-up's request: the panel's request (its references: the sheets of the
+    characters the region covers) with the touch-up's prompt, the picture scaled to
+    width×height and the canonical mask at the same size."""
+    from .regions import scaled, scaled_picture
+
+    request = panel_request(
+        replace(spec.panel, description=spec.prompt or spec.panel.description),
+        seed,
+        width=width,
+        height=height,
+        max_references=max_references,
+    )
+    return replace(
+        request,
+        image=scaled_picture(spec.image, width=width, height=height),
+        mask=scaled(spec.mask, width=width, height=height),
     )
