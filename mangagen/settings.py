@@ -325,6 +325,14 @@ REPLICATE_API_TOKEN = env.str("REPLICATE_API_TOKEN", default="")
 REPLICATE_MODEL = env.str("REPLICATE_MODEL", default="black-forest-labs/flux-schnell")
 REPLICATE_BASE_URL = env.str("REPLICATE_BASE_URL", default="https://api.replicate.com")
 REPLICATE_INPUT = _template(env.str("REPLICATE_INPUT", default=""), what="REPLICATE_INPUT")
+# Touch-ups on Replicate: an inpainting model (`image`, `mask` white = redraw, `prompt`, as
+# data URLs), and optionally its `input` as a JSON template ({{image}}, {{mask}}…).
+REPLICATE_INPAINT_MODEL = env.str(
+    "REPLICATE_INPAINT_MODEL", default="black-forest-labs/flux-fill-pro"
+)
+REPLICATE_INPAINT_INPUT = _template(
+    env.str("REPLICATE_INPAINT_INPUT", default=""), what="REPLICATE_INPAINT_INPUT"
+)
 if RENDERER == RendererName.REPLICATE and not REPLICATE_API_TOKEN:
     raise ImproperlyConfigured("RENDERER=replicate needs REPLICATE_API_TOKEN.")
 RUNPOD_API_KEY = env.str("RUNPOD_API_KEY", default="")
@@ -336,12 +344,20 @@ if RENDERER == RendererName.RUNPOD and not (RUNPOD_API_KEY and RUNPOD_ENDPOINT_I
 COMFYUI_BASE_URL = env.str("COMFYUI_BASE_URL", default="http://127.0.0.1:8188")
 COMFYUI_WORKFLOW = env.str("COMFYUI_WORKFLOW", default="")
 COMFYUI_REFERENCE_WORKFLOW = env.str("COMFYUI_REFERENCE_WORKFLOW", default="")
+# Touch-ups on ComfyUI and on RunPod's worker-comfyui: an API-format inpaint workflow that
+# names {{image}} and {{mask}} (the shipped SDXL inpainting one when unset).
+COMFYUI_INPAINT_WORKFLOW = env.str("COMFYUI_INPAINT_WORKFLOW", default="")
 if RENDERER == RendererName.COMFYUI:
     for _path in filter(None, (COMFYUI_WORKFLOW, COMFYUI_REFERENCE_WORKFLOW)):
         try:
             workflows.load(_path)
         except ValueError as exc:
             raise ImproperlyConfigured(str(exc)) from exc
+if COMFYUI_INPAINT_WORKFLOW and RENDERER in (RendererName.COMFYUI, RendererName.RUNPOD):
+    try:
+        workflows.load_inpaint(COMFYUI_INPAINT_WORKFLOW)
+    except ValueError as exc:
+        raise ImproperlyConfigured(str(exc)) from exc
 A1111_BASE_URL = env.str("A1111_BASE_URL", default="http://127.0.0.1:7860")
 A1111_AUTH = env.str("A1111_AUTH", default="")
 A1111_PAYLOAD = _template(env.str("A1111_PAYLOAD", default=""), what="A1111_PAYLOAD")

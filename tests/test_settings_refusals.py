@@ -52,8 +52,23 @@ def start(command: list[str], env: dict[str, str]) -> subprocess.CompletedProces
             "REPLICATE_INPUT names {{promt}}, not a placeholder",
         ),
         ({"REPLICATE_INPUT": "{not json"}, "REPLICATE_INPUT is not valid JSON"),
+        (
+            {
+                "RENDERER": "comfyui",
+                "COMFYUI_INPAINT_WORKFLOW": "mangagen/renderers/workflows/sdxl_txt2img.json",
+            },
+            "does not name {{image}} and {{mask}}",
+        ),
     ],
-    ids=["renderer", "drafter", "images-server", "replicate-token", "placeholder", "json"],
+    ids=[
+        "renderer",
+        "drafter",
+        "images-server",
+        "replicate-token",
+        "placeholder",
+        "json",
+        "inpaint-workflow",
+    ],
 )
 def test_a_setting_that_cannot_work_refuses_to_start(process, env, complaint):
     done = start(PROCESSES[process], env)

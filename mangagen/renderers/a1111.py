@@ -16,6 +16,14 @@ an `effective_region_mask` that keeps it there. A payload that names
 `{{reference_N}}` or `{{reference_images}}` (base64 pictures) places them
 itself and gets no units added.
 
+Touch-ups: `POST /sdapi/v1/img2img` instead, the same payload (so a person's
+`A1111_PAYLOAD` sampler, steps and checkpoint carry over) with the picture as
+`init_images`, the region as `mask` (base64 PNG, white = redrawn:
+`inpainting_mask_invert` 0), and the inpaint settings of INPAINT (redraw over
+the original's pixels at `denoising_strength` 0.75, only the masked area at
+full resolution with some padding); a payload may set any of these itself.
+References go as ControlNet units as for a panel.
+
 Withdraw: AUTOMATIC1111 has one interrupt, `POST /sdapi/v1/interrupt`, and it
 stops whatever is running; it is sent only when `/internal/progress` says
 this render is the active one. A render still queued there cannot be taken
@@ -38,6 +46,7 @@ from PIL import Image
 
 from .base import ProviderState, RenderError
 from .intake import Intake, Picture
+from .regions import Polarity, provider_mask
 from .remote import Call, Status, Submission
 from .render_request import Box, RenderRequest
 from .templates import fill, placeholders_in, references_in
@@ -58,6 +67,18 @@ DEFAULT_PAYLOAD = {
     "n_iter": 1,
     "send_images": True,
     "save_images": False,
+}
+# img2img's inpaint fields (modules/api/models.py, StableDiffusionProcessingImg2Img):
+# `inpainting_fill` 1 starts from the original's pixels ("original"), `inpaint_full_res`
+# draws the masked area alone at full resolution ("Only masked") with that padding.
+INPAINT = {
+    "denoising_strength": 0.75,
+    "inpainting_fill": 1,
+    "inpaint_full_res": True,
+    "inpaint_full_res_padding": 32,
+    "inpainting_mask_invert": 0,
+    "mask_blur": 4,
+    "resize_mode": 0,
 }
 CONTROLNET_UNITS = 3  # the extension's default number of units
 WATCH_SECONDS = 600  # how long a withdrawn render queued there is watched to interrupt it
@@ -114,6 +135,7 @@ class A1111Adapter:
     name = "a1111"
     resumable = False  # its request blocks: a second life cannot follow it
     max_references = CONTROLNET_UNITS
+    can_touch_up = True  # img2img with a mask
 
     def __init__(
         self,
@@ -134,8 +156,21 @@ class A1111Adapter:
 
     def payload_for(self, request: RenderRequest, task: str) -> dict:
         images = [base64.b64encode(r.image).decode() for r in request.references]
-        payload = fill(self.template, request.values(images))
+        picture = mask = ""
+        if request.touch_up:
+            picture = base64.b64encode(request.image).decode()
+            mask = base64.b64encode(
+                provider_mask(
+                    request.mask, Polarity.WHITE, width=request.width, height=request.height
+                )
+            ).decode()
+        payload = fill(self.template, request.values(images, image=picture, mask=mask))
         payload["force_task_id"] = task
+        if request.touch_up:
+            for name, value in INPAINT.items():
+                payload.setdefault(name, value)
+            payload["init_images"] = [picture]
+            payload["mask"] = mask
         if images and not self.places_references:
             units = [
                 self._unit(image, reference.box, request)
@@ -166,9 +201,8 @@ class A1111Adapter:
     def submit(self, request: RenderRequest, call: Call) -> Submission:
         task = f"mangagen-{uuid.uuid4().hex}"
         payload = self.payload_for(request, task)
-        background = Background(
-            lambda: call("POST", "/sdapi/v1/txt2img", json=payload, refuse=refusal).body
-        )
+        path = "/sdapi/v1/img2img" if request.touch_up else "/sdapi/v1/txt2img"
+        background = Background(lambda: call("POST", path, json=payload, refuse=refusal).body)
         return Submission(id=task, extra={"background": background})
 
     def poll(self, submission: Submission, call: Call) -> Status:

@@ -17,6 +17,11 @@ Withdraw: a prompt still waiting is deleted from the queue
 running (a ComfyUI too old to read the body would otherwise interrupt
 someone else's).
 
+Touch-ups: the picture and the mask (greyscale, white = redraw) are uploaded
+the same way and `COMFYUI_INPAINT_WORKFLOW` (or the shipped SDXL inpainting
+one) is queued with `{{image}}` and `{{mask}}` their uploaded names (what
+LoadImage and LoadImageMask take); its reference slots, if any, as a panel's.
+
 `{{reference_N}}` is the uploaded file's name (what a LoadImage node takes);
 a workflow's reference slots beyond the panel's references load the first
 one at `{{reference_N_weight}}` 0.
@@ -30,14 +35,17 @@ from urllib.parse import urlencode
 
 from .base import ProviderState, RenderError
 from .intake import Intake, Picture
+from .regions import Polarity, provider_mask
 from .remote import Call, Status, Submission
 from .render_request import RenderRequest
 from .templates import SLOTS, fill, references_in
+from .workflows import INPAINT, shipped
 
 
 class ComfyUIAdapter:
     name = "comfyui"
     resumable = True
+    can_touch_up = True  # through the inpaint workflow
 
     def __init__(
         self,
@@ -47,21 +55,49 @@ class ComfyUIAdapter:
         reference_workflow: dict,
         model: str,
         intake: Intake,
+        inpaint_workflow: dict | None = None,
     ):
         self.base_url = base_url.rstrip("/")
         self.workflow = workflow
         self.reference_workflow = reference_workflow
+        self.inpaint_workflow = inpaint_workflow or shipped(INPAINT)
         self.model = model
         self.intake = intake
         self.max_references = min(SLOTS, references_in(reference_workflow))
         self.client_id = uuid.uuid4().hex
 
     def submit(self, request: RenderRequest, call: Call) -> Submission:
+        if request.touch_up:
+            return self._queue(self._touch_up(request, call), call)
         names = [self._upload(r.image, call) for r in request.references]
         values = request.values(names)
         for i in range(len(names) + 1, SLOTS + 1):
             values[f"reference_{i}"] = names[0] if names else ""
         workflow = fill(self.reference_workflow if names else self.workflow, values)
+        queued = call("POST", "/prompt", json={"prompt": workflow, "client_id": self.client_id})
+        body = queued.body if isinstance(queued.body, dict) else {}
+        if not body.get("prompt_id"):
+            raise RenderError(f"ComfyUI queued no prompt: {queued.body!r}"[:300], retryable=True)
+        return Submission(id=str(body["prompt_id"]))
+
+    def _touch_up(self, request: RenderRequest, call: Call) -> dict:
+        """The inpaint workflow filled: the picture and the mask (white = redraw, what
+        LoadImageMask's red channel reads) uploaded, and the references its slots take."""
+        image = self._upload(request.image, call)
+        mask = self._upload(
+            provider_mask(request.mask, Polarity.WHITE, width=request.width, height=request.height),
+            call,
+        )
+        slots = min(SLOTS, references_in(self.inpaint_workflow))
+        names = [self._upload(r.image, call) for r in request.references[:slots]]
+        values = request.values(names, image=image, mask=mask)
+        # A LoadImage node must name a file that is there: empty slots load one, at weight 0.
+        for i in range(len(names) + 1, SLOTS + 1):
+            values[f"reference_{i}"] = names[0] if names else image
+        return fill(self.inpaint_workflow, values)
+
+    def _queue(self, workflow: dict, call: Call) -> Submission:
+        """A touch-up's workflow queued (a panel's is queued in `submit`)."""
         queued = call("POST", "/prompt", json={"prompt": workflow, "client_id": self.client_id})
         body = queued.body if isinstance(queued.body, dict) else {}
         if not body.get("prompt_id"):

@@ -49,6 +49,8 @@ def build(name: str) -> Renderer:
             model=settings.REPLICATE_MODEL,
             template=settings.REPLICATE_INPUT,
             intake=intake(settings.REPLICATE_BASE_URL, *DELIVERY_HOSTS),
+            inpaint_model=settings.REPLICATE_INPAINT_MODEL,
+            inpaint_template=settings.REPLICATE_INPAINT_INPUT,
         )
         return remote(adapter, http)
     if name == RendererName.RUNPOD:
@@ -64,6 +66,7 @@ def build(name: str) -> Renderer:
                 endpoint=settings.RUNPOD_ENDPOINT_ID,
                 template=settings.RUNPOD_INPUT,
                 intake=intake(settings.RUNPOD_BASE_URL),
+                inpaint_workflow=inpaint_workflow(),
             ),
             http,
         )
@@ -83,6 +86,7 @@ def build(name: str) -> Renderer:
             reference_workflow=references,
             model=workflows.checkpoint_of(plain) or settings.COMFYUI_WORKFLOW,
             intake=intake(settings.COMFYUI_BASE_URL),
+            inpaint_workflow=inpaint_workflow(),
         )
         return remote(adapter, provider_http("ComfyUI", settings.COMFYUI_BASE_URL))
     if name == RendererName.A1111:
@@ -99,6 +103,15 @@ def build(name: str) -> Renderer:
         )
         return remote(adapter, http)
     raise ValueError(f"Unknown RENDERER {name!r} (use one of: {', '.join(RendererName)}).")
+
+
+def inpaint_workflow() -> dict:
+    """The inpaint workflow touch-ups run on ComfyUI and worker-comfyui."""
+    from . import workflows
+
+    return workflows.load_inpaint(
+        settings.COMFYUI_INPAINT_WORKFLOW or workflows.shipped_path(workflows.INPAINT)
+    )
 
 
 def intake(base_url: str, *hosts: str, headers: dict[str, str] | None = None) -> Intake:

@@ -15,6 +15,15 @@ IMAGES_SERVER), at most `max_references`, in the order the prompt names them:
   `<sd_cpp_extra_args>` block, with the seed (which its generations read
   from there only).
 
+Touch-ups (`server` openai only: LocalAI has no edits route, and what
+stable-diffusion.cpp's makes of a mask is not OpenAI's) go to the edits
+endpoint (`reference_endpoint`, or `/v1/images/edits`) as OpenAI's API takes
+them: multipart `image` (the picture; `image[]`, the picture first, when
+sheets go with it), `mask` (a PNG of the picture's size whose fully
+transparent pixels are redrawn), `prompt`, `model`, `size`, `n`; no `seed`
+(edits have none) and `response_format` only for DALL·E (GPT image models
+refuse it and always answer base64).
+
 The shared HTTP rules (provider_http.py: backoff on 5xx and timeouts, 429's
 `Retry-After`, a 4xx fails at once with the provider's message) and the
 shared picture intake (intake.py) apply.
@@ -29,12 +38,30 @@ from typing import Any
 
 import requests
 
-from .base import OnState, PanelSpec, Renderer, RenderError, RenderResult, SheetSpec, Waiting
+from .base import (
+    OnState,
+    PanelSpec,
+    Renderer,
+    RenderError,
+    RenderResult,
+    SheetSpec,
+    TouchUpSpec,
+    Waiting,
+)
 from .catalog import ImagesServer
 from .intake import Intake, host_of
-from .provider_http import ProviderHTTP
-from .render_request import Reference, RenderRequest, panel_request, sheet_request
+from .provider_http import Answer, ProviderHTTP
+from .regions import Polarity, provider_mask
+from .render_request import (
+    Reference,
+    RenderRequest,
+    panel_request,
+    sheet_request,
+    touchup_request,
+)
 from .warmth import GpuPool, Priority
+
+EDITS_PATH = "/v1/images/edits"
 
 
 class OpenAIImagesRenderer(Renderer):
@@ -64,6 +91,7 @@ class OpenAIImagesRenderer(Renderer):
             else ""
         )
         self.max_references = max_references
+        self.can_touch_up = self.server == ImagesServer.OPENAI
         self.model = model
         self.size = size
         self.width, self.height = _size(size)
@@ -95,6 +123,12 @@ class OpenAIImagesRenderer(Renderer):
     def sheet_work(self, spec: SheetSpec, seed: int) -> RenderRequest:
         """A character sheet comes from the generations endpoint."""
         return sheet_request(spec, seed, width=self.width, height=self.height)
+
+    def touchup_work(self, spec: TouchUpSpec, seed: int) -> RenderRequest:
+        """A touch-up goes to the edits endpoint, with the sheets it may carry."""
+        return touchup_request(
+            spec, seed, width=self.width, height=self.height, max_references=self.taken()
+        )
 
     def taken(self) -> int:
         """How many reference pictures one request may carry to this server."""
@@ -128,7 +162,9 @@ class OpenAIImagesRenderer(Renderer):
             "seed": request.seed,
         }
         references = request.references
-        if self.server == ImagesServer.SDCPP:
+        if request.touch_up:
+            body = self._edit(request, on_state=on_state)
+        elif self.server == ImagesServer.SDCPP:
             extra = {"seed": request.seed}
             if references:
                 extra["ref_images"] = [_raw(r) for r in references]
@@ -168,6 +204,26 @@ class OpenAIImagesRenderer(Renderer):
                 "references": [r.name for r in references],
             },
         )
+
+    def _edit(self, request: RenderRequest, *, on_state: OnState | None) -> Answer:
+        """A touch-up through the edits endpoint: the picture, its mask (transparent =
+        redrawn), and the sheets after the picture (the mask applies to the first)."""
+        if not self.can_touch_up:
+            raise RenderError(
+                f"IMAGES_SERVER={self.server} cannot redraw a region.", retryable=False
+            )
+        mask = provider_mask(
+            request.mask, Polarity.TRANSPARENT, width=request.width, height=request.height
+        )
+        fields = {"model": self.model, "prompt": request.prompt, "size": self.size, "n": "1"}
+        if self.model.startswith("dall-e"):
+            fields["response_format"] = "b64_json"
+        pictures = [request.image, *(r.image for r in request.references)]
+        key = "image[]" if len(pictures) > 1 else "image"
+        files = [(key, (f"{i}.png", picture, _mime(picture))) for i, picture in enumerate(pictures)]
+        files.append(("mask", ("mask.png", mask, "image/png")))
+        path = self.edits_path or EDITS_PATH
+        return self.http.call("POST", path, data=fields, files=files, on_state=on_state)
 
     def _picture(self, body: Any):
         try:

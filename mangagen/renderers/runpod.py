@@ -16,6 +16,15 @@ host to RENDER_IMAGE_HOSTS), or the older `{"message": <base64 or URL>}`.
 References: `{{reference_N}}` is the file name the worker uploads the N-th
 picture under (what a LoadImage node names), `{{reference_images}}` the
 `images` list itself (`[{"name", "image": <data URL>}]`).
+
+Touch-ups: the inpaint workflow (`COMFYUI_INPAINT_WORKFLOW`, or the shipped SDXL
+inpainting one) with the picture and the mask (greyscale, white = redraw) in
+`images` as `mangagen-touchup-image.png` and `mangagen-touchup-mask.png`, the
+names `{{image}}` and `{{mask}}` become (the worker uploads each to its ComfyUI
+before queueing the workflow). With `RUNPOD_INPUT`, touch-ups need it to name
+`{{image}}` and `{{mask}}` (those names; `{{reference_images}}` is then the
+whole `images` list: picture, mask, references); one that does not cannot
+redraw a region.
 """
 
 from __future__ import annotations
@@ -24,32 +33,54 @@ import base64
 
 from .base import ProviderState, RenderError
 from .intake import Intake, Picture
+from .regions import Polarity, provider_mask
 from .remote import Call, Status, Submission
 from .render_request import RenderRequest
-from .templates import SLOTS, fill, references_in
-from .workflows import REFERENCES, TXT2IMG, shipped
+from .templates import SLOTS, fill, placeholders_in, references_in
+from .workflows import INPAINT, REFERENCES, TXT2IMG, shipped
 
 STATES = {"IN_QUEUE": ProviderState.STARTING, "IN_PROGRESS": ProviderState.RENDERING}
+
+
+TOUCHUP_IMAGE = "mangagen-touchup-image.png"
+TOUCHUP_MASK = "mangagen-touchup-mask.png"
 
 
 def reference_name(index: int) -> str:
     return f"mangagen-reference-{index}.png"
 
 
+def _data_url(image: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(image).decode()
+
+
 class RunPodAdapter:
     name = "runpod"
     resumable = True
 
-    def __init__(self, *, endpoint: str, template: dict | None, intake: Intake):
+    def __init__(
+        self,
+        *,
+        endpoint: str,
+        template: dict | None,
+        intake: Intake,
+        inpaint_workflow: dict | None = None,
+    ):
         self.endpoint = endpoint
         self.model = f"endpoint:{endpoint}"
         self.template = template
         self.intake = intake
+        self.inpaint_workflow = inpaint_workflow or shipped(INPAINT)
         self.max_references = (
             min(SLOTS, references_in(template)) if template else references_in(shipped(REFERENCES))
         )
+        # worker-comfyui redraws a region through the inpaint workflow; a template of one's
+        # own only where it says where the picture and the mask go.
+        self.can_touch_up = template is None or {"image", "mask"} <= placeholders_in(template)
 
     def input_for(self, request: RenderRequest) -> dict:
+        if request.touch_up:
+            return self._touch_up(request)
         names = [reference_name(i) for i in range(1, len(request.references) + 1)]
         images = [
             {"name": n, "image": "data:image/png;base64," + base64.b64encode(r.image).decode()}
@@ -64,6 +95,29 @@ class RunPodAdapter:
         for i in range(len(names) + 1, SLOTS + 1):
             values[f"reference_{i}"] = names[0] if names else ""
         workflow = shipped(REFERENCES if names else TXT2IMG)
+        return {"workflow": fill(workflow, values), "images": images}
+
+    def _touch_up(self, request: RenderRequest) -> dict:
+        """worker-comfyui's input for a touch-up: the inpaint workflow, and in `images`
+        the picture, the mask (white = redraw) and the references its slots take."""
+        mask = provider_mask(
+            request.mask, Polarity.WHITE, width=request.width, height=request.height
+        )
+        workflow = self.template if self.template is not None else self.inpaint_workflow
+        slots = min(SLOTS, references_in(workflow))
+        names = [reference_name(i) for i in range(1, min(slots, len(request.references)) + 1)]
+        images = [{"name": TOUCHUP_IMAGE, "image": _data_url(request.image)}]
+        images.append({"name": TOUCHUP_MASK, "image": _data_url(mask)})
+        images += [
+            {"name": n, "image": _data_url(r.image)}
+            for n, r in zip(names, request.references, strict=False)
+        ]
+        values = request.values(names, image=TOUCHUP_IMAGE, mask=TOUCHUP_MASK)
+        if self.template is not None:
+            values["reference_images"] = images
+            return fill(self.template, values)
+        for i in range(len(names) + 1, SLOTS + 1):
+            values[f"reference_{i}"] = names[0] if names else TOUCHUP_IMAGE
         return {"workflow": fill(workflow, values), "images": images}
 
     def submit(self, request: RenderRequest, call: Call) -> Submission:

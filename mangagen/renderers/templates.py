@@ -29,6 +29,8 @@ GENERAL = (
     "aspect_ratio",
     "blocking",
     "reference_images",
+    "image",  # a touch-up's picture (each adapter says in which form)
+    "mask",  # a touch-up's mask, in the provider's polarity (each adapter says in which form)
 )
 NUMBERED = (
     "reference_{i}",  # the i-th reference image (each adapter says in which form)

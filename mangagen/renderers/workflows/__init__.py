@@ -7,6 +7,11 @@
 - `sdxl_ip_adapter.json`: the same, plus up to two reference pictures through
   ComfyUI_IPAdapter_plus (IPAdapterUnifiedLoader, IPAdapterAdvanced), each masked to
   the box of whom it shows (SolidMask, MaskComposite).
+- `sdxl_inpaint.json`: a touch-up, core nodes only: the SDXL inpainting checkpoint
+  (`sd_xl_base_1.0_inpainting_0.1.safetensors`), the picture through LoadImage
+  (`{{image}}`), the region through LoadImageMask's red channel (`{{mask}}`: a
+  greyscale PNG, white = redraw), VAEEncodeForInpaint, KSampler at denoise 1.
+  `COMFYUI_INPAINT_WORKFLOW` replaces it; it must name `{{image}}` and `{{mask}}`.
 """
 
 from __future__ import annotations
@@ -15,11 +20,12 @@ import json
 from functools import cache
 from pathlib import Path
 
-from ..templates import check
+from ..templates import check, placeholders_in
 
 HERE = Path(__file__).resolve().parent
 TXT2IMG = "sdxl_txt2img.json"
 REFERENCES = "sdxl_ip_adapter.json"
+INPAINT = "sdxl_inpaint.json"
 
 
 def shipped_path(name: str) -> str:
@@ -52,3 +58,17 @@ def checkpoint_of(workflow: dict) -> str:
         if isinstance(node, dict) and "ckpt_name" in node.get("inputs", {}):
             return str(node["inputs"]["ckpt_name"])
     return ""
+
+
+def load_inpaint(path: str) -> dict:
+    """An inpaint workflow file, checked: it must load the picture and the mask it is
+    given (`{{image}}` and `{{mask}}`). Raises ValueError saying what is wrong."""
+    workflow = load(path)
+    missing = sorted({"image", "mask"} - placeholders_in(workflow))
+    if missing:
+        names = " and ".join("{{" + m + "}}" for m in missing)
+        raise ValueError(
+            f"The inpaint workflow {path} does not name {names}: a touch-up's picture and "
+            "mask go there (the uploaded files' names, for LoadImage and LoadImageMask)."
+        )
+    return workflow

@@ -11,6 +11,14 @@ modules/progress.py, and the sd-webui-controlnet extension's API unit
   fails inside processing, a 500 `{"error": "ValueError", …}` as the web UI's
   middleware answers any exception. The first request loads the checkpoint.
   `force_task_id` names the task.
+- `POST /sdapi/v1/img2img`: the same, plus StableDiffusionProcessingImg2Img's
+  fields (`init_images` a list of base64 pictures, `mask` base64, white =
+  redrawn unless `inpainting_mask_invert` is 1, `denoising_strength`,
+  `inpainting_fill` 0–3, `inpaint_full_res`, `inpaint_full_res_padding`,
+  `mask_blur`, `resize_mode`); no `init_images` is api.py's 404 "Init image not
+  found", a picture or mask that does not decode its 500 "Invalid encoded
+  image". The answer is the init image at width×height, redrawn under the mask
+  (`made` keeps the mask as the web UI read it) and drifted elsewhere.
 - `POST /internal/progress {"id_task"}`: `active`, `queued`, `completed`.
 - `POST /sdapi/v1/interrupt`: stops whatever is running (its partial picture
   is still answered, as the web UI does).
@@ -30,7 +38,7 @@ from typing import Any
 
 from PIL import Image
 
-from .base import Reply, Request, StandIn, draw
+from .base import Reply, Request, StandIn, draw, inpaint
 
 SAMPLERS = ["Euler a", "Euler", "DPM++ 2M", "DPM++ SDE", "DDIM"]
 MODULES = ["none", "ip-adapter_clip_h", "ip-adapter_clip_g", "ip-adapter_face_id", "canny"]
@@ -53,6 +61,27 @@ FIELDS = {
     "alwayson_scripts": dict,
     "override_settings": dict,
 }
+IMG2IMG_FIELDS = {
+    **FIELDS,
+    "init_images": list,
+    "mask": str,
+    "denoising_strength": (int, float),
+    "inpainting_fill": int,
+    "inpaint_full_res": bool,
+    "inpaint_full_res_padding": int,
+    "inpainting_mask_invert": int,
+    "mask_blur": int,
+    "resize_mode": int,
+}
+
+
+def decoded(value: Any) -> Image.Image | None:
+    try:
+        image = Image.open(io.BytesIO(base64.b64decode(str(value), validate=True)))
+        image.load()
+    except (ValueError, OSError, binascii.Error):
+        return None
+    return image
 
 
 def decodes(value: Any) -> bool:
@@ -80,7 +109,9 @@ class A1111StandIn(StandIn):
         self.interrupting = False
         self.interrupted: list[str] = []  # the tasks an interrupt stopped
         self.payloads: dict[str, dict] = {}
+        self.made: dict[str, Image.Image] = {}  # each img2img task's mask, as it was read
         self.route("POST", r"/sdapi/v1/txt2img", self.txt2img)
+        self.route("POST", r"/sdapi/v1/img2img", self.img2img)
         self.route("POST", r"/internal/progress", self.progress)
         self.route("POST", r"/sdapi/v1/interrupt", self.interrupt)
         self.route(
@@ -100,6 +131,12 @@ class A1111StandIn(StandIn):
         return None
 
     def txt2img(self, request: Request) -> Reply:
+        return self.process(request, FIELDS)
+
+    def img2img(self, request: Request) -> Reply:
+        return self.process(request, IMG2IMG_FIELDS, img2img=True)
+
+    def process(self, request: Request, fields: dict, *, img2img: bool = False) -> Reply:
         try:
             body = request.json()
         except ValueError:
@@ -113,7 +150,7 @@ class A1111StandIn(StandIn):
             )
         problems = [
             {"loc": ["body", name], "msg": f"value is not a valid {kind}", "type": "type_error"}
-            for name, kind in FIELDS.items()
+            for name, kind in fields.items()
             if name in body
             and (not isinstance(body[name], kind) or (kind is int and isinstance(body[name], bool)))
         ]
@@ -121,6 +158,14 @@ class A1111StandIn(StandIn):
             return Reply(422, {"detail": problems})
         if body.get("sampler_name", "Euler") not in SAMPLERS:
             return self.error(404, "HTTPException", "Sampler not found")
+        init = mask = None
+        if img2img:
+            if not body.get("init_images"):
+                return self.error(404, "HTTPException", "Init image not found")
+            init = decoded(body["init_images"][0])
+            mask = decoded(body["mask"]) if body.get("mask") else None
+            if init is None or (body.get("mask") and mask is None):
+                return self.error(500, "HTTPException", "Invalid encoded image")
         task = body.get("force_task_id") or f"task({uuid.uuid4().hex[:15]})"
         self.payloads[task] = body
         with self.lock:
@@ -143,9 +188,15 @@ class A1111StandIn(StandIn):
                 if self.interrupting:
                     self.interrupted.append(task)
                 width, height = int(body.get("width", 512)), int(body.get("height", 512))
-                png = draw(
-                    str(body.get("prompt", "")), int(body.get("seed", -1)), width // 4, height // 4
-                )
+                if init is not None:
+                    png = self._inpainted(task, body, init, mask, width, height)
+                else:
+                    png = draw(
+                        str(body.get("prompt", "")),
+                        int(body.get("seed", -1)),
+                        width // 4,
+                        height // 4,
+                    )
             finally:
                 with self.lock:
                     self.current = None
@@ -157,6 +208,32 @@ class A1111StandIn(StandIn):
                 "parameters": body,
                 "info": json.dumps({"seed": int(body.get("seed", -1))}),
             },
+        )
+
+    def _inpainted(
+        self,
+        task: str,
+        body: dict,
+        init: Image.Image,
+        mask: Image.Image | None,
+        width: int,
+        height: int,
+    ) -> bytes:
+        """img2img's picture: the init image at width×height, redrawn where the mask says
+        (all of it without a mask), as modules/processing.py reads the mask: greyscale,
+        inverted when `inpainting_mask_invert` is 1."""
+        picture = init.convert("RGB").resize((width, height))
+        if mask is None:
+            region = Image.new("L", (width, height), 255)
+        else:
+            region = mask.convert("L").resize((width, height))
+            if body.get("inpainting_mask_invert") == 1:
+                region = region.point(lambda v: 255 - v)
+        self.made[task] = region
+        buffer = io.BytesIO()
+        picture.save(buffer, format="PNG")
+        return inpaint(
+            buffer.getvalue(), region, str(body.get("prompt", "")), int(body.get("seed", -1))
         )
 
     def _check_units(self, units: list) -> str:

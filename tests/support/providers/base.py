@@ -46,6 +46,45 @@ def draw(prompt: str, seed: int, width: int, height: int, fmt: str = "PNG") -> b
     return buffer.getvalue()
 
 
+def inpaint(picture: bytes, mask: Image.Image, prompt: str, seed: int, fmt: str = "PNG") -> bytes:
+    """What an inpainting model gives back, as a stand-in GPU would: `draw`n anew where
+    `mask` (mode "L", the model's reading of it: 255 = redraw) is white, and everywhere
+    else the picture re-encoded, its colours drifted a little (as a VAE's round trip
+    shifts them), so a caller that keeps the outside must composite it back."""
+    with Image.open(io.BytesIO(picture)) as opened:
+        base = opened.convert("RGB")
+    with Image.open(io.BytesIO(draw(prompt, seed, base.width, base.height))) as drawn:
+        new = drawn.convert("RGB")
+    drifted = base.point(lambda v: min(255, v + 3))
+    region = mask.convert("L").resize(base.size, Image.Resampling.NEAREST)
+    buffer = io.BytesIO()
+    Image.composite(new, drifted, region).save(buffer, format=fmt)
+    return buffer.getvalue()
+
+
+def multipart(request: Request) -> tuple[dict[str, str], dict[str, list[tuple[str, bytes]]]]:
+    """A multipart/form-data body as a server reads it: its text fields, and its files by
+    field name (each `(filename, bytes)`, in order). Raises ValueError if it is not one."""
+    from email.parser import BytesParser
+    from email.policy import HTTP
+
+    kind = request.headers.get("content-type", "")
+    if not kind.startswith("multipart/form-data"):
+        raise ValueError("not multipart/form-data")
+    head = f"Content-Type: {kind}\r\n\r\n".encode()
+    message = BytesParser(policy=HTTP).parsebytes(head + request.body)
+    fields: dict[str, str] = {}
+    files: dict[str, list[tuple[str, bytes]]] = {}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        payload = part.get_payload(decode=True) or b""
+        if part.get_filename():
+            files.setdefault(str(name), []).append((str(part.get_filename()), payload))
+        else:
+            fields[str(name)] = payload.decode()
+    return fields, files
+
+
 @dataclass
 class Request:
     method: str

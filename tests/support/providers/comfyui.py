@@ -14,6 +14,11 @@ and execution.py (validate_prompt, validate_inputs, the PromptQueue).
 - `GET /history/{id}`: `{}` until done; then `{id: {"prompt", "outputs",
   "status": {"status_str", "completed", "messages"}}}` (`execution_error`,
   `execution_interrupted` when it did not succeed).
+- Inpainting: LoadImageMask (a channel of an uploaded picture: `red` of a
+  greyscale mask, or `alpha` inverted), ImageToMask, VAEEncodeForInpaint and
+  InpaintModelConditioning as nodes.py declares them; the picture saved is the
+  LoadImage picture redrawn where the mask is 1 (`made` keeps the mask as the
+  nodes read it) and drifted elsewhere.
 - `GET /view?filename=&subfolder=&type=`, `POST /upload/image` (multipart
   `image`, `overwrite`, `type`, `subfolder`), `GET /queue`
   (`queue_running`, `queue_pending`), `POST /queue {"delete": [...]}`,
@@ -23,6 +28,7 @@ and execution.py (validate_prompt, validate_inputs, the PromptQueue).
 
 from __future__ import annotations
 
+import io
 import itertools
 import json
 import threading
@@ -33,9 +39,16 @@ from email.parser import BytesParser
 from email.policy import HTTP
 from typing import Any
 
-from .base import Reply, Request, StandIn, draw
+from PIL import Image
 
-CHECKPOINTS = ["sd_xl_base_1.0.safetensors", "sd_xl_turbo_1.0_fp16.safetensors"]
+from .base import Reply, Request, StandIn, draw, inpaint
+
+CHECKPOINTS = [
+    "sd_xl_base_1.0.safetensors",
+    "sd_xl_turbo_1.0_fp16.safetensors",
+    "sd_xl_base_1.0_inpainting_0.1.safetensors",
+]
+CHANNELS = ["alpha", "red", "green", "blue"]
 SAMPLERS = ["euler", "euler_ancestral", "dpmpp_2m", "dpmpp_2m_sde", "ddim"]
 SCHEDULERS = ["normal", "karras", "exponential", "sgm_uniform", "simple"]
 INT = {"min": -(2**63), "max": 2**64}
@@ -104,6 +117,38 @@ CORE: dict[str, dict[str, Any]] = {
         "output_node": True,
     },
     "LoadImage": {"required": {"image": ("INPUT_FILE",)}, "output": ["IMAGE", "MASK"]},
+    # nodes.py: LoadImageMask reads one channel of a picture as the mask (alpha inverted:
+    # transparent = 1); VAEEncodeForInpaint and InpaintModelConditioning redraw where the
+    # mask is 1; ImageToMask takes a channel of an IMAGE.
+    "LoadImageMask": {
+        "required": {"image": ("INPUT_FILE",), "channel": (CHANNELS,)},
+        "output": ["MASK"],
+    },
+    "ImageToMask": {
+        "required": {"image": ("IMAGE",), "channel": (["red", "green", "blue", "alpha"],)},
+        "output": ["MASK"],
+    },
+    "VAEEncode": {"required": {"pixels": ("IMAGE",), "vae": ("VAE",)}, "output": ["LATENT"]},
+    "VAEEncodeForInpaint": {
+        "required": {
+            "pixels": ("IMAGE",),
+            "vae": ("VAE",),
+            "mask": ("MASK",),
+            "grow_mask_by": _int(min=0, max=64),
+        },
+        "output": ["LATENT"],
+    },
+    "InpaintModelConditioning": {
+        "required": {
+            "positive": ("CONDITIONING",),
+            "negative": ("CONDITIONING",),
+            "vae": ("VAE",),
+            "pixels": ("IMAGE",),
+            "mask": ("MASK",),
+        },
+        "optional": {"noise_mask": ("BOOLEAN",)},
+        "output": ["CONDITIONING", "CONDITIONING", "LATENT"],
+    },
     "SolidMask": {
         "required": {
             "value": _float(min=0.0, max=1.0),
@@ -296,6 +341,53 @@ def _node_errors(prompt: dict, node: dict, nodes: dict, files: set[str]) -> list
     return errors
 
 
+INPAINTERS = ("VAEEncodeForInpaint", "InpaintModelConditioning")
+
+
+def executed(workflow: dict, files: dict[str, bytes]) -> tuple[bytes, Image.Image | None]:
+    """What a validated workflow's SaveImage gets: a drawing (304×208) for a txt2img
+    workflow; for an inpaint one, its LoadImage picture redrawn where its mask is 1 (at
+    the picture's size), and that mask as ComfyUI's nodes read it (mode "L")."""
+    node = next((n for n in workflow.values() if n["class_type"] in INPAINTERS), None)
+    if node is None:
+        return draw(json.dumps(workflow), 0, 304, 208), None
+    image = _image(workflow, node["inputs"]["pixels"], files)
+    mask = _mask(workflow, node["inputs"]["mask"], files).resize(image.size)
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return inpaint(buffer.getvalue(), mask, json.dumps(workflow), 0), mask
+
+
+def _opened(files: dict[str, bytes], name: str) -> Image.Image:
+    with Image.open(io.BytesIO(files[name])) as image:
+        image.load()
+        return image.copy()
+
+
+def _image(workflow: dict, link: list, files: dict[str, bytes]) -> Image.Image:
+    node = workflow[link[0]]
+    if node["class_type"] != "LoadImage":
+        raise ValueError(f"the stand-in draws over a LoadImage only, not {node['class_type']}")
+    return _opened(files, node["inputs"]["image"]).convert("RGB")
+
+
+def _mask(workflow: dict, link: list, files: dict[str, bytes]) -> Image.Image:
+    """A MASK output as nodes.py makes it, 255 where it is 1."""
+    node = workflow[link[0]]
+    kind, inputs = node["class_type"], node["inputs"]
+    if kind == "LoadImageMask" or (kind == "LoadImage" and link[1] == 1):
+        picture = _opened(files, inputs["image"])
+        if picture.getbands() != ("R", "G", "B", "A"):
+            picture = picture.convert("RGBA")
+        band = inputs.get("channel", "alpha")[0].upper()
+        channel = picture.getchannel(band)
+        return channel.point(lambda v: 255 - v) if band == "A" else channel
+    if kind == "ImageToMask":
+        source = _image(workflow, inputs["image"], files).convert("RGBA")
+        return source.getchannel(inputs["channel"][0].upper())
+    raise ValueError(f"the stand-in reads a mask from LoadImageMask or ImageToMask, not {kind}")
+
+
 @dataclass
 class Prompt:
     id: str
@@ -331,6 +423,7 @@ class ComfyUIStandIn(StandIn):
         self.interrupted: list[str] = []  # the prompts an interrupt stopped
         self.deleted: list[str] = []  # the prompts taken out of the queue
         self.fail_next_execution: tuple[str, str] | None = None  # (exception type, message)
+        self.made: dict[str, Image.Image] = {}  # each inpaint prompt's mask, as nodes read it
         self._numbers = itertools.count()
         self._files = itertools.count(1)
         self._wake = threading.Event()
@@ -517,10 +610,13 @@ class ComfyUIStandIn(StandIn):
                 )
                 status = "error"
             else:
+                picture, mask = executed(prompt.workflow, self.inputs)
+                if mask is not None:
+                    self.made[prompt.id] = mask
                 for node_id, node in prompt.workflow.items():
                     if node["class_type"] == "SaveImage":
                         name = f"{node['inputs']['filename_prefix']}_{next(self._files):05d}_.png"
-                        self.outputs[name] = draw(json.dumps(prompt.workflow), 0, 304, 208)
+                        self.outputs[name] = picture
                         outputs[node_id] = {
                             "images": [{"filename": name, "subfolder": "", "type": "output"}]
                         }

@@ -8,18 +8,30 @@ every `image[]` into a reference and the first one into the init image).
 
 Each records what it made of each request (`made`), so a test can see which
 pictures became references and which the init image.
+
+And OpenAI's own `/v1/images/edits` (openai-python's ImageEditParams and the API
+reference): multipart `image` (or `image[]`, up to 16), `prompt`, an optional
+`mask` whose fully transparent pixels are edited (a PNG with an alpha channel,
+of the first image's size; it applies to the first image), `model`, `n`,
+`size`, `quality`, `background`, `output_format`…; an unknown parameter (a
+`seed`; `response_format` for a GPT image model) is a 400 as OpenAI answers
+it. The answer is `b64_json`: the first image redrawn where the mask is
+transparent, drifted elsewhere.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import io
 import json
 import re
 from email.parser import BytesParser
 from email.policy import HTTP
 
-from .base import Reply, Request, StandIn, draw
+from PIL import Image, UnidentifiedImageError
+
+from .base import Reply, Request, StandIn, draw, inpaint, multipart
 
 EXTRA = re.compile(r"<sd_cpp_extra_args>(.*?)</sd_cpp_extra_args>", re.S)
 
@@ -104,3 +116,125 @@ class SdCppStandIn(StandIn):
             {"prompt": fields.get("prompt"), "ref_images": images, "init_image": images[0]}
         )
         return answer(str(fields.get("prompt")), 0)
+
+
+EDIT_FIELDS = {
+    "model",
+    "prompt",
+    "n",
+    "size",
+    "quality",
+    "background",
+    "input_fidelity",
+    "output_format",
+    "output_compression",
+    "partial_images",
+    "stream",
+    "user",
+    "response_format",
+}
+
+
+def invalid(message: str, param: str | None = None, code: str | None = None) -> Reply:
+    """An error as OpenAI's API answers a request it refuses."""
+    return Reply(
+        400,
+        {
+            "error": {
+                "message": message,
+                "type": "invalid_request_error",
+                "param": param,
+                "code": code,
+            }
+        },
+    )
+
+
+class OpenAIStandIn(StandIn):
+    name = "openai"
+
+    def __init__(self, *, key: str = "sk-test") -> None:
+        super().__init__()
+        self.key = key
+        self.made: list[dict] = []
+        self.route("POST", r"/v1/images/edits", self.edits)
+        self.route("POST", r"/v1/images/generations", self.generations)
+
+    def authenticate(self, request: Request) -> Reply | None:
+        if request.headers.get("authorization") != f"Bearer {self.key}":
+            return Reply(
+                401,
+                {
+                    "error": {
+                        "message": "Incorrect API key provided.",
+                        "type": "invalid_request_error",
+                        "param": None,
+                        "code": "invalid_api_key",
+                    }
+                },
+            )
+        return None
+
+    def generations(self, request: Request) -> Reply:
+        body = request.json() or {}
+        return answer(str(body.get("prompt")), 0)
+
+    def edits(self, request: Request) -> Reply:
+        try:
+            fields, files = multipart(request)
+        except ValueError:
+            return invalid(
+                "Invalid Content-Type header (application/json), expected multipart/form-data."
+            )
+        for name in fields:
+            if name not in EDIT_FIELDS:
+                return invalid(f"Unknown parameter: '{name}'.", name, "unknown_parameter")
+        model = fields.get("model", "gpt-image-1")
+        if "response_format" in fields and not model.startswith("dall-e"):
+            return invalid("Unknown parameter: 'response_format'.", "response_format")
+        if not fields.get("prompt"):
+            return invalid("Missing required parameter: 'prompt'.", "prompt")
+        given = files.get("image", []) + files.get("image[]", [])
+        if not given:
+            return invalid("Missing required parameter: 'image'.", "image")
+        try:
+            images = [_picture(data) for _, data in given]
+        except ValueError:
+            return invalid("Invalid image file or mode for image 1.", "image")
+        first = images[0]
+        mask = None
+        if "mask" in files:
+            try:
+                mask = _picture(files["mask"][0][1], png=True)
+            except ValueError:
+                return invalid("Invalid mask image: it must be a PNG file.", "mask")
+            if "A" not in mask.getbands():
+                return invalid(
+                    "Invalid mask image format - mask image missing alpha channel", "mask"
+                )
+            if mask.size != first.size:
+                return invalid(
+                    "Invalid mask image format - mask size does not match image size", "mask"
+                )
+        # The fully transparent pixels are edited; without a mask, all of the picture.
+        region = (
+            mask.getchannel("A").point(lambda v: 255 if v == 0 else 0)
+            if mask is not None
+            else Image.new("L", first.size, 255)
+        )
+        self.made.append({"fields": fields, "images": [data for _, data in given], "mask": region})
+        buffer = io.BytesIO()
+        first.convert("RGB").save(buffer, format="PNG")
+        png = inpaint(buffer.getvalue(), region, fields["prompt"], 0)
+        return Reply(200, {"created": 0, "data": [{"b64_json": base64.b64encode(png).decode()}]})
+
+
+def _picture(data: bytes, *, png: bool = False) -> Image.Image:
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            if png and image.format != "PNG":
+                raise ValueError("not a PNG")
+            image.load()
+            return image.copy()
+    except (UnidentifiedImageError, OSError) as exc:
+        raise ValueError("not a picture") from exc

@@ -5,7 +5,9 @@ retry transport's reading of `Retry-After`).
 
 - `POST /v1/models/{owner}/{name}/predictions` (official models) and
   `POST /v1/predictions` with `version`; the input is validated against the
-  model's schema (FLUX schnell's here): an unknown or ill-typed field is
+  model's schema (FLUX schnell's, FLUX Kontext's, and FLUX Fill Pro's, which
+  inpaints: `image`, `mask` white = redrawn, of the image's size, or the
+  prediction fails; its output one URL): an unknown or ill-typed field is
   422 "Input validation failed" with `invalid_fields`. `Prefer: wait=N` holds
   the answer up to N seconds. Answers 201 with the prediction.
 - `GET /v1/predictions/{id}`: `starting` while a worker is found and booted
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import io
 import json
 import re
 import time
@@ -35,7 +38,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from .base import FleetStandIn, Reply, Request, draw
+from PIL import Image
+
+from .base import FleetStandIn, Reply, Request, draw, inpaint
 
 FLUX_SCHNELL = {
     "prompt": {"type": "string", "required": True},
@@ -60,6 +65,25 @@ KONTEXT = {
     "aspect_ratio": {"type": "string"},
     "output_format": {"type": "string", "enum": ["jpg", "png"]},
 }
+# An inpainting model (FLUX Fill Pro's schema on Replicate): `image` and `mask` (white =
+# inpainted, black kept; the same size as the image) as URIs, data URLs included; its
+# output is one URI, not a list.
+FLUX_FILL_PRO = {
+    "prompt": {"type": "string"},
+    "image": {"type": "uri", "required": True},
+    "mask": {"type": "uri"},
+    "outpaint": {
+        "type": "string",
+        "enum": ["None", "Zoom out 1.5x", "Zoom out 2x", "Make square", "Left outpaint"],
+    },
+    "seed": {"type": "integer"},
+    "steps": {"type": "integer", "minimum": 1, "maximum": 50},
+    "prompt_upsampling": {"type": "boolean"},
+    "guidance": {"type": "number", "minimum": 1.5, "maximum": 100},
+    "safety_tolerance": {"type": "integer", "minimum": 1, "maximum": 6},
+    "output_format": {"type": "string", "enum": ["jpg", "png"]},
+}
+INPAINTING = {"black-forest-labs/flux-fill-pro"}
 SIZES = {
     "1:1": (1024, 1024),
     "3:2": (1216, 832),
@@ -86,7 +110,7 @@ class Prediction:
     status: str = "starting"
     started: float | None = None
     completed: float | None = None
-    output: list[str] | None = None
+    output: Any = None  # a list of URLs, or one (an inpainting model's)
     error: str | None = None
     worker: int | None = None
     saved: float = 0.0  # seconds of boot and render a cancel spared the fleet
@@ -110,7 +134,9 @@ class ReplicateStandIn(FleetStandIn):
         self.models = models or {
             "black-forest-labs/flux-schnell": FLUX_SCHNELL,
             "black-forest-labs/flux-kontext-dev": KONTEXT,
+            "black-forest-labs/flux-fill-pro": FLUX_FILL_PRO,
         }
+        self.made: dict[str, Image.Image] = {}  # each inpainting's mask, as the model read it
         self.versions = {version_of(name): name for name in self.models}
         self.predictions: dict[str, Prediction] = {}
         self.files: dict[str, bytes] = {}
@@ -245,6 +271,8 @@ class ReplicateStandIn(FleetStandIn):
         if self.fail_with:
             prediction.status, prediction.error = "failed", self.fail_with
             return True
+        if prediction.model in INPAINTING:
+            return self._inpaint(prediction)
         fmt = str(prediction.input.get("output_format", "webp"))
         width, height = SIZES.get(str(prediction.input.get("aspect_ratio", "1:1")), (1024, 1024))
         # Drawn smaller than asked: the stand-in's time goes on the clock, not the CPU.
@@ -258,6 +286,38 @@ class ReplicateStandIn(FleetStandIn):
         name = f"out-0.{fmt}"
         self.files[f"{prediction.id}/{name}"] = image
         prediction.output = [f"{self.url}/files/{prediction.id}/{name}"]
+        prediction.status = "succeeded"
+        return True
+
+    def _inpaint(self, prediction: Prediction) -> bool:
+        """FLUX Fill: the image redrawn where the mask is white (a greyscale reading of
+        it); a mask of another size than the image fails the prediction."""
+        given = prediction.input
+        image, mask = data_of(given["image"]), data_of(given.get("mask", ""))
+        if image is None or mask is None:
+            prediction.status = "failed"
+            prediction.error = "image and mask must be images (jpeg, png, gif or webp)"
+            return True
+        if image.size != mask.size:
+            prediction.status = "failed"
+            prediction.error = f"Mask size {mask.size} does not match image size {image.size}"
+            return True
+        region = mask.convert("L")
+        self.made[prediction.id] = region
+        buffer = io.BytesIO()
+        image.convert("RGB").save(buffer, format="PNG")
+        fmt = str(given.get("output_format", "jpg"))
+        # A JPEG would blur the region's edge; a PNG is what the adapter asks for.
+        drawn = inpaint(
+            buffer.getvalue(),
+            region,
+            str(given.get("prompt", "")),
+            int(given.get("seed") or 0),
+            "JPEG" if fmt == "jpg" else "PNG",
+        )
+        name = f"out.{fmt}"
+        self.files[f"{prediction.id}/{name}"] = drawn
+        prediction.output = f"{self.url}/files/{prediction.id}/{name}"
         prediction.status = "succeeded"
         return True
 
@@ -283,6 +343,20 @@ class ReplicateStandIn(FleetStandIn):
             if prediction.started is not None:
                 shown["metrics"] = {"predict_time": prediction.completed - prediction.started}
         return shown
+
+
+def data_of(url: Any) -> Image.Image | None:
+    """The picture a data URL holds, or None."""
+    if not isinstance(url, str) or not url.startswith("data:"):
+        return None
+    try:
+        with Image.open(
+            io.BytesIO(base64.b64decode(url.partition(",")[2], validate=True))
+        ) as image:
+            image.load()
+            return image.copy()
+    except (ValueError, OSError):
+        return None
 
 
 def version_of(model: str) -> str:

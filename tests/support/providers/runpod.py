@@ -2,7 +2,9 @@
 written from RunPod's serverless docs (`/run`, `/status`, `/cancel`, `/health`;
 IN_QUEUE, IN_PROGRESS, COMPLETED, FAILED, CANCELLED, TIMED_OUT; `delayTime` and
 `executionTime` in milliseconds) and worker-comfyui's README and handler.py
-(its input `{"workflow", "images": [{"name", "image"}]}`, its 5.x output
+(its input `{"workflow", "images": [{"name", "image"}]}`, each image uploaded
+to its ComfyUI before the workflow is queued, an inpaint workflow run as the
+ComfyUI stand-in runs it; its 5.x output
 `{"images": [{"filename", "type": "base64", "data"}]}`, a workflow ComfyUI
 refuses becoming the job's `error`).
 
@@ -13,14 +15,13 @@ fleet, which boots `cold_boot` seconds if it was idle longer than `idle`.
 from __future__ import annotations
 
 import base64
-import json
 import time
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from .base import FleetStandIn, Reply, Request, draw
-from .comfyui import CORE, IPADAPTER_PLUS, validate
+from .base import FleetStandIn, Reply, Request
+from .comfyui import CORE, IPADAPTER_PLUS, executed, validate
 
 
 @dataclass
@@ -54,6 +55,7 @@ class RunPodStandIn(FleetStandIn):
         self.key, self.endpoint = key, endpoint
         self.jobs: dict[str, Job] = {}
         self.nodes = {**CORE, **IPADAPTER_PLUS}
+        self.made: dict[str, Any] = {}  # each inpaint job's mask, as ComfyUI's nodes read it
         prefix = r"/v2/(?P<endpoint>[^/]+)"
         self.route("POST", prefix + r"/run", self.run)
         self.route("GET", prefix + r"/status/(?P<id>[^/]+)", self.status)
@@ -152,15 +154,14 @@ class RunPodStandIn(FleetStandIn):
             not isinstance(images, list) or not all("name" in i and "image" in i for i in images)
         ):
             return "'images' must be a list of objects with 'name' and 'image' keys"
-        uploaded = set()
+        uploaded: dict[str, bytes] = {}
         for image in images or []:
             encoded = str(image["image"]).partition(",")[2] or str(image["image"])
             try:
-                base64.b64decode(encoded, validate=True)
+                uploaded[image["name"]] = base64.b64decode(encoded, validate=True)
             except ValueError:
                 return f"Failed to upload one or more input images: {image['name']}"
-            uploaded.add(image["name"])
-        error, node_errors = validate(workflow, self.nodes, uploaded)
+        error, node_errors = validate(workflow, self.nodes, set(uploaded))
         if error is not None:
             details = [
                 f"Node {node_id} ({e['type']}): {e['details']}"
@@ -168,7 +169,9 @@ class RunPodStandIn(FleetStandIn):
                 for e in node["errors"]
             ]
             return f"Error queuing workflow: {error['message']}:\n" + "\n".join(details)
-        png = draw(json.dumps(workflow), 0, 304, 208)
+        png, mask = executed(workflow, uploaded)
+        if mask is not None:
+            self.made[job.id] = mask
         job.output = {
             "images": [
                 {
