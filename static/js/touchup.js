@@ -19,55 +19,81 @@ document.head.append(stylesheet);
 const percent = new Intl.NumberFormat(language, { style: "percent", maximumFractionDigits: 0 });
 const clamp = (value, low, high) => Math.min(high, Math.max(low, value));
 
+// An element: `attributes` set as they are, except `text` (its text), `classes` (a list)
+// and `hidden`.
+function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (name === "text") node.textContent = value;
+    else if (name === "classes") node.classList.add(...value);
+    else if (name === "hidden") node.hidden = value;
+    else node.setAttribute(name, value);
+  }
+  node.append(...children);
+  return node;
+}
+
 // The editor: one dialog for the page, opened for one panel at a time.
 function buildEditor() {
-  const dialog = document.createElement("dialog");
-  dialog.className = "touchup";
-  dialog.id = "touchup";
-  dialog.setAttribute("aria-labelledby", "touchup-title");
-  dialog.innerHTML = `
-    <h2 id="touchup-title"></h2>
-    <p class="muted small" id="touchup-help"></p>
-    <div class="row touchup-modes" role="radiogroup">
-      <label><input type="radio" name="touchup-mode" value="box" checked> <span data-text="box"></span></label>
-      <label><input type="radio" name="touchup-mode" value="brush"> <span data-text="brush"></span></label>
-      <label class="touchup-brush-size" hidden><span data-text="size"></span> <input type="range" id="touchup-brush" min="4" max="80" value="24"></label>
-      <button type="button" class="link" id="touchup-clear" hidden></button>
-    </div>
-    <div class="touchup-stage" id="touchup-stage">
-      <img id="touchup-picture" alt="" draggable="false">
-      <canvas id="touchup-paint" hidden></canvas>
-      <div class="touchup-box" id="touchup-box" tabindex="0" role="group"></div>
-    </div>
-    <label class="touchup-prompt"><span data-text="prompt"></span>
-      <input type="text" id="touchup-prompt" maxlength="1000" autocomplete="off"></label>
-    <p class="form-error" id="touchup-error" role="alert" hidden></p>
-    <p class="muted small" id="touchup-status" role="status" aria-live="polite"></p>
-    <div class="row touchup-actions">
-      <button type="button" class="primary-inline" id="touchup-go"></button>
-      <button type="button" id="touchup-toggle" aria-pressed="false" hidden></button>
-      <button type="button" id="touchup-keep-earlier" hidden></button>
-      <button type="button" class="link" id="touchup-close"></button>
-    </div>`;
-  const words = {
-    box: gettext("Drag a box"),
-    brush: gettext("Paint with a brush"),
-    size: gettext("Brush size"),
-    prompt: gettext("What to draw there"),
+  const mode = (value, text, checked) => {
+    const radio = el("input", { type: "radio", name: "touchup-mode", value });
+    radio.checked = checked;
+    return el("label", {}, radio, " ", el("span", { text }));
   };
-  dialog.querySelectorAll("[data-text]").forEach((node) => {
-    node.textContent = words[node.dataset.text];
-  });
-  dialog.querySelector("#touchup-help").textContent = gettext(
-    "Mark the part to draw again: drag a box over the picture (arrow keys move it, Shift+arrow keys size it) or paint over it. Everything outside stays as it is.",
-  );
-  dialog.querySelector("#touchup-clear").textContent = gettext("Clear the painting");
-  dialog.querySelector("#touchup-go").textContent = gettext("Redraw this part — 1 credit");
-  dialog.querySelector("#touchup-keep-earlier").textContent = gettext("Keep the earlier one");
-  dialog.querySelector("#touchup-close").textContent = gettext("Close");
-  dialog.querySelector("#touchup-box").setAttribute(
-    "aria-label",
-    gettext("The part to redraw: arrow keys move it, Shift+arrow keys size it"),
+  const dialog = el(
+    "dialog",
+    { classes: ["touchup"], id: "touchup", "aria-labelledby": "touchup-title" },
+    el("h2", { id: "touchup-title" }),
+    el("p", {
+      classes: ["muted", "small"],
+      id: "touchup-help",
+      text: gettext(
+        "Mark the part to draw again: drag a box over the picture (arrow keys move it, Shift+arrow keys size it) or paint over it. Everything outside stays as it is.",
+      ),
+    }),
+    el(
+      "div",
+      { classes: ["row", "touchup-modes"], role: "radiogroup", "aria-label": gettext("How to mark it") },
+      mode("box", gettext("Drag a box"), true),
+      mode("brush", gettext("Paint with a brush"), false),
+      el(
+        "label",
+        { classes: ["touchup-brush-size"], hidden: true },
+        el("span", { text: gettext("Brush size") }),
+        " ",
+        el("input", { type: "range", id: "touchup-brush", min: "4", max: "80", value: "24" }),
+      ),
+      el("button", { type: "button", classes: ["link"], id: "touchup-clear", hidden: true, text: gettext("Clear the painting") }),
+    ),
+    el(
+      "div",
+      { classes: ["touchup-stage"], id: "touchup-stage" },
+      el("img", { id: "touchup-picture", alt: "", draggable: "false" }),
+      el("canvas", { id: "touchup-paint", hidden: true }),
+      el("div", {
+        classes: ["touchup-box"],
+        id: "touchup-box",
+        tabindex: "0",
+        role: "group",
+        "aria-label": gettext("The part to redraw: arrow keys move it, Shift+arrow keys size it"),
+      }),
+    ),
+    el(
+      "label",
+      { classes: ["touchup-prompt"] },
+      el("span", { text: gettext("What to draw there") }),
+      el("input", { type: "text", id: "touchup-prompt", maxlength: "1000", autocomplete: "off" }),
+    ),
+    el("p", { classes: ["form-error"], id: "touchup-error", role: "alert", hidden: true }),
+    el("p", { classes: ["muted", "small"], id: "touchup-status", role: "status", "aria-live": "polite" }),
+    el(
+      "div",
+      { classes: ["row", "touchup-actions"] },
+      el("button", { type: "button", classes: ["primary-inline"], id: "touchup-go", text: gettext("Redraw this part — 1 credit") }),
+      el("button", { type: "button", id: "touchup-toggle", "aria-pressed": "false", hidden: true }),
+      el("button", { type: "button", id: "touchup-keep-earlier", hidden: true, text: gettext("Keep the earlier one") }),
+      el("button", { type: "button", classes: ["link"], id: "touchup-close", text: gettext("Close") }),
+    ),
   );
   document.body.append(dialog);
   return dialog;
@@ -373,7 +399,7 @@ class Editor {
 function opener(label, open) {
   const button = document.createElement("button");
   button.type = "button";
-  button.className = "touchup-open link";
+  button.classList.add("touchup-open", "link");
   button.textContent = label;
   button.addEventListener("click", open);
   return button;
@@ -419,7 +445,7 @@ async function inReader(root) {
   const quote = await api("GET", `/api/storyboards/${storyboard}/quote/`).catch(() => null);
   if (!quote || !quote.kept.length) return;
   const section = document.createElement("div");
-  section.className = "row touchup-reader";
+  section.classList.add("row", "touchup-reader");
   section.id = "touchup-reader";
   const label = document.createElement("label");
   label.append(gettext("Redraw part of a panel"), " ");
