@@ -80,7 +80,7 @@ def touch(person, django_capture_on_commit_callbacks):
 
 
 def test_a_box_touch_up_is_a_new_current_take_for_one_credit_and_keeps_the_outside(
-    finished, account, touch, run, person
+    finished, account, touch, run, person, enqueued
 ):
     older = KeptArt.objects.get(storyboard=finished, art_hash=finished.panels.get(index=1).art_hash)
     answer = touch(finished)
@@ -88,7 +88,7 @@ def test_a_box_touch_up_is_a_new_current_take_for_one_credit_and_keeps_the_outsi
     job = Job.objects.get(pk=answer.json()["job"])
     assert answer.json() == {"job": job.pk, "panel": 1, "attempt": 1}
     assert job.kind == JobKind.TOUCHUP and job.confirmed
-    assert run.queued == [(job.pk, 1, 1)]
+    assert enqueued == [((job.pk, 1, 1), "render")]  # confirmed work, never speculation's queue
     assert balance(account) == (7, 1)  # one hold of one credit
     assert run.render() == "delivered"
     job.refresh_from_db()
@@ -289,3 +289,40 @@ def test_the_procedural_renderer_changes_the_inside_of_the_region():
     result = pixels(regions.composite(original, drawn, mask))
     inside = ImageChops.difference(pixels(original), result).crop((40, 30, 120, 90))
     assert inside.getbbox() is not None
+
+
+def test_generate_while_a_touch_up_is_drawn_is_refused_not_sent_to_its_job(
+    finished, account, touch, person
+):
+    touch(finished)
+    answer = person.post(f"/api/storyboards/{finished.pk}/generate/")
+    assert answer.status_code == 409 and answer.json()["error"] == "job_error"
+    assert balance(account) == (7, 1)  # the touch-up's hold alone
+
+
+def test_a_painted_mask_of_any_size_is_the_region(
+    finished, account, person, run, django_capture_on_commit_callbacks
+):
+    painted = Image.new("L", (40, 30), 0)
+    painted.paste(255, (20, 0, 40, 15))  # the top right quarter, at a quarter of the size
+    data = io.BytesIO()
+    painted.save(data, format="PNG")
+    data.seek(0)
+    data.name = "mask.png"
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = person.post(
+            f"/api/storyboards/{finished.pk}/panels/2/touchup/", {"mask": data, "prompt": "sky"}
+        )
+    assert answer.status_code == 202, answer.content
+    touch = TouchUp.objects.get()
+    assert touch.box == [0.5, 0.0, 0.5, 0.5] and touch.prompt == "sky"
+    assert run.render() == "delivered"
+    assert balance(account) == (7, 0)
+
+
+def test_a_mask_that_is_not_a_picture_is_refused(finished, account, person, run):
+    data = io.BytesIO(b"not a picture")
+    data.name = "mask.png"
+    answer = person.post(f"/api/storyboards/{finished.pk}/panels/1/touchup/", {"mask": data})
+    assert answer.status_code == 400 and answer.json()["error"] == "invalid"
+    assert balance(account) == (8, 0) and run.queued == []
