@@ -6,6 +6,7 @@ import re
 
 from playwright.sync_api import expect
 
+from .conftest import wait_until
 from .test_wizard import sign_up
 
 PANELS = [{"description": "Aiko on the rooftop.", "shot": "wide", "characters": ["Aiko"]}]
@@ -85,3 +86,51 @@ def test_drag_a_box_redraw_it_toggle_and_keep_the_earlier_one(page, stack, shoot
     dialog.get_by_role("button", name="Close").click()
     expect(dialog).to_be_hidden()
     expect(panel.locator(".frame img")).to_have_attribute("src", older["image_url"])
+
+
+def test_in_the_reader_paint_a_mask_with_a_brush_and_redraw_it(page, stack, shoot):
+    sign_up(page, "painter")
+    stack.manage("grant_credits", "painter", "5", "--reason", "e2e")
+    board = page.request.post(
+        "/api/storyboards/", data={"title": "Brushwork"}, headers=headers(page)
+    ).json()["id"]
+    page.request.patch(
+        f"/api/storyboards/{board}/",
+        data={"characters": [{"name": "Aiko", "description": "red scarf"}], "panels": PANELS},
+        headers=headers(page),
+    )
+    job = page.request.post(f"/api/storyboards/{board}/generate/", headers=headers(page)).json()
+
+    def delivered():
+        body = page.request.get(f"/api/jobs/{job['job']}/").json()
+        return body["panels"][0]["state"] == "delivered"
+
+    wait_until(delivered, timeout=30, what="panel one to be delivered")
+    approved = page.request.post(f"/api/jobs/{job['job']}/panels/1/approve/", headers=headers(page))
+    assert approved.status == 200
+    page.goto(f"/comics/{board}/read/")
+    expect(page.locator("#reader")).to_have_attribute("data-ready", "1")
+    page.get_by_label("Redraw part of a panel").select_option("1")
+    page.get_by_role("button", name="Touch up…").click()
+    dialog = page.get_by_role("dialog", name="Redraw part of panel 1")
+    picture = dialog.locator("#touchup-picture")
+    expect(picture).to_have_js_property("complete", True)
+    dialog.get_by_label("Paint with a brush").check()
+    dialog.get_by_label("Brush size").fill("40")
+    frame = picture.bounding_box()
+    assert frame is not None
+    page.mouse.move(frame["x"] + frame["width"] * 0.3, frame["y"] + frame["height"] * 0.4)
+    page.mouse.down()
+    page.mouse.move(frame["x"] + frame["width"] * 0.5, frame["y"] + frame["height"] * 0.5)
+    page.mouse.move(frame["x"] + frame["width"] * 0.6, frame["y"] + frame["height"] * 0.6)
+    page.mouse.up()
+    shoot("touchup-brush")
+    dialog.get_by_role("button", name="Redraw this part — 1 credit").click()
+    expect(dialog.get_by_role("status")).to_contain_text("Redrawn", timeout=30000)
+    newer, earlier = takes(page, board)
+    assert newer["current"] and not earlier["current"]
+    expect(picture).to_have_attribute("src", newer["image_url"])
+    assert page.request.get("/api/me/").json()["credits"] == {"available": 3, "held": 0}
+    with page.expect_navigation():  # the reader shows the pages with the new take
+        dialog.get_by_role("button", name="Close").click()
+    expect(page.locator("#reader")).to_have_attribute("data-ready", "1")
