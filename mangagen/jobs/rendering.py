@@ -20,7 +20,7 @@ from mangagen import paid_render
 from mangagen.observability import metrics
 from mangagen.observability.metrics import RenderOutcome
 from mangagen.renderers import RenderError, get_renderer, observed, regions
-from mangagen.renderers.base import StateChange
+from mangagen.renderers.base import RenderResult, StateChange, TouchUpSpec
 from mangagen.renderers.warmth import Withdrawn
 
 from . import liveness, touchups
@@ -111,9 +111,7 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> RenderOutcome:
                     priority=priority,
                     on_state=on_state,
                 )
-                # Whatever the provider did outside the region is undone here.
-                result.image = regions.composite(region.image, result.image, region.mask)
-                result.metadata["faces"] = kept_faces
+                _composite(result, region, faces=kept_faces)
             else:
                 result = renderer.render(
                     spec,
@@ -173,6 +171,20 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> RenderOutcome:
         touchups.settle_own_job(job_id=job_id)  # a touch-up's own job ends with it
         return RenderOutcome.DELIVERED
     return RenderOutcome.READY
+
+
+def _composite(result: RenderResult, region: TouchUpSpec, *, faces: dict | None) -> None:
+    """A touch-up's picture: whatever the provider did outside the region is undone here
+    (its output composited into the take through the mask); the take's faces stay."""
+    try:
+        result.image = regions.composite(region.image, result.image, region.mask)
+    except regions.MaskError as exc:
+        raise RenderError(
+            f"The provider's picture could not be used: {exc}", retryable=False
+        ) from exc
+    result.content_type = "image/png"
+    result.width, result.height = regions.size_of(result.image)
+    result.metadata["faces"] = faces or {}
 
 
 def note_provider_state(*, job_id: int, index: int, attempt: int, change: StateChange) -> None:

@@ -15,7 +15,7 @@ from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.jobs import rendering, services, touchups
 from mangagen.jobs.events import EventType
 from mangagen.jobs.models import Job, JobKind, JobState, PanelState, RenderAttempt, TouchUp
-from mangagen.renderers import CharacterSpec, PanelSpec, regions
+from mangagen.renderers import CharacterSpec, PanelSpec, RenderError, regions
 from mangagen.renderers.procedural import ProceduralRenderer
 from mangagen.storyboards.models import KeptArt
 from tests import factories
@@ -326,3 +326,16 @@ def test_a_mask_that_is_not_a_picture_is_refused(finished, account, person, run)
     answer = person.post(f"/api/storyboards/{finished.pk}/panels/1/touchup/", {"mask": data})
     assert answer.status_code == 400 and answer.json()["error"] == "invalid"
     assert balance(account) == (8, 0) and run.queued == []
+
+
+def test_a_provider_picture_that_cannot_be_composited_fails_the_render_not_the_worker(
+    finished, account, touch, run, monkeypatch
+):
+    monkeypatch.setattr(
+        ProceduralRenderer, "draw_touch_up", lambda self, spec, seed: (b"not a picture", {})
+    )
+    job = Job.objects.get(pk=touch(finished).json()["job"])
+    with pytest.raises(RenderError) as raised:
+        run.render()
+    assert not raised.value.retryable  # the task fails it at once: released, as above
+    assert job.panels.get().state == PanelState.RENDERING
