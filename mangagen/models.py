@@ -1,7 +1,7 @@
 """The studio's models, defined in their own modules and gathered here for Django."""
 
 from mangagen.characters.models import CharacterSheet
-from mangagen.jobs.models import Job, JobEvent, JobPanel, RenderAttempt
+from mangagen.jobs.models import Job, JobEvent, JobPanel, RenderAttempt, TouchUp
 from mangagen.library.models import CastMember, CastSheet, SavedPlace
 from mangagen.pages.models import PageBuild
 from mangagen.payments.models import Purchase, StripeEvent
@@ -30,5 +30,6 @@ __all__ = [
     "Series",
     "Storyboard",
     "StripeEvent",
+    "TouchUp",
     "Translation",
 ]

@@ -131,6 +131,7 @@ TAKES_A_BODY = {
     "POST /accounts/login/",
     "POST /accounts/signup/",
     "POST /api/storyboards/",
+    "POST /api/storyboards/<id>/panels/<index>/touchup/",
     "POST /api/credits/checkout/",
     "POST /stripe/webhook/",
     "POST /api/storyboards/<id>/speculate/leave/",

@@ -19,8 +19,15 @@ from mangagen.errors import InvalidInput
 from mangagen.quotas import Limit
 from mangagen.storyboards.api import owned_storyboard
 
-from . import services
-from .errors import IllegalTransition, JobError, StoryboardIncomplete
+from . import services, touchups
+from .errors import (
+    IllegalTransition,
+    JobError,
+    NothingToTouchUp,
+    StoryboardIncomplete,
+    TouchUpBusy,
+    TouchUpUnsupported,
+)
 from .events import events_after
 from .models import GenerateOutcome, Job
 from .selectors import delivered_panels
@@ -172,3 +179,86 @@ class EventsView(APIView):
         except ValueError:
             raise InvalidInput(gettext("after must be a whole number.")) from None
         return Response({"events": events_after(job=job, after=after)})
+
+
+# What a 402 from a touch-up says.
+NEEDS_A_CREDIT_TO_TOUCH_UP = gettext_lazy(
+    "You need a credit to redraw part of a panel. Buy credits and try again."
+)
+MAX_MASK_BYTES = 8 * 1024 * 1024
+
+
+class TouchUpView(APIView):
+    """A touch-up: the region (`box` in JSON, or a multipart `mask`) of the panel's current
+    take drawn again under one new hold (mangagen/jobs/touchups.py)."""
+
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "generate"
+    insufficient_credits_detail = NEEDS_A_CREDIT_TO_TOUCH_UP
+
+    @refuses(
+        NothingToTouchUp,
+        TouchUpUnsupported,
+        TouchUpBusy,
+        InvalidInput,
+        ledger_errors.InsufficientCredits,
+        ledger_errors.AccountFlagged,
+    )
+    @extend_schema(
+        request={
+            "application/json": inline_serializer(
+                "TouchUpBox",
+                {
+                    "box": serializers.ListField(
+                        child=serializers.FloatField(),
+                        min_length=4,
+                        max_length=4,
+                        help_text="[x, y, w, h]: fractions 0-1 of the picture, from its top left.",
+                    ),
+                    "prompt": serializers.CharField(required=False),
+                },
+            ),
+            "multipart/form-data": inline_serializer(
+                "TouchUpMask",
+                {
+                    "mask": serializers.FileField(help_text="A PNG, white = redraw, any size."),
+                    "prompt": serializers.CharField(required=False),
+                },
+            ),
+        },
+        responses={
+            202: inline_serializer(
+                "TouchUpStarted",
+                {
+                    "job": serializers.IntegerField(),
+                    "panel": serializers.IntegerField(),
+                    "attempt": serializers.IntegerField(),
+                },
+            )
+        },
+        summary="Draw one region of a panel again (one credit, captured when shown)",
+    )
+    def post(self, request, pk: int, index: int):
+        storyboard = owned_storyboard(request, pk, with_parts=False)
+        get_object_or_404(storyboard.panels, index=index)
+        prompt = request.data.get("prompt") or ""
+        if not isinstance(prompt, str):
+            raise InvalidInput(gettext("prompt must be text."))
+        upload = request.FILES.get("mask")
+        box = None if upload is not None else request.data.get("box")
+        if upload is None and box is None:
+            raise InvalidInput(gettext("Mark the part to draw again: a box or a mask."))
+        if upload is not None and upload.size > MAX_MASK_BYTES:
+            raise InvalidInput(gettext("The mask is too large."))
+        if box is not None and not isinstance(box, list):
+            raise InvalidInput(gettext("A box is four numbers: [x, y, width, height]."))
+        requested = touchups.touch_up(
+            user=request.user,
+            storyboard=storyboard,
+            index=index,
+            box=box,
+            mask=upload.read() if upload is not None else None,
+            prompt=prompt,
+        )
+        body = {"job": requested.job.pk, "panel": index, "attempt": requested.attempt}
+        return Response(body, status=status.HTTP_202_ACCEPTED)

@@ -30,7 +30,7 @@ from .lock_objects import (
     lock_panels,
     try_lock_panel_to_deliver,
 )
-from .models import LIVE_STATES, GenerateOutcome, Job, JobPanel, JobState, PanelState
+from .models import LIVE_STATES, GenerateOutcome, Job, JobKind, JobPanel, JobState, PanelState
 from .signals import generate_requested, job_confirmed
 from .specs import spec_of
 from .steps import (
@@ -70,6 +70,13 @@ def _generate(*, user, storyboard: Storyboard) -> tuple[Job, GenerateOutcome]:
                 if job.confirmed and job.live:
                     return job, GenerateOutcome.ATTACHED
                 continue
+            if live.kind == JobKind.TOUCHUP:
+                # A touch-up's own job lasts one render: Generate is asked again after it.
+                raise JobError(
+                    gettext(
+                        "A touch-up of this comic is being drawn; Generate again once it is shown."
+                    )
+                )
             storyboard.refresh_from_db()
             if live.version == storyboard.version:
                 return live, GenerateOutcome.EXISTING

@@ -12,6 +12,9 @@ class JobRefusal(StrEnum):
     ILLEGAL_TRANSITION = "illegal_transition"
     INCOMPLETE = "incomplete"
     NOTHING_TO_RENDER = "nothing_to_render"
+    NOTHING_TO_TOUCH_UP = "nothing_to_touch_up"
+    TOUCHUP_UNSUPPORTED = "touchup_unsupported"
+    TOUCHUP_BUSY = "touchup_busy"
 
 
 class JobError(ApplicationError):
@@ -32,3 +35,22 @@ class NothingToRender(StoryboardIncomplete):
     """Every panel already has kept art: there is nothing to start speculatively."""
 
     code = JobRefusal.NOTHING_TO_RENDER
+
+
+class NothingToTouchUp(JobError):
+    """The panel has no kept picture yet: there is nothing to draw a region of."""
+
+    code = JobRefusal.NOTHING_TO_TOUCH_UP
+
+
+class TouchUpUnsupported(JobError):
+    """The configured renderer cannot redraw a region of a picture."""
+
+    code = JobRefusal.TOUCHUP_UNSUPPORTED
+
+
+class TouchUpBusy(JobError):
+    """The comic's job is drawing or deciding another panel: a touch-up of this one waits
+    until that panel is shown or the job ends."""
+
+    code = JobRefusal.TOUCHUP_BUSY

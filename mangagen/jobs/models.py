@@ -50,6 +50,14 @@ class GenerateOutcome(StrEnum):
     EXISTING = "existing"  # the live confirmed job of this version, as it was
 
 
+class JobKind(models.TextChoices):
+    """What a job was started for: Generate (or a speculation of it), or one touch-up of a
+    panel whose comic had no job under way (it ends once the touched-up take is shown)."""
+
+    RENDER = "render"
+    TOUCHUP = "touchup"
+
+
 class Job(models.Model):
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="jobs"
@@ -59,6 +67,7 @@ class Job(models.Model):
     style = models.CharField(max_length=16)
     cast = models.JSONField(default=dict, help_text="Character descriptions at the start.")
     confirmed = models.BooleanField(default=True)
+    kind = models.CharField(max_length=12, choices=JobKind.choices, default=JobKind.RENDER)
     state = models.CharField(max_length=20, choices=JobState.choices, default=JobState.QUEUED)
     current_index = models.PositiveSmallIntegerField(default=1)
     last_seq = models.PositiveIntegerField(default=0)
@@ -203,3 +212,28 @@ class RenderAttempt(models.Model):
 
     def __str__(self) -> str:
         return f"job #{self.job_id} panel {self.index} attempt {self.attempt}"
+
+
+def _mask_path(instance, filename: str) -> str:
+    token = secrets.token_hex(8)
+    return f"renders/touchups/{instance.attempt.job_id}/{instance.attempt.index:02d}-{token}.png"
+
+
+class TouchUp(models.Model):
+    """A render attempt that draws one region of a panel again: what it is drawn over
+    (`take`, the panel's current take when it was asked for), the canonical mask
+    (mangagen/renderers/regions.py: 255 = redraw), and what to draw there. Paid and
+    delivered as the attempt it belongs to; its picture is the provider's composited
+    into the take outside the mask."""
+
+    attempt = models.OneToOneField(RenderAttempt, on_delete=models.CASCADE, related_name="touchup")
+    take = models.ForeignKey(
+        "mangagen.KeptArt", null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    mask = models.FileField(upload_to=_mask_path)
+    prompt = models.TextField()
+    box = models.JSONField(default=list, help_text="The region's bounds: [x, y, w, h] fractions.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"touch-up of {self.attempt}"

@@ -19,14 +19,14 @@ from django.utils import timezone
 from mangagen import paid_render
 from mangagen.observability import metrics
 from mangagen.observability.metrics import RenderOutcome
-from mangagen.renderers import get_renderer, observed
-from mangagen.renderers.base import StateChange
+from mangagen.renderers import RenderError, get_renderer, observed, regions
+from mangagen.renderers.base import RenderResult, StateChange, TouchUpSpec
 from mangagen.renderers.warmth import Withdrawn
 
-from . import liveness
+from . import liveness, touchups
 from .events import EventType, emit
 from .lock_objects import lock_job, try_lock_job, try_lock_panel
-from .models import JobPanel, JobState, PanelState, RenderAttempt
+from .models import JobKind, JobPanel, JobState, PanelState, RenderAttempt
 from .selectors import credits_of
 from .specs import panel_spec
 from .steps import (
@@ -91,20 +91,35 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> RenderOutcome:
             data={"index": index, "attempt": attempt, "warming": bool(wait), "warm_in": wait},
         )
         spec = panel_spec(job, panel)
+        touch = touchups.touchup_of(job_id=job_id, index=index, attempt=attempt)
+        region = touchups.touchup_spec(touch, spec) if touch is not None else None
+        kept_faces = (touch.take.faces if touch.take else {}) if touch is not None else None
     paid_render.hold_no_connection()  # the wait for a container or a provider can be long
+    if touch is not None and region is None:
+        raise RenderError("The take to touch up was deleted.", retryable=False)
 
     def on_state(change: StateChange) -> None:
         note_provider_state(job_id=job_id, index=index, attempt=attempt, change=change)
 
     with heartbeat:
         try:
-            result = renderer.render(
-                spec,
-                spec.default_seed() + attempt - 1,
-                ticket=name,
-                priority=priority,
-                on_state=on_state,
-            )
+            if region is not None:
+                result = renderer.touch_up(
+                    region,
+                    region.default_seed() + attempt - 1,
+                    ticket=name,
+                    priority=priority,
+                    on_state=on_state,
+                )
+                _composite(result, region, faces=kept_faces)
+            else:
+                result = renderer.render(
+                    spec,
+                    spec.default_seed() + attempt - 1,
+                    ticket=name,
+                    priority=priority,
+                    on_state=on_state,
+                )
         except Withdrawn as withdrawn:
             return _withdrawn(job_id=job_id, index=index, attempt=attempt, withdrawn=withdrawn)
     observed.record(result)
@@ -146,11 +161,30 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> RenderOutcome:
         if job.confirmed and index == job.current_index:
             _deliver(job=job, panel=panel)
             _ended(job_id, index, attempt, outcome=RenderOutcome.DELIVERED, phases=phases)
-            return RenderOutcome.DELIVERED
-        if index == job.current_index and job.state != JobState.AWAITING_DECISION:
-            _change(job, state=JobState.AWAITING_DECISION)
-        _ended(job_id, index, attempt, outcome=RenderOutcome.READY, phases=phases)
-        return RenderOutcome.READY
+            delivered = True
+        else:
+            if index == job.current_index and job.state != JobState.AWAITING_DECISION:
+                _change(job, state=JobState.AWAITING_DECISION)
+            _ended(job_id, index, attempt, outcome=RenderOutcome.READY, phases=phases)
+            delivered = False
+    if delivered:
+        touchups.settle_own_job(job_id=job_id)  # a touch-up's own job ends with it
+        return RenderOutcome.DELIVERED
+    return RenderOutcome.READY
+
+
+def _composite(result: RenderResult, region: TouchUpSpec, *, faces: dict | None) -> None:
+    """A touch-up's picture: whatever the provider did outside the region is undone here
+    (its output composited into the take through the mask); the take's faces stay."""
+    try:
+        result.image = regions.composite(region.image, result.image, region.mask)
+    except regions.MaskError as exc:
+        raise RenderError(
+            f"The provider's picture could not be used: {exc}", retryable=False
+        ) from exc
+    result.content_type = "image/png"
+    result.width, result.height = regions.size_of(result.image)
+    result.metadata["faces"] = faces or {}
 
 
 def note_provider_state(*, job_id: int, index: int, attempt: int, change: StateChange) -> None:
@@ -258,7 +292,14 @@ def fail_render(*, job_id: int, index: int, attempt: int, error: str, detail: st
         paid_render.release(
             panel.hold, reason=paid_render.failure_reason(error=error, detail=detail)
         )
-        panel.state = PanelState.FAILED
+        # A failed touch-up of a panel shown on a render job leaves it shown, as it was
+        # (its picture is still the take the touch-up was drawn over).
+        kept = (
+            job.kind == JobKind.RENDER
+            and bool(panel.image)
+            and touchups.touchup_of(job_id=job_id, index=index, attempt=attempt) is not None
+        )
+        panel.state = PanelState.DELIVERED if kept else PanelState.FAILED
         panel.error = error[:500]
         panel.save(update_fields=["state", "error", "hold"])
         emit(
@@ -269,6 +310,7 @@ def fail_render(*, job_id: int, index: int, attempt: int, error: str, detail: st
         emit(job=job, type=EventType.CREDITS, data=credits_of(user_id=job.owner_id))
         if index == job.current_index:
             _change(job, state=JobState.AWAITING_DECISION)
+    touchups.settle_own_job(job_id=job_id)  # a touch-up's own job fails with it
 
 
 def queue_lookahead(*, job_id: int) -> int:

@@ -24,14 +24,23 @@ import random
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.conf import settings
 from PIL import Image, ImageDraw
 
 from mangagen.lettering.balloons import BLOCKING_X
 
-from .base import CharacterSpec, PanelSpec, Renderer, RenderResult, SheetSpec, Waiting
+from . import regions
+from .base import (
+    CharacterSpec,
+    PanelSpec,
+    Renderer,
+    RenderResult,
+    SheetSpec,
+    TouchUpSpec,
+    Waiting,
+)
 from .warmth import GpuPool, Priority
 
 INK = 0
@@ -93,6 +102,7 @@ class Look:
 class ProceduralRenderer(Renderer):
     name = "procedural"
     model = "simulated"  # the simulated GPU: its timings are the settings'
+    can_touch_up = True  # it redraws a region itself (draw_touch_up)
 
     def __init__(
         self,
@@ -127,6 +137,9 @@ class ProceduralRenderer(Renderer):
 
     def panel_work(self, spec: PanelSpec, seed: int) -> tuple[Callable, int]:
         return (lambda: self.draw_with_faces(spec, seed)), seed
+
+    def touchup_work(self, spec: TouchUpSpec, seed: int) -> tuple[Callable, int]:
+        return (lambda: self.draw_touch_up(spec, seed)), seed
 
     def sheet_work(self, spec: SheetSpec, seed: int) -> tuple[Callable, int]:
         return (lambda: (self.draw_sheet(spec, seed), {})), seed
@@ -189,6 +202,32 @@ class ProceduralRenderer(Renderer):
         buffer = io.BytesIO()
         canvas.image.save(buffer, format="PNG", optimize=False)
         return buffer.getvalue()
+
+    def draw_touch_up(self, spec: TouchUpSpec, seed: int) -> tuple[bytes, dict]:
+        """A touch-up's whole picture, at the original's size: the panel drawn again with
+        the touch-up's seed and words, and the region hatched in a pattern drawn from
+        them (so what was redrawn shows, offline too). Like a provider's, it changes
+        pixels outside the region as well: the caller composites it into the original.
+        Deterministic."""
+        drawn, faces = self.draw_with_faces(replace(spec.panel, description=spec.prompt), seed)
+        width, height = regions.size_of(spec.image)
+        image = Image.open(io.BytesIO(drawn)).convert("L")
+        if image.size != (width, height):
+            image = image.resize((width, height), Image.Resampling.LANCZOS)
+        x, y, w, h = regions.bounds(spec.mask)
+        box = (x * width, y * height, (x + w) * width, (y + h) * height)
+        rng = random.Random(f"{seed}:{spec.prompt}")
+        step, tone = rng.randint(5, 11), rng.choice((INK, 96, 160))
+        pen = ImageDraw.Draw(image)
+        for offset in range(-int(box[3] - box[1]), int(box[2] - box[0]), step):
+            pen.line(
+                (box[0] + offset, box[3], box[0] + offset + (box[3] - box[1]), box[1]),
+                fill=tone,
+                width=2,
+            )
+        buffer = io.BytesIO()
+        image.save(buffer, format="PNG", optimize=False)
+        return buffer.getvalue(), faces
 
     def draw_with_faces(self, spec: PanelSpec, seed: int) -> tuple[bytes, dict]:
         """The image and where each face is: name -> [x/width, y/height, radius/height]."""
