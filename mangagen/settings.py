@@ -58,13 +58,25 @@ def _loopback(host: str) -> bool:
 
 # The local demo's free things (the demo logins `make run` makes, the Credits page's
 # demo credits) only where no one else can reach them: DEBUG on, and the app serving
-# and answering loopback names alone; DEMO_MODE=on or off says so explicitly.
+# and answering loopback names alone; DEMO_MODE=off says so explicitly. DEMO_MODE=on
+# where others could reach the demo's well-known logins (DEBUG off, or a host in
+# ALLOWED_HOSTS that is not loopback) refuses to start.
 DEMO_MODE = env.bool(
     "DEMO_MODE",
     default=DEBUG
     and all(_loopback(h) for h in ALLOWED_HOSTS)
     and _loopback(env.str("HOST", default="127.0.0.1")),
 )
+if DEMO_MODE and not DEBUG:
+    raise ImproperlyConfigured(
+        "DEMO_MODE is on with DEBUG off: the demo's logins and free credits are for a "
+        "local run only. Turn DEMO_MODE off (or DEBUG on, on a loopback host)."
+    )
+if DEMO_MODE and (public := [h for h in ALLOWED_HOSTS if not _loopback(h)]):
+    raise ImproperlyConfigured(
+        f"DEMO_MODE is on with ALLOWED_HOSTS naming {', '.join(public)}, not loopback: "
+        "the demo's logins and free credits are for a local run only. Turn DEMO_MODE off."
+    )
 
 INSTALLED_APPS = [
     "daphne",
