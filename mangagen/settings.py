@@ -385,9 +385,15 @@ DRAFT_DAILY_QUOTA = env.int("DRAFT_DAILY_QUOTA", default=50)
 # CPU seconds a person's requests may spend drawing (pages, exports, lettering not
 # in the cache) each minute; past it they answer 429 until the next minute.
 DRAWING_CPU_SECONDS_PER_MINUTE = env.float("DRAWING_CPU_SECONDS_PER_MINUTE", default=20.0)
-# The bytes a person's own sheet pictures may take in all (older ones are let go, see
-# mangagen/characters/services.py).
-SHEET_UPLOAD_BYTES_PER_PERSON = env.int("SHEET_UPLOAD_BYTES_PER_PERSON", default=100 * 1024 * 1024)
+# The bytes a person's stored pictures may take in all: their own sheet pictures (a
+# look keeps its newest, see mangagen/characters/services.py), copies of sheets into
+# another comic (rendered ones included), places' pictures and the library's copies
+# (mangagen/quotas.py). SHEET_UPLOAD_BYTES_PER_PERSON, its older name from when it
+# bounded uploaded sheets alone, is read when it is not set.
+PICTURE_BYTES_PER_PERSON = env.int(
+    "PICTURE_BYTES_PER_PERSON",
+    default=env.int("SHEET_UPLOAD_BYTES_PER_PERSON", default=100 * 1024 * 1024),
+)
 WS_IDLE_SECONDS = env.float("WS_IDLE_SECONDS", default=600.0)
 WS_MAX_CONNECTIONS_PER_PERSON = env.int("WS_MAX_CONNECTIONS_PER_PERSON", default=12)
 RETENTION_DAYS = env.int("RETENTION_DAYS", default=90)
