@@ -425,7 +425,9 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
-# Failed sign-ins lock a username, or an address, out for LOGIN_LOCKOUT_SECONDS.
+# Failed sign-ins lock a username out from the address that failed (never everywhere:
+# one attacker cannot lock its owner out), or an address out of every username, for
+# LOGIN_LOCKOUT_SECONDS (mangagen/accounts/throttle.py).
 LOGIN_FAILURES_PER_USERNAME = env.int("LOGIN_FAILURES_PER_USERNAME", default=5)
 LOGIN_FAILURES_PER_ADDRESS = env.int("LOGIN_FAILURES_PER_ADDRESS", default=20)
 LOGIN_LOCKOUT_SECONDS = env.int("LOGIN_LOCKOUT_SECONDS", default=15 * 60)
