@@ -6,6 +6,7 @@ transactions) so that daphne and the Celery workers can share it; with no
 """
 
 from datetime import timedelta
+from ipaddress import ip_network
 from pathlib import Path
 
 import environ
@@ -547,5 +548,23 @@ DJANGO_GUID = {
 # /metrics answers `Authorization: Bearer <METRICS_TOKEN>` (and staff); empty: staff only.
 METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
 PROMETHEUS_LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, float("inf"))
-# Prometheus may scrape over plain HTTP inside the network.
+# Prometheus may scrape over plain HTTP inside the network: with the HTTPS redirect on,
+# /metrics is exempt from it for callers in METRICS_PLAIN_HTTP_NETWORKS (loopback and
+# the private ranges by default; empty: HTTPS only) and answers any other caller over
+# plain HTTP 403, before reading its token (observability/exposition.py).
 SECURE_REDIRECT_EXEMPT = [r"^metrics$"]
+METRICS_PLAIN_HTTP_NETWORKS = env.list(
+    "METRICS_PLAIN_HTTP_NETWORKS",
+    default=[
+        "127.0.0.0/8",
+        "::1/128",
+        "10.0.0.0/8",
+        "172.16.0.0/12",
+        "192.168.0.0/16",
+        "fc00::/7",
+    ],
+)
+try:
+    _networks = [ip_network(n.strip(), strict=False) for n in METRICS_PLAIN_HTTP_NETWORKS]
+except ValueError as refused:
+    raise ImproperlyConfigured(f"METRICS_PLAIN_HTTP_NETWORKS: {refused}") from refused
