@@ -334,6 +334,13 @@ def _template(text: str, *, what: str) -> dict | None:
 RENDER_POLL_SECONDS = env.float("RENDER_POLL_SECONDS", default=0.5)
 RENDER_IMAGE_HOSTS = env.list("RENDER_IMAGE_HOSTS", default=[])
 RENDER_IMAGE_MAX_BYTES = env.int("RENDER_IMAGE_MAX_BYTES", default=20 * 1024 * 1024)
+# One picture's download in all (RENDER_HTTP_TIMEOUT_SECONDS bounds each wait for a byte).
+RENDER_IMAGE_DOWNLOAD_SECONDS = env.float("RENDER_IMAGE_DOWNLOAD_SECONDS", default=120.0)
+# The most bytes a provider's API answer may have (room for an inline picture of
+# RENDER_IMAGE_MAX_BYTES as base64); past it the render fails (provider_http.py).
+RENDER_HTTP_MAX_BODY_BYTES = env.int(
+    "RENDER_HTTP_MAX_BODY_BYTES", default=RENDER_IMAGE_MAX_BYTES * 4 // 3 + 4 * 1024 * 1024
+)
 REPLICATE_API_TOKEN = env.str("REPLICATE_API_TOKEN", default="")
 REPLICATE_MODEL = env.str("REPLICATE_MODEL", default="black-forest-labs/flux-schnell")
 REPLICATE_BASE_URL = env.str("REPLICATE_BASE_URL", default="https://api.replicate.com")

@@ -108,6 +108,7 @@ def intake(base_url: str, *hosts: str, headers: dict[str, str] | None = None) ->
         hosts=(host_of(base_url), *hosts, *settings.RENDER_IMAGE_HOSTS),
         max_bytes=settings.RENDER_IMAGE_MAX_BYTES,
         timeout=settings.RENDER_HTTP_TIMEOUT_SECONDS,
+        deadline=settings.RENDER_IMAGE_DOWNLOAD_SECONDS,
         headers=headers,
     )
 
@@ -119,6 +120,7 @@ def provider_http(name: str, base_url: str, **options) -> ProviderHTTP:
         timeout=settings.RENDER_HTTP_TIMEOUT_SECONDS,
         retries=settings.RENDER_HTTP_RETRIES,
         backoff=settings.RENDER_HTTP_BACKOFF_SECONDS,
+        max_body_bytes=settings.RENDER_HTTP_MAX_BODY_BYTES,
         **options,
     )
 
