@@ -356,6 +356,9 @@ if RENDERER == RendererName.RUNPOD and not (RUNPOD_API_KEY and RUNPOD_ENDPOINT_I
 COMFYUI_BASE_URL = env.str("COMFYUI_BASE_URL", default="http://127.0.0.1:8188")
 COMFYUI_WORKFLOW = env.str("COMFYUI_WORKFLOW", default="")
 COMFYUI_REFERENCE_WORKFLOW = env.str("COMFYUI_REFERENCE_WORKFLOW", default="")
+# Sheets uploaded to ComfyUI stay in its input folder (its API cannot delete them; see
+# mangagen/renderers/comfyui.py); off: none is uploaded, panels drawn without references.
+COMFYUI_UPLOAD_REFERENCES = env.bool("COMFYUI_UPLOAD_REFERENCES", default=True)
 if RENDERER == RendererName.COMFYUI:
     for _path in filter(None, (COMFYUI_WORKFLOW, COMFYUI_REFERENCE_WORKFLOW)):
         try:

@@ -83,6 +83,7 @@ def build(name: str) -> Renderer:
             reference_workflow=references,
             model=workflows.checkpoint_of(plain) or settings.COMFYUI_WORKFLOW,
             intake=intake(settings.COMFYUI_BASE_URL),
+            upload_references=settings.COMFYUI_UPLOAD_REFERENCES,
         )
         return remote(adapter, provider_http("ComfyUI", settings.COMFYUI_BASE_URL))
     if name == RendererName.A1111:
