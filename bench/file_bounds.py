@@ -214,10 +214,10 @@ def sheet_uploads(uploads: int) -> None:
         assert response.status_code == 200, response.content
     files = folder_bytes(f"sheets/{board.pk}")
     count = len(CharacterSheet.objects.filter(storyboard=board).exclude(image=""))
-    cap = settings.SHEET_UPLOAD_BYTES_PER_PERSON
+    cap = settings.PICTURE_BYTES_PER_PERSON
     print(f"sheet uploads: {uploads} for one character ({sent:,} bytes sent):")
     print(
-        f"  kept {count} pictures, {files:,} bytes; a person's uploads capped at {cap:,} bytes "
+        f"  kept {count} pictures, {files:,} bytes; a person's pictures capped at {cap:,} bytes "
         f"(about {cap // (files // max(count, 1))} such pictures)"
     )
 

@@ -6,6 +6,7 @@ transactions) so that daphne and the Celery workers can share it; with no
 """
 
 from datetime import timedelta
+from ipaddress import ip_network
 from pathlib import Path
 
 import environ
@@ -58,13 +59,25 @@ def _loopback(host: str) -> bool:
 
 # The local demo's free things (the demo logins `make run` makes, the Credits page's
 # demo credits) only where no one else can reach them: DEBUG on, and the app serving
-# and answering loopback names alone; DEMO_MODE=on or off says so explicitly.
+# and answering loopback names alone; DEMO_MODE=off says so explicitly. DEMO_MODE=on
+# where others could reach the demo's well-known logins (DEBUG off, or a host in
+# ALLOWED_HOSTS that is not loopback) refuses to start.
 DEMO_MODE = env.bool(
     "DEMO_MODE",
     default=DEBUG
     and all(_loopback(h) for h in ALLOWED_HOSTS)
     and _loopback(env.str("HOST", default="127.0.0.1")),
 )
+if DEMO_MODE and not DEBUG:
+    raise ImproperlyConfigured(
+        "DEMO_MODE is on with DEBUG off: the demo's logins and free credits are for a "
+        "local run only. Turn DEMO_MODE off (or DEBUG on, on a loopback host)."
+    )
+if DEMO_MODE and (public := [h for h in ALLOWED_HOSTS if not _loopback(h)]):
+    raise ImproperlyConfigured(
+        f"DEMO_MODE is on with ALLOWED_HOSTS naming {', '.join(public)}, not loopback: "
+        "the demo's logins and free credits are for a local run only. Turn DEMO_MODE off."
+    )
 
 INSTALLED_APPS = [
     "daphne",
@@ -321,6 +334,13 @@ def _template(text: str, *, what: str) -> dict | None:
 RENDER_POLL_SECONDS = env.float("RENDER_POLL_SECONDS", default=0.5)
 RENDER_IMAGE_HOSTS = env.list("RENDER_IMAGE_HOSTS", default=[])
 RENDER_IMAGE_MAX_BYTES = env.int("RENDER_IMAGE_MAX_BYTES", default=20 * 1024 * 1024)
+# One picture's download in all (RENDER_HTTP_TIMEOUT_SECONDS bounds each wait for a byte).
+RENDER_IMAGE_DOWNLOAD_SECONDS = env.float("RENDER_IMAGE_DOWNLOAD_SECONDS", default=120.0)
+# The most bytes a provider's API answer may have (room for an inline picture of
+# RENDER_IMAGE_MAX_BYTES as base64); past it the render fails (provider_http.py).
+RENDER_HTTP_MAX_BODY_BYTES = env.int(
+    "RENDER_HTTP_MAX_BODY_BYTES", default=RENDER_IMAGE_MAX_BYTES * 4 // 3 + 4 * 1024 * 1024
+)
 REPLICATE_API_TOKEN = env.str("REPLICATE_API_TOKEN", default="")
 REPLICATE_MODEL = env.str("REPLICATE_MODEL", default="black-forest-labs/flux-schnell")
 REPLICATE_BASE_URL = env.str("REPLICATE_BASE_URL", default="https://api.replicate.com")
@@ -347,6 +367,9 @@ COMFYUI_REFERENCE_WORKFLOW = env.str("COMFYUI_REFERENCE_WORKFLOW", default="")
 # Touch-ups on ComfyUI and on RunPod's worker-comfyui: an API-format inpaint workflow that
 # names {{image}} and {{mask}} (the shipped SDXL inpainting one when unset).
 COMFYUI_INPAINT_WORKFLOW = env.str("COMFYUI_INPAINT_WORKFLOW", default="")
+# Sheets uploaded to ComfyUI stay in its input folder (its API cannot delete them; see
+# mangagen/renderers/comfyui.py); off: none is uploaded, panels drawn without references.
+COMFYUI_UPLOAD_REFERENCES = env.bool("COMFYUI_UPLOAD_REFERENCES", default=True)
 if RENDERER == RendererName.COMFYUI:
     for _path in filter(None, (COMFYUI_WORKFLOW, COMFYUI_REFERENCE_WORKFLOW)):
         try:
@@ -389,9 +412,15 @@ DRAFT_DAILY_QUOTA = env.int("DRAFT_DAILY_QUOTA", default=50)
 # CPU seconds a person's requests may spend drawing (pages, exports, lettering not
 # in the cache) each minute; past it they answer 429 until the next minute.
 DRAWING_CPU_SECONDS_PER_MINUTE = env.float("DRAWING_CPU_SECONDS_PER_MINUTE", default=20.0)
-# The bytes a person's own sheet pictures may take in all (older ones are let go, see
-# mangagen/characters/services.py).
-SHEET_UPLOAD_BYTES_PER_PERSON = env.int("SHEET_UPLOAD_BYTES_PER_PERSON", default=100 * 1024 * 1024)
+# The bytes a person's stored pictures may take in all: their own sheet pictures (a
+# look keeps its newest, see mangagen/characters/services.py), copies of sheets into
+# another comic (rendered ones included), places' pictures and the library's copies
+# (mangagen/quotas.py). SHEET_UPLOAD_BYTES_PER_PERSON, its older name from when it
+# bounded uploaded sheets alone, is read when it is not set.
+PICTURE_BYTES_PER_PERSON = env.int(
+    "PICTURE_BYTES_PER_PERSON",
+    default=env.int("SHEET_UPLOAD_BYTES_PER_PERSON", default=100 * 1024 * 1024),
+)
 WS_IDLE_SECONDS = env.float("WS_IDLE_SECONDS", default=600.0)
 WS_MAX_CONNECTIONS_PER_PERSON = env.int("WS_MAX_CONNECTIONS_PER_PERSON", default=12)
 RETENTION_DAYS = env.int("RETENTION_DAYS", default=90)
@@ -423,7 +452,9 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
-# Failed sign-ins lock a username, or an address, out for LOGIN_LOCKOUT_SECONDS.
+# Failed sign-ins lock a username out from the address that failed (never everywhere:
+# one attacker cannot lock its owner out), or an address out of every username, for
+# LOGIN_LOCKOUT_SECONDS (mangagen/accounts/throttle.py).
 LOGIN_FAILURES_PER_USERNAME = env.int("LOGIN_FAILURES_PER_USERNAME", default=5)
 LOGIN_FAILURES_PER_ADDRESS = env.int("LOGIN_FAILURES_PER_ADDRESS", default=20)
 LOGIN_LOCKOUT_SECONDS = env.int("LOGIN_LOCKOUT_SECONDS", default=15 * 60)
@@ -543,5 +574,23 @@ DJANGO_GUID = {
 # /metrics answers `Authorization: Bearer <METRICS_TOKEN>` (and staff); empty: staff only.
 METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
 PROMETHEUS_LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, float("inf"))
-# Prometheus may scrape over plain HTTP inside the network.
+# Prometheus may scrape over plain HTTP inside the network: with the HTTPS redirect on,
+# /metrics is exempt from it for callers in METRICS_PLAIN_HTTP_NETWORKS (loopback and
+# the private ranges by default; empty: HTTPS only) and answers any other caller over
+# plain HTTP 403, before reading its token (observability/exposition.py).
 SECURE_REDIRECT_EXEMPT = [r"^metrics$"]
+METRICS_PLAIN_HTTP_NETWORKS = env.list(
+    "METRICS_PLAIN_HTTP_NETWORKS",
+    default=[
+        "127.0.0.0/8",
+        "::1/128",
+        "10.0.0.0/8",
+        "172.16.0.0/12",
+        "192.168.0.0/16",
+        "fc00::/7",
+    ],
+)
+try:
+    _networks = [ip_network(n.strip(), strict=False) for n in METRICS_PLAIN_HTTP_NETWORKS]
+except ValueError as refused:
+    raise ImproperlyConfigured(f"METRICS_PLAIN_HTTP_NETWORKS: {refused}") from refused

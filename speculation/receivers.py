@@ -15,9 +15,14 @@ from mangagen.observability.metrics import (
     SpeculationOutcome,
     record_speculation,
     record_speculation_outcome,
+    speculations,
 )
 
-from .models import Outcome, Speculation
+from .models import DeclineReason, Outcome, Speculation
+
+# Every decline reason on the dashboard from the start, at zero, in every process.
+for _reason in DeclineReason:
+    speculations.labels(decision=SpeculationDecision.DECLINED, reason=_reason)
 
 
 @receiver(post_save, sender=Speculation)

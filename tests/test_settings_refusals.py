@@ -59,6 +59,20 @@ def start(command: list[str], env: dict[str, str]) -> subprocess.CompletedProces
             },
             "does not name {{image}} and {{mask}}",
         ),
+        # The demo's well-known logins and free credits, where others could reach them.
+        (
+            {
+                "DEMO_MODE": "on",
+                "DEBUG": "off",
+                "SECRET_KEY": "a-real-secret-of-some-length",
+                "ALLOWED_HOSTS": "localhost",
+            },
+            "DEMO_MODE is on with DEBUG off",
+        ),
+        (
+            {"DEMO_MODE": "on", "ALLOWED_HOSTS": "localhost,comics.example"},
+            "DEMO_MODE is on with ALLOWED_HOSTS naming comics.example, not loopback",
+        ),
     ],
     ids=[
         "renderer",
@@ -68,6 +82,8 @@ def start(command: list[str], env: dict[str, str]) -> subprocess.CompletedProces
         "placeholder",
         "json",
         "inpaint-workflow",
+        "demo-debug-off",
+        "demo-public-host",
     ],
 )
 def test_a_setting_that_cannot_work_refuses_to_start(process, env, complaint):
@@ -79,3 +95,20 @@ def test_a_setting_that_cannot_work_refuses_to_start(process, env, complaint):
 def test_the_defaults_start():
     done = start(PROCESSES["manage.py"], {})
     assert done.returncode == 0, done.stderr
+
+
+def test_the_local_demo_starts():
+    """`make run` on a laptop (LOCAL_RUN, loopback names and address) is still the demo."""
+    unset = {"DEBUG", "DEMO_MODE", "ALLOWED_HOSTS", "HOST", "DJANGO_SETTINGS_MODULE"}
+    done = subprocess.run(
+        [sys.executable, "manage.py", "shell", "--verbosity", "0", "-c",
+         "from django.conf import settings; print(settings.DEBUG, settings.DEMO_MODE)"],
+        cwd=ROOT,
+        env={**{k: v for k, v in os.environ.items() if k not in unset}, "LOCAL_RUN": "on",
+             "ENV_FILE": "/nonexistent/.env"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "True"]

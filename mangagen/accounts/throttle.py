@@ -1,16 +1,23 @@
-"""Sign-in attempts counted per username and per address; too many lock both out a while.
+"""Sign-in attempts counted per username from each address, and per address; too many
+lock that pair (or that address) out a while.
 
 An attempt is counted (atomically, in the cache: Redis in production, shared
 by every process) *before* its password is checked, and refused once either
 counter is past its limit: forty guesses sent at once get at most the limit's
 worth of password checks, however many processes answer them. Counters expire
 `LOGIN_LOCKOUT_SECONDS` after the first attempt of a run, so a lockout ends by
-itself. A username is counted whether or not such a person exists, so a
-lockout reveals nothing about who has an account. A successful sign-in clears
-its username's counter and gives its own attempt back to the address, never
-more: one good password does not buy an address another round of guesses at
-other people's. An IPv6 address counts as its /64 (what one home or host is
-given), so rotating addresses inside it buys nothing.
+itself. A username's failures count per address (LOGIN_FAILURES_PER_USERNAME
+from one address): one attacker guessing at an account locks it out from their
+own address only, never for its owner elsewhere (a lockout per username alone
+let six wrong passwords from anywhere lock the owner, and admins, out for 15
+minutes). Guessing many accounts from one address is bounded by
+LOGIN_FAILURES_PER_ADDRESS. A username is counted whether or not such a person
+exists, so a lockout reveals nothing about who has an account. A successful
+sign-in clears its username's counter from that address and gives its own
+attempt back to the address, never more: one good password does not buy an
+address another round of guesses at other people's. An IPv6 address counts as
+its /64 (what one home or host is given), so rotating addresses inside it buys
+nothing.
 """
 
 from __future__ import annotations
@@ -56,16 +63,22 @@ def _key(kind: str, value: str) -> str:
     return f"login-failures:{kind}:{digest}"
 
 
+def _username_key(*, username: str, address: str) -> str:
+    """The counter of one username's failures from one address."""
+    return _key("username", f"{username.strip()}\n{address}")
+
+
 def _keys(*, username: str, address: str) -> list[tuple[str, int]]:
     return [
-        (_key("username", username), settings.LOGIN_FAILURES_PER_USERNAME),
+        (_username_key(username=username, address=address), settings.LOGIN_FAILURES_PER_USERNAME),
         (_key("address", address), settings.LOGIN_FAILURES_PER_ADDRESS),
     ]
 
 
 def take_attempt(*, username: str, address: str) -> bool:
     """Counts a sign-in attempt before its password is checked: False (refused, no
-    check) once the username's or the address's count is past its limit."""
+    check) once the username's count from this address, or the address's, is past its
+    limit."""
     counts = [
         (_count(key, timeout=settings.LOGIN_LOCKOUT_SECONDS), limit)
         for key, limit in _keys(username=username, address=address)
@@ -74,9 +87,9 @@ def take_attempt(*, username: str, address: str) -> bool:
 
 
 def record_success(*, username: str, address: str) -> None:
-    """The password was right: the username starts afresh, and the address gets this
-    one attempt back (not the others)."""
-    cache.delete(_key("username", username))
+    """The password was right: the username starts afresh from this address, and the
+    address gets this one attempt back (not the others)."""
+    cache.delete(_username_key(username=username, address=address))
     try:
         if cache.decr(_key("address", address)) <= 0:
             cache.delete(_key("address", address))

@@ -37,7 +37,12 @@ class Refused(ApplicationError):
     status = 400
     codes = UploadProblem
 
-    def __init__(self, problem: UploadProblem, detail: str):
+    def __init__(self, problem: UploadProblem, detail: str, *, extra: dict | None = None):
         super().__init__(detail)
         self.problem, self.detail = problem, detail
         self.code = problem.value
+        self._extra = extra or {}
+
+    def extra(self) -> dict:
+        """The budget a `sheet_uploads_full` names (PICTURE_BYTES_PER_PERSON) and its bytes."""
+        return self._extra

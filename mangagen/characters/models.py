@@ -48,7 +48,9 @@ class UploadProblem(models.TextChoices):
     TOO_BIG = "image_too_big"
     BOMB = "decompression_bomb"
     TRUNCATED = "truncated_image"
-    UPLOADS_FULL = "sheet_uploads_full"  # past SHEET_UPLOAD_BYTES_PER_PERSON
+    # Past PICTURE_BYTES_PER_PERSON (every stored picture of one person: quotas.py); the
+    # code of the days when it bounded uploaded sheets alone, kept for clients.
+    UPLOADS_FULL = "sheet_uploads_full"
 
 
 def _sheet_path(instance, filename: str) -> str:

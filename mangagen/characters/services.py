@@ -14,8 +14,9 @@ the new art hashes at once.
 Uploads are free, so they are bounded instead: each look of a character (the
 usual one, each outfit) keeps the pictures of its SHEETS_KEPT_PER_CHARACTER
 newest sheets (never one a live job draws from), and a person's uploaded
-pictures (copies into a chapter or from the cast library included) take at
-most SHEET_UPLOAD_BYTES_PER_PERSON in all.
+pictures and copies of sheets (into a chapter or from the cast library, rendered
+ones included) count toward PICTURE_BYTES_PER_PERSON with every other stored
+picture of theirs (mangagen/quotas.py).
 """
 
 from __future__ import annotations
@@ -27,12 +28,11 @@ import secrets
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import transaction
-from django.db.models import Sum
 from django.utils import timezone
 from django.utils.translation import gettext
 from PIL import Image
 
-from mangagen import paid_render, storage
+from mangagen import paid_render, quotas, storage
 from mangagen.renderers import CharacterSpec, SheetSpec, get_renderer, observed
 from mangagen.renderers.warmth import Priority, Withdrawn
 from mangagen.storyboards import limits
@@ -42,7 +42,7 @@ from mangagen.storyboards.models import Character, Storyboard
 from mangagen.storyboards.services import rehash_storyboard
 
 from . import dispatch
-from .errors import NoSuchCharacter, NoSuchOutfit, Refused
+from .errors import NoSuchCharacter, NoSuchOutfit
 from .hashing import rendered_sheet_hash, uploaded_sheet_hash
 from .lock_objects import (
     lock_pictured_sheets_of_look,
@@ -51,7 +51,7 @@ from .lock_objects import (
     lock_sheets_of_look,
     try_lock_sheet,
 )
-from .models import CharacterSheet, SheetSource, SheetState, UploadProblem
+from .models import CharacterSheet, SheetSource, SheetState
 from .selectors import is_lost
 
 logger = logging.getLogger(__name__)
@@ -176,8 +176,8 @@ def upload_sheet(
     That look's pictures past the SHEETS_KEPT_PER_CHARACTER newest go (rows now, files
     once committed), except sheets whose hash is in `in_use` (a live job draws from
     them). Raises NoSuchCharacter, NoSuchOutfit, or Refused (UPLOADS_FULL) when the
-    person's uploaded pictures would take more than SHEET_UPLOAD_BYTES_PER_PERSON;
-    then nothing changes.
+    person's stored pictures would take more than PICTURE_BYTES_PER_PERSON
+    (quotas.check_picture_bytes); then nothing changes.
     """
     with storage.deleted_if_raised() as saved, transaction.atomic():
         storyboard = lock_storyboard(pk=storyboard.pk)
@@ -185,7 +185,7 @@ def upload_sheet(
         older = _past_the_newest(
             storyboard, name, outfit, keep=SHEETS_KEPT_PER_CHARACTER - 1, in_use=in_use
         )
-        _check_upload_bytes(storyboard=storyboard, adding=len(image), leaving=older)
+        _check_picture_bytes(storyboard=storyboard, adding=len(image), leaving=older)
         rendering = lock_rendering_sheet_of_look(storyboard=storyboard, name=name, outfit=outfit)
         if rendering is not None:
             _fail(rendering, error="Replaced by an uploaded picture.")
@@ -212,24 +212,13 @@ def _past_the_newest(
     return [sheet for sheet in pictured[keep:] if sheet.hash not in in_use]
 
 
-def _check_upload_bytes(
+def _check_picture_bytes(
     *, storyboard: Storyboard, adding: int, leaving: list[CharacterSheet]
 ) -> None:
-    cap = settings.SHEET_UPLOAD_BYTES_PER_PERSON
-    uploaded = CharacterSheet.objects.filter(
-        storyboard__owner_id=storyboard.owner_id, source=SheetSource.UPLOADED
-    ).exclude(image="")
-    stored = uploaded.aggregate(total=Sum("bytes"))["total"] or 0
-    freed = sum(s.bytes for s in leaving if s.source == SheetSource.UPLOADED)
-    if stored - freed + adding > cap:
-        raise Refused(
-            UploadProblem.UPLOADS_FULL,
-            gettext(
-                "Your own pictures would take more than %(mb)s MB in all; "
-                "delete a character's sheet you no longer use, then upload again."
-            )
-            % {"mb": cap // (1024 * 1024)},
-        )
+    """PICTURE_BYTES_PER_PERSON (quotas.py), less what the sheets `leaving` free: those
+    it counts (uploaded ones, and copies, which have no hold of their own)."""
+    freed = sum(s.bytes for s in leaving if s.source == SheetSource.UPLOADED or s.hold_id is None)
+    quotas.check_picture_bytes(owner_id=storyboard.owner_id, adding=adding, freeing=freed)
 
 
 def _delete_sheets(sheets: list[CharacterSheet]) -> None:
@@ -262,13 +251,12 @@ def adopt_sheet(
     Nothing is rendered or paid. The caller holds the storyboard's row lock and hashes
     its panels again.
 
-    A copy of an uploaded picture counts against SHEET_UPLOAD_BYTES_PER_PERSON like an
-    upload: raises Refused (UPLOADS_FULL) past it.
+    A copy, of an uploaded picture or of a rendered one, counts against
+    PICTURE_BYTES_PER_PERSON like an upload: raises Refused (UPLOADS_FULL) past it.
     """
     with image.open("rb") as handle:
         data = handle.read()
-    if like.source == SheetSource.UPLOADED:
-        _check_upload_bytes(storyboard=storyboard, adding=len(data), leaving=[])
+    _check_picture_bytes(storyboard=storyboard, adding=len(data), leaving=[])
     _ready_sheet(
         storyboard=storyboard,
         name=name,

@@ -55,7 +55,8 @@ class LibraryView(APIView):
             return Response([selectors.cast_json(m) for m in selectors.cast_of(owner=request.user)])
         return Response([selectors.place_json(p) for p in selectors.places_of(owner=request.user)])
 
-    @refuses(NotFound, NoSuchCharacter, NoSuchPlace, Limit.LIBRARY)  # NotFound: the comic
+    # NotFound: the comic; UPLOADS_FULL: the copies would pass PICTURE_BYTES_PER_PERSON.
+    @refuses(NotFound, NoSuchCharacter, NoSuchPlace, Limit.LIBRARY, UploadProblem.UPLOADS_FULL)
     @extend_schema(
         request=SaveBody,
         responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT},

@@ -65,6 +65,9 @@ class CastSheet(models.Model):
     style = models.CharField(max_length=16, blank=True)
     hash = models.CharField(max_length=64)
     image = models.FileField(upload_to=_sheet_path)
+    bytes = models.PositiveIntegerField(
+        default=0, help_text="The size of its picture (PICTURE_BYTES_PER_PERSON counts it)."
+    )
 
     class Meta:
         constraints = [
@@ -81,3 +84,6 @@ class SavedPlace(Entry):
     description = models.CharField(max_length=limits.MAX_PLACE_DESCRIPTION, blank=True)
     picture = models.FileField(upload_to=_picture_path, blank=True)
     picture_hash = models.CharField(max_length=64, blank=True)
+    picture_bytes = models.PositiveIntegerField(
+        default=0, help_text="The size of its picture (PICTURE_BYTES_PER_PERSON counts it)."
+    )

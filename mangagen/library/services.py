@@ -4,7 +4,8 @@ place (with its picture) from a comic, remove one, and add one to a comic.
 Adding brings the same sheets under the same hashes (and the same picture), so nothing
 is rendered or paid again; the panels of the comic are hashed again in the same
 transaction. Saving a name the library already has (ignoring case) replaces that entry.
-The library keeps copies of the pictures: the comic they came from may be deleted.
+The library keeps copies of the pictures: the comic they came from may be deleted. Every
+copy counts toward PICTURE_BYTES_PER_PERSON (mangagen/quotas.py).
 """
 
 from __future__ import annotations
@@ -30,16 +31,25 @@ from .models import CastMember, CastSheet, SavedPlace
 
 def save_character(*, owner, storyboard: Storyboard, name: str) -> tuple[CastMember, bool]:
     """Keeps the comic's character `name` in the owner's cast; returns it and whether it is
-    new. Raises NoSuchCharacter, or LimitReached when the library is full."""
+    new. Raises NoSuchCharacter, LimitReached when the library is full, or Refused
+    (UPLOADS_FULL) when the copies of its sheets would pass PICTURE_BYTES_PER_PERSON."""
     with storage.deleted_if_raised() as stored, transaction.atomic():
         storyboard, character = _in_comic(storyboard, Character, name)
         member, created = _entry(CastMember, owner=owner, name=name)
         member.description = character.description
         member.outfits = list(character.outfits)
         member.save()
-        old = [s.image for s in member.sheets.all()]
+        old = list(member.sheets.all())
         member.sheets.all().delete()
         in_use = sheet_rows_in_use(storyboard=storyboard)
+        pictures = {
+            outfit: _read(sheet.image) for (who, outfit), sheet in in_use.items() if who == name
+        }
+        quotas.check_picture_bytes(
+            owner_id=owner.pk,
+            adding=sum(map(len, pictures.values())),
+            freeing=sum(s.bytes for s in old),
+        )
         for (who, outfit), sheet in in_use.items():
             if who != name:
                 continue
@@ -52,25 +62,34 @@ def save_character(*, owner, storyboard: Storyboard, name: str) -> tuple[CastMem
                 style=sheet.style,
                 hash=sheet.hash,
             )
-            kept.image.save("sheet.png", ContentFile(_read(sheet.image)), save=False)
+            kept.image.save("sheet.png", ContentFile(pictures[outfit]), save=False)
+            kept.bytes = len(pictures[outfit])
             stored.append(kept.image.name)
             kept.save()
-        _forget_files(old)
+        _forget_files([s.image for s in old])
     return member, created
 
 
 def save_place(*, owner, storyboard: Storyboard, name: str) -> tuple[SavedPlace, bool]:
     """Keeps the comic's place `name` in the owner's library; returns it and whether it is
-    new. Raises NoSuchPlace, or LimitReached when the library is full."""
+    new. Raises NoSuchPlace, LimitReached when the library is full, or Refused
+    (UPLOADS_FULL) when the copy of its picture would pass PICTURE_BYTES_PER_PERSON."""
     with storage.deleted_if_raised() as stored, transaction.atomic():
         storyboard, place = _in_comic(storyboard, Place, name)
         saved, created = _entry(SavedPlace, owner=owner, name=name)
         old = [saved.picture] if saved.picture else []
+        picture = _read(place.picture) if place.picture else b""
+        quotas.check_picture_bytes(
+            owner_id=owner.pk,
+            adding=len(picture),
+            freeing=saved.picture_bytes if old else 0,
+        )
         saved.description = place.description
-        saved.picture, saved.picture_hash = "", ""
-        if place.picture:
+        saved.picture, saved.picture_hash, saved.picture_bytes = "", "", 0
+        if picture:
             saved.picture_hash = place.picture_hash
-            saved.picture.save("picture.png", ContentFile(_read(place.picture)), save=False)
+            saved.picture.save("picture.png", ContentFile(picture), save=False)
+            saved.picture_bytes = len(picture)
             stored.append(saved.picture.name)
         saved.save()
         _forget_files(old)
@@ -91,7 +110,7 @@ def forget(*, entry: CastMember | SavedPlace) -> None:
 def add_character_to(*, storyboard: Storyboard, member: CastMember) -> Character:
     """The cast member as a character of the comic, last, with its sheets in use (the same
     hashes: no credit). Raises NameTaken, ListFull, or Refused (UPLOADS_FULL: the copies
-    of uploaded sheets would pass SHEET_UPLOAD_BYTES_PER_PERSON)."""
+    of its sheets would pass PICTURE_BYTES_PER_PERSON)."""
     with storage.deleted_if_raised() as saved, transaction.atomic():
         storyboard = lock_storyboard(pk=storyboard.pk)
         character = add_character(
@@ -108,7 +127,8 @@ def add_character_to(*, storyboard: Storyboard, member: CastMember) -> Character
 
 def add_place_to(*, storyboard: Storyboard, saved: SavedPlace) -> Place:
     """The saved place as a place of the comic, last, with its picture (the same hash).
-    Raises NameTaken or ListFull."""
+    Raises NameTaken, ListFull, or Refused (UPLOADS_FULL: the copy of its picture would
+    pass PICTURE_BYTES_PER_PERSON)."""
     with storage.deleted_if_raised() as stored, transaction.atomic():
         storyboard = lock_storyboard(pk=storyboard.pk)
         place = add_place(

@@ -8,7 +8,14 @@ from __future__ import annotations
 
 import time
 
-from celery.signals import task_failure, task_postrun, task_prerun, task_retry, task_success
+from celery.signals import (
+    task_failure,
+    task_postrun,
+    task_prerun,
+    task_retry,
+    task_success,
+    worker_ready,
+)
 
 from . import metrics
 from .metrics import TaskOutcome
@@ -18,6 +25,24 @@ _START = "_mangagen_started"
 
 def _name(sender) -> str:
     return getattr(sender, "name", None) or str(sender)
+
+
+def start_at_zero(app) -> None:
+    """Every task of the app (Celery's own aside) and outcome at zero, so a rate or an
+    alert on a task that has not run yet sees 0, not nothing."""
+    for name in app.tasks:
+        if name.startswith("celery."):
+            continue
+        metrics.celery_task_seconds.labels(task=name)
+        for outcome in TaskOutcome:
+            metrics.celery_tasks.labels(task=name, outcome=outcome)
+
+
+@worker_ready.connect
+def _ready(sender=None, **kwargs) -> None:
+    """In each worker, once its tasks are registered (they are counted where they run)."""
+    if sender is not None:
+        start_at_zero(sender.app)
 
 
 @task_prerun.connect

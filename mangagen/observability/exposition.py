@@ -5,12 +5,17 @@ With `PROMETHEUS_MULTIPROC_DIR` set (runstack sets it; see the README's
 histograms to files there and this sums them, so any web process answers for
 all of them: daphne's, the Celery workers'. Without it, the answer is this
 process's own. Only for `Authorization: Bearer $METRICS_TOKEN` or a staff
-session: the figures say how busy the service is and who waits.
+session: the figures say how busy the service is and who waits. With the HTTPS
+redirect on, over plain HTTP only for callers in METRICS_PLAIN_HTTP_NETWORKS
+(a scraper inside the network); any other is refused before its token is read,
+so a scraper set up against the public host fails at once instead of sending
+its token in clear at every scrape.
 """
 
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import os
 from collections.abc import Iterator
 
@@ -22,6 +27,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
 
+from mangagen.accounts.throttle import client_address
 from mangagen.api.errors import plain_error_response
 from mangagen.errors import NotAuthenticated, PermissionDenied
 
@@ -62,9 +68,33 @@ def _unauthenticated(detail: str) -> JsonResponse:
     return plain_error_response(NotAuthenticated(detail, challenge='Bearer realm="metrics"'))
 
 
+def plain_http_allowed(request: HttpRequest) -> bool:
+    """Whether this request may read /metrics as it came: over HTTPS, with the HTTPS
+    redirect off, or from an address in METRICS_PLAIN_HTTP_NETWORKS."""
+    if request.is_secure() or not settings.SECURE_SSL_REDIRECT:
+        return True
+    try:  # the caller as the throttles count it: the proxy's last hop, an IPv6 /64
+        caller = ipaddress.ip_network(client_address(request), strict=False)
+    except ValueError:
+        return False
+    for listed in settings.METRICS_PLAIN_HTTP_NETWORKS:
+        network = ipaddress.ip_network(listed.strip(), strict=False)
+        if network.version == caller.version and caller.subnet_of(network):  # type: ignore[arg-type]
+            return True
+    return False
+
+
 @require_GET
 def metrics_view(request: HttpRequest) -> HttpResponse:
-    """Prometheus text format, for the bearer of METRICS_TOKEN or for staff."""
+    """Prometheus text format, for the bearer of METRICS_TOKEN or for staff; over plain
+    HTTP (with the HTTPS redirect on) only from METRICS_PLAIN_HTTP_NETWORKS."""
+    if not plain_http_allowed(request):
+        return plain_error_response(
+            PermissionDenied(
+                "Over plain HTTP, /metrics answers only the networks of "
+                "METRICS_PLAIN_HTTP_NETWORKS; scrape it over HTTPS."
+            )
+        )
     header = request.headers.get("Authorization", "")
     if header:
         scheme, _, token = header.partition(" ")

@@ -123,13 +123,35 @@ drawing_cpu_seconds = Counter(
     "cache), the time each person's DRAWING_CPU_SECONDS_PER_MINUTE bounds.",
 )
 
-# Every label value a dashboard shows exists from the start, at zero.
+# Every label value a dashboard shows exists from the start, at zero (Prometheus'
+# guidance for labelled metrics whose values are known: a rate or an alert on a series
+# that is missing until something happens sees nothing instead of 0). In every process
+# that imports this module; the families whose values other apps know are started by
+# them: the refusals' limits (quotas.py), the decline reasons (speculation/receivers.py),
+# the Celery tasks (celery_metrics.py, in each worker), the ledger's (start_ledger_at_zero).
 for _outcome in RenderOutcome:
     renders.labels(outcome=_outcome)
 for _phase in RenderPhase:
     render_seconds.labels(phase=_phase)
 for _ended in SpeculationOutcome:
     speculation_outcomes.labels(outcome=_ended)
+speculations.labels(decision=SpeculationDecision.STARTED, reason="")
+
+# The ledger's counted operations (`ledger.metrics.counted` and its sweep's "expire"):
+# tests/test_metrics_from_zero.py holds this list to what ledger/ counts.
+LEDGER_OPERATIONS = ("grant", "revoke", "authorize", "capture", "release", "expire")
+
+
+def start_ledger_at_zero() -> None:
+    """`ledger_operations_total` at zero for every operation and result (ok, error, and
+    each refusal's code): the ledger knows no Prometheus contract of the studio's, so the
+    studio starts it (from its app's `ready`, in every process)."""
+    from ledger.errors import LedgerCode
+    from ledger.metrics import ERROR, OK, operations
+
+    for op in LEDGER_OPERATIONS:
+        for result in (OK, ERROR, *LedgerCode):
+            operations.labels(op=op, result=result)
 
 
 def record_render(outcome: str) -> None:

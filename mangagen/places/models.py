@@ -24,6 +24,9 @@ class Place(models.Model):
     picture_hash = models.CharField(
         max_length=64, blank=True, help_text="Part of the art hash of the panels set here."
     )
+    picture_bytes = models.PositiveIntegerField(
+        default=0, help_text="The size of its picture (PICTURE_BYTES_PER_PERSON counts it)."
+    )
 
     class Meta:
         ordering = ["position"]

@@ -1,8 +1,9 @@
 """Writes to a comic's places: the list (with the storyboard's edits) and each place's picture.
 
 A picture is the person's own (checked and re-encoded like a sheet upload) and
-costs nothing. Its hash joins the art hash of the panels set there, so the
-storyboard's panels are hashed again in the same transaction.
+costs nothing: it counts toward PICTURE_BYTES_PER_PERSON (mangagen/quotas.py). Its
+hash joins the art hash of the panels set there, so the storyboard's panels are
+hashed again in the same transaction.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils.translation import gettext
 
-from mangagen import storage
+from mangagen import quotas, storage
 from mangagen.storyboards import limits
 from mangagen.storyboards.errors import ListFull, NameTaken
 from mangagen.storyboards.lock_objects import lock_storyboard
@@ -65,15 +66,23 @@ def replace_places(*, storyboard: Storyboard, places: list[dict]) -> dict[str, s
 
 def set_picture(*, storyboard: Storyboard, name: str, image: bytes) -> Place:
     """Makes `image` (already checked and re-encoded) the place's picture; the older one
-    leaves the storage once committed."""
+    leaves the storage once committed. Raises NoSuchPlace, or Refused (UPLOADS_FULL)
+    when the person's stored pictures would pass PICTURE_BYTES_PER_PERSON (then nothing
+    changes)."""
     with storage.deleted_if_raised() as saved, transaction.atomic():
         storyboard = lock_storyboard(pk=storyboard.pk)
         place = _place(storyboard, name)
         old = place.picture.name if place.picture else ""
+        quotas.check_picture_bytes(
+            owner_id=storyboard.owner_id,
+            adding=len(image),
+            freeing=place.picture_bytes if old else 0,
+        )
         place.picture_hash = picture_hash(image)
         place.picture.save("picture.png", ContentFile(image), save=False)
+        place.picture_bytes = len(image)
         saved.append(place.picture.name)
-        place.save(update_fields=["picture", "picture_hash"])
+        place.save(update_fields=["picture", "picture_hash", "picture_bytes"])
         rehash_storyboard(storyboard=storyboard)
         storage.deleted_on_commit([old])
     return place
@@ -87,8 +96,8 @@ def remove_picture(*, storyboard: Storyboard, name: str) -> None:
         if not place.picture:
             return
         old = place.picture.name
-        place.picture, place.picture_hash = "", ""
-        place.save(update_fields=["picture", "picture_hash"])
+        place.picture, place.picture_hash, place.picture_bytes = "", "", 0
+        place.save(update_fields=["picture", "picture_hash", "picture_bytes"])
         rehash_storyboard(storyboard=storyboard)
         storage.deleted_on_commit([old])
 
@@ -105,7 +114,8 @@ def add_place(
     """Adds a place to the storyboard, last, with a copy of `picture` (a stored file, or
     None) under the same hash, whose name is added to `saved`. The caller holds the
     storyboard's row lock and hashes its panels again. Raises NameTaken (a place of
-    that name, ignoring case) or ListFull."""
+    that name, ignoring case), ListFull, or Refused (UPLOADS_FULL) when the copy would
+    pass PICTURE_BYTES_PER_PERSON."""
     names = list(Place.objects.filter(storyboard=storyboard).values_list("name", flat=True))
     if name.casefold() in {n.casefold() for n in names}:
         raise NameTaken(gettext("This comic already has a place named %(name)r.") % {"name": name})
@@ -116,8 +126,10 @@ def add_place(
     if picture:
         with picture.open("rb") as handle:
             data = handle.read()
+        quotas.check_picture_bytes(owner_id=storyboard.owner_id, adding=len(data))
         place.picture_hash = digest
         place.picture.save("picture.png", ContentFile(data), save=False)
+        place.picture_bytes = len(data)
         saved.append(place.picture.name)
     place.save()
     return place

@@ -25,6 +25,13 @@ LoadImage and LoadImageMask take); its reference slots, if any, as a panel's.
 `{{reference_N}}` is the uploaded file's name (what a LoadImage node takes);
 a workflow's reference slots beyond the panel's references load the first
 one at `{{reference_N_weight}}` 0.
+
+Uploads stay on the ComfyUI server: its API has no way to delete a file from
+its input folder (only an extension could), so a sheet sent there is the
+provider's to keep, named `mangagen-<hash>.png`, however the comic it came from
+is deleted. An operator who must not leave them there cleans that folder on the
+ComfyUI host, or sets COMFYUI_UPLOAD_REFERENCES=off: then nothing is uploaded,
+and every panel is drawn from its description alone (`max_references` 0).
 """
 
 from __future__ import annotations
@@ -56,6 +63,7 @@ class ComfyUIAdapter:
         model: str,
         intake: Intake,
         inpaint_workflow: dict | None = None,
+        upload_references: bool = True,
     ):
         self.base_url = base_url.rstrip("/")
         self.workflow = workflow
@@ -63,7 +71,10 @@ class ComfyUIAdapter:
         self.inpaint_workflow = inpaint_workflow or shipped(INPAINT)
         self.model = model
         self.intake = intake
-        self.max_references = min(SLOTS, references_in(reference_workflow))
+        # No uploads, no references: the provider layer then sends none (see above).
+        self.max_references = (
+            min(SLOTS, references_in(reference_workflow)) if upload_references else 0
+        )
         self.client_id = uuid.uuid4().hex
 
     def submit(self, request: RenderRequest, call: Call) -> Submission:

@@ -87,6 +87,7 @@ def build(name: str) -> Renderer:
             model=workflows.checkpoint_of(plain) or settings.COMFYUI_WORKFLOW,
             intake=intake(settings.COMFYUI_BASE_URL),
             inpaint_workflow=inpaint_workflow(),
+            upload_references=settings.COMFYUI_UPLOAD_REFERENCES,
         )
         return remote(adapter, provider_http("ComfyUI", settings.COMFYUI_BASE_URL))
     if name == RendererName.A1111:
@@ -121,6 +122,7 @@ def intake(base_url: str, *hosts: str, headers: dict[str, str] | None = None) ->
         hosts=(host_of(base_url), *hosts, *settings.RENDER_IMAGE_HOSTS),
         max_bytes=settings.RENDER_IMAGE_MAX_BYTES,
         timeout=settings.RENDER_HTTP_TIMEOUT_SECONDS,
+        deadline=settings.RENDER_IMAGE_DOWNLOAD_SECONDS,
         headers=headers,
     )
 
@@ -132,6 +134,7 @@ def provider_http(name: str, base_url: str, **options) -> ProviderHTTP:
         timeout=settings.RENDER_HTTP_TIMEOUT_SECONDS,
         retries=settings.RENDER_HTTP_RETRIES,
         backoff=settings.RENDER_HTTP_BACKOFF_SECONDS,
+        max_body_bytes=settings.RENDER_HTTP_MAX_BODY_BYTES,
         **options,
     )
 

@@ -3,9 +3,12 @@
 A picture given by URL is fetched only from the provider's own hosts (its
 configured base URL's, its delivery hosts, and `RENDER_IMAGE_HOSTS`), over
 http(s), without following redirects, streamed and cut off past
-`RENDER_IMAGE_MAX_BYTES`. Any picture, fetched or sent inline, must be a PNG,
-JPEG or WebP by its own bytes (Pillow is told to try no other format), at
-most `MAX_PIXELS` by its header (read before any pixel is decoded: a
+`RENDER_IMAGE_MAX_BYTES` or past `RENDER_IMAGE_DOWNLOAD_SECONDS` in all (the
+timeout bounds each wait for a byte; a host dripping bytes slower than that
+would otherwise hold the render forever). A `Content-Length` that is not a
+number fails the render like any other bad answer. Any picture, fetched or
+sent inline, must be a PNG, JPEG or WebP by its own bytes (Pillow is told to
+try no other format), at most `MAX_PIXELS` by its header (read before any pixel is decoded: a
 decompression bomb is never decoded), and decode to the end (a cut-off one is
 no render). What is kept is a fresh PNG of the pixels: nothing else the
 provider sent (metadata, trailing bytes, another format) survives.
@@ -16,6 +19,7 @@ from __future__ import annotations
 import base64
 import binascii
 import io
+import time
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -26,10 +30,12 @@ import requests
 from PIL import Image
 
 from .base import RenderError, RenderResult
+from .provider_http import declared_length
 
 FORMATS = ("PNG", "JPEG", "WEBP")
 MAX_PIXELS = 40_000_000  # 40 megapixels: far beyond any panel, far below a bomb
 CHUNK = 64 * 1024
+DOWNLOAD_SECONDS = 120.0  # one download in all, however slowly the bytes come
 
 
 @dataclass(frozen=True)
@@ -74,10 +80,12 @@ class Intake:
         timeout: float,
         session: requests.Session | None = None,
         headers: dict[str, str] | None = None,
+        deadline: float = DOWNLOAD_SECONDS,
     ):
         self.hosts = tuple(h.strip().lower() for h in hosts if h and h.strip())
         self.max_bytes = max_bytes
         self.timeout = timeout
+        self.deadline = deadline
         self.session = session or requests.Session()
         self.headers = headers or {}
 
@@ -94,13 +102,15 @@ class Intake:
         return self.picture(self.download(url))
 
     def download(self, url: str) -> bytes:
-        """The bytes at `url`, at most `max_bytes` of them, from an allowed host only."""
+        """The bytes at `url`, at most `max_bytes` of them, from an allowed host only,
+        within `deadline` seconds in all (give or take one wait of `timeout`)."""
         if not self.allowed(url):
             raise RenderError(
                 f"The image provider answered with a picture at {(host_of(url) or url)!r}, "
                 "a host it is not allowed to fetch from (RENDER_IMAGE_HOSTS).",
                 retryable=False,
             )
+        started = time.monotonic()
         try:
             with self.session.get(
                 url,
@@ -116,14 +126,20 @@ class Intake:
                         retryable=False,
                     )
                 response.raise_for_status()
-                declared = int(response.headers.get("Content-Length") or 0)
-                if declared > self.max_bytes:
+                declared = declared_length(response)
+                if declared is not None and declared > self.max_bytes:
                     raise self._too_big()
                 body = bytearray()
                 for chunk in response.iter_content(CHUNK):
                     body += chunk
                     if len(body) > self.max_bytes:
                         raise self._too_big()
+                    if time.monotonic() - started > self.deadline:
+                        raise RenderError(
+                            f"The picture took over {self.deadline:g} s to download "
+                            f"({len(body)} bytes so far; RENDER_IMAGE_DOWNLOAD_SECONDS).",
+                            retryable=True,
+                        )
         except requests.RequestException as exc:
             raise RenderError(f"Could not download the picture: {exc}", retryable=True) from exc
         return bytes(body)

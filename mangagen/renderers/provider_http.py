@@ -12,6 +12,19 @@ Every wait goes through `pause`, so a render withdrawn meanwhile stops at once
 (the remote driver's pause raises Withdrawn), and each retry is reported to
 `on_state` (the job page shows "the image provider is not answering" rather
 than "Drawing…").
+
+What it sends and reads is bounded, whatever the provider (or something posing
+as it) answers:
+
+- Paths only, under the configured base URL: an absolute URL (or anything
+  not starting with "/") is refused before anything is sent, so the auth
+  header and the API key never go to another host.
+- Redirects are not followed (a 3xx fails the request, not retryable): a
+  redirect could take the auth header elsewhere, or loop.
+- An answer's body is read up to `max_body_bytes` (RENDER_HTTP_MAX_BODY_BYTES,
+  room for an inline picture of RENDER_IMAGE_MAX_BYTES as base64); past it,
+  or past a `Content-Length` saying so, the request fails, not retryable. A
+  `Content-Length` that is not a number is a failed request too.
 """
 
 from __future__ import annotations
@@ -26,6 +39,10 @@ import requests
 
 from .base import OnState, ProviderState, RenderError, StateChange
 
+# Room for an inline picture of RENDER_IMAGE_MAX_BYTES (20 MB) as base64, and its JSON.
+MAX_BODY_BYTES = 32 * 1024 * 1024
+CHUNK = 64 * 1024
+
 PROVIDER_DOWN = (
     "The image provider is not answering, so the render failed; nothing was charged. "
     "Try again in a few minutes."
@@ -38,6 +55,25 @@ class Answer:
     body: Any  # the JSON answer, or None when it was not JSON
     text: str
     headers: dict[str, str]
+
+
+def declared_length(response: requests.Response) -> int | None:
+    """The answer's `Content-Length` (None when it gives none). Raises RenderError when it
+    is not a number: a malformed answer is a failed render, not a crash."""
+    value = response.headers.get("Content-Length")
+    if value is None or not value.strip():
+        return None
+    try:
+        declared = int(value.strip())
+    except ValueError:
+        declared = -1
+    if declared < 0:
+        raise RenderError(
+            f"The image provider answered with a Content-Length of {value[:40]!r}, "
+            "not a number of bytes.",
+            retryable=True,
+        )
+    return declared
 
 
 def provider_message(response: requests.Response) -> str:
@@ -93,6 +129,7 @@ class ProviderHTTP:
         retries: int = 3,
         backoff: float = 1.0,
         max_retry_after: float = 60.0,
+        max_body_bytes: int = MAX_BODY_BYTES,
         session: requests.Session | None = None,
     ):
         self.name = name
@@ -103,10 +140,19 @@ class ProviderHTTP:
         self.retries = retries
         self.backoff = backoff
         self.max_retry_after = max_retry_after
+        self.max_body_bytes = max_body_bytes
         self.session = session or requests.Session()
 
     def url(self, path: str) -> str:
-        return path if path.startswith(("http://", "https://")) else self.base_url + path
+        """The URL of `path` under the base URL. Raises RenderError (not retryable) for
+        anything but a path: an absolute URL would take the auth header to its host."""
+        if not path.startswith("/") or path.startswith("//"):
+            raise RenderError(
+                f"{self.name}: {path[:200]!r} is not a path under {self.base_url}; "
+                "requests go to the configured base URL only.",
+                retryable=False,
+            )
+        return self.base_url + path
 
     def call(
         self,
@@ -125,24 +171,34 @@ class ProviderHTTP:
         returns is raised at once (a provider's 5xx that is really a refusal); None
         leaves the answer to the rules above."""
         retries = self.retries if retries is None else retries
+        url = self.url(path)
         last = "no attempt made"
         for attempt in range(retries + 1):
             wait: float | None = None
             try:
                 response = self.session.request(
                     method,
-                    self.url(path),
+                    url,
                     headers=self.headers,
                     auth=self.auth,
                     timeout=self.timeout,
+                    allow_redirects=False,
+                    stream=True,
                     **body,
                 )
+                self._read(response)
             except (requests.Timeout, requests.ConnectionError) as exc:
                 last = f"{type(exc).__name__}: {exc}"[:300]
                 state, detail = ProviderState.UNREACHABLE, "The image provider is not answering"
             else:
                 if response.status_code < 300:
                     return self._answer(response)
+                if response.status_code < 400:
+                    raise RenderError(
+                        f"{self.name} answered {path} with a redirect "
+                        f"(HTTP {response.status_code}); redirects are not followed.",
+                        retryable=False,
+                    )
                 refusal = refuse(response) if refuse and response.status_code != 429 else None
                 if refusal is not None:
                     raise refusal
@@ -179,6 +235,30 @@ class ProviderHTTP:
         return RenderError(
             f"{self.name} refused the request (HTTP {response.status_code}): "
             f"{provider_message(response)}",
+            retryable=False,
+        )
+
+    def _read(self, response: requests.Response) -> None:
+        """Reads the answer's body, at most `max_body_bytes` of it, into the response (so
+        its .json() and .text read those bytes, never more). Raises RenderError past it."""
+        try:
+            declared = declared_length(response)
+            if declared is not None and declared > self.max_body_bytes:
+                raise self._too_big()
+            content = bytearray()
+            for chunk in response.iter_content(CHUNK):
+                content += chunk
+                if len(content) > self.max_body_bytes:
+                    raise self._too_big()
+        finally:
+            response.close()
+        # requests' own cache of a read body: .json() and .text read it from here.
+        response._content = bytes(content)
+
+    def _too_big(self) -> RenderError:
+        return RenderError(
+            f"{self.name} answered with a body over {self.max_body_bytes} bytes "
+            "(RENDER_HTTP_MAX_BODY_BYTES).",
             retryable=False,
         )
 

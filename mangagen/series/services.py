@@ -56,7 +56,8 @@ def start_chapter(*, series: Series, story: str, title: str = "") -> Storyboard:
     of the chapter before it.
 
     Raises LimitReached past MAX_STORYBOARDS_PER_PERSON, or Refused (UPLOADS_FULL) when
-    the copies of the person's uploaded sheets would pass SHEET_UPLOAD_BYTES_PER_PERSON
+    the copies of the series' sheets and places' pictures would pass
+    PICTURE_BYTES_PER_PERSON
     (nothing is made, and no copied file is left in the storage).
     """
     quotas.check_storyboards(owner=series.owner)

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import base64
 import io
+import socket
 import struct
+import threading
+import time
 import zlib
 
 import pytest
@@ -138,3 +141,56 @@ def test_inline_base64_and_data_urls(files):
         taker.inline("not base64 at all!")
     with pytest.raises(RenderError, match="over 100000 bytes"):
         taker.inline("A" * 200_000)
+
+
+def test_a_content_length_that_is_not_a_number_is_a_failed_render(files):
+    files.store["odd.png"] = Reply(raw=picture(), chunked=True, headers={"Content-Length": "lots"})
+    with pytest.raises(RenderError, match="not a number of bytes"):
+        intake(files).fetch(f"{files.url}/odd.png")
+
+
+@pytest.fixture
+def dripping():
+    """A server that sends a picture's bytes one every 20 ms (well inside any timeout
+    between bytes) for thirty seconds; `dripping.finished` once it sent them all."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    stop, finished = threading.Event(), threading.Event()
+
+    def serve() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            connection.recv(65536)
+            connection.sendall(
+                b"HTTP/1.1 200 OK\r\nContent-Type: image/png\r\n"
+                b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+            )
+            ends = time.monotonic() + 30
+            try:
+                while time.monotonic() < ends and not stop.is_set():
+                    connection.sendall(b"1\r\n\0\r\n")
+                    stop.wait(0.02)
+                connection.sendall(b"0\r\n\r\n")
+                finished.set()
+            except OSError:
+                pass  # the client gave up: what the test waits for
+
+    server = threading.Thread(target=serve, daemon=True)
+    server.start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    yield url, finished
+    stop.set()
+    server.join(timeout=10)
+    listener.close()
+
+
+def test_a_download_has_one_deadline_however_slowly_its_bytes_come(dripping):
+    """Each byte comes long before the timeout, so only a deadline for the whole
+    download stops it (RENDER_IMAGE_DOWNLOAD_SECONDS)."""
+    url, finished = dripping
+    taker = Intake(hosts=(host_of(url),), max_bytes=100_000, timeout=5, deadline=0.5)
+    with pytest.raises(RenderError, match=r"took over 0\.5 s to download") as late:
+        taker.download(f"{url}/slow.png")
+    assert not finished.is_set(), "stopped while the bytes still came"
+    assert late.value.retryable

@@ -70,6 +70,45 @@ def test_metrics_answer_the_token_and_staff_only(client, make_user, settings):
     assert client.get("/metrics").status_code == 200
 
 
+@pytest.mark.parametrize(
+    "address, secure, answered",
+    [
+        ("127.0.0.1", False, 200),  # a scraper beside it
+        ("10.4.5.6", False, 200),  # inside the network
+        ("fd00::7", False, 200),
+        ("203.0.113.9", False, 403),  # the public host over plain HTTP: its token in clear
+        ("2001:db8::1", False, 403),
+        ("203.0.113.9", True, 200),  # over HTTPS, from anywhere
+    ],
+)
+def test_metrics_over_plain_http_only_from_the_network_while_https_is_redirected(
+    client, settings, address, secure, answered
+):
+    settings.METRICS_TOKEN = "scrape-secret-1234"
+    settings.SECURE_SSL_REDIRECT = True
+    scraped = client.get(
+        "/metrics",
+        headers={"Authorization": "Bearer scrape-secret-1234"},
+        REMOTE_ADDR=address,
+        secure=secure,
+    )
+    assert scraped.status_code == answered
+    if answered == 403:
+        assert scraped.json()["error"] == "permission_denied"
+        assert "METRICS_PLAIN_HTTP_NETWORKS" in scraped.json()["detail"]
+
+
+def test_the_networks_allowed_plain_http_are_a_setting(client, settings):
+    settings.METRICS_TOKEN = "scrape-secret-1234"
+    settings.SECURE_SSL_REDIRECT = True
+    settings.METRICS_PLAIN_HTTP_NETWORKS = ["198.51.100.0/24"]
+    bearer = {"Authorization": "Bearer scrape-secret-1234"}
+    assert client.get("/metrics", headers=bearer, REMOTE_ADDR="198.51.100.7").status_code == 200
+    assert client.get("/metrics", headers=bearer, REMOTE_ADDR="10.0.0.1").status_code == 403
+    settings.SECURE_SSL_REDIRECT = False  # no HTTPS anywhere (a laptop): plain HTTP it is
+    assert client.get("/metrics", headers=bearer, REMOTE_ADDR="10.0.0.1").status_code == 200
+
+
 def test_no_token_set_means_staff_only(client, settings):
     settings.METRICS_TOKEN = ""
     assert client.get("/metrics", headers={"Authorization": "Bearer "}).status_code == 401

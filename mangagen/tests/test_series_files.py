@@ -14,7 +14,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test.client import BOUNDARY, MULTIPART_CONTENT, encode_multipart
 
-from mangagen import deletion
+from mangagen import deletion, quotas
 from mangagen.characters import services as sheets
 from mangagen.characters.models import CharacterSheet
 from mangagen.jobs import services as jobs
@@ -114,14 +114,15 @@ def test_deleting_a_chapter_takes_its_place_pictures_and_leaves_the_library_its_
 def test_a_chapter_refused_half_way_through_its_copies_leaves_no_file(
     media, person, user, settings
 ):
-    """Copies of uploaded sheets count against the upload cap: the second copy is
+    """Copies of sheets count against PICTURE_BYTES_PER_PERSON: the second copy is
     refused, the chapter is not made, and the first copy's file goes again."""
     made = new_series(person)
     one = first_chapter(person, made["id"])
     kenji = f"/api/storyboards/{one.pk}/characters/Kenji/sheet/"
     assert multipart(person, kenji, picture(3)).status_code == 200
     uploaded = {s.name: s.bytes for s in CharacterSheet.objects.filter(storyboard=one)}
-    settings.SHEET_UPLOAD_BYTES_PER_PERSON = sum(uploaded.values()) + uploaded["Aiko"]
+    stored = quotas.stored_picture_bytes(owner_id=one.owner_id)
+    settings.PICTURE_BYTES_PER_PERSON = stored + uploaded["Aiko"]
     before, boards = media.names(), Storyboard.objects.count()
 
     refused = post(person, f"/api/series/{made['id']}/chapters/", {"story": "Next."})

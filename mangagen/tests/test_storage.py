@@ -258,7 +258,7 @@ def test_a_persons_own_pictures_are_capped_in_bytes(media, cast_board, user, cli
     assert upload(client, cast_board, "Aiko", picture(0)).status_code == 200
     first = CharacterSheet.objects.get()
     assert first.bytes == len(media_bytes(first))
-    settings.SHEET_UPLOAD_BYTES_PER_PERSON = first.bytes * 3 // 2
+    settings.PICTURE_BYTES_PER_PERSON = first.bytes * 3 // 2
     refused = upload(client, cast_board, "Kenji", picture(1))
     assert refused.status_code == 400 and refused.json()["error"] == "sheet_uploads_full"
     assert CharacterSheet.objects.count() == 1, "nothing changed"
