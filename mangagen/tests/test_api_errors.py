@@ -59,6 +59,25 @@ def test_other_ledger_refusals_keep_their_statuses():
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize(
+    "refusal, secret",
+    [
+        (ledger_errors.IdempotencyConflict(key="stripe:refund:pi_secret:3"), "pi_secret"),
+        (ledger_errors.HoldAlreadyResolved(hold_id=4242, state="captured"), "4242"),
+        (ledger_errors.HoldExpired(hold_id=4242), "4242"),
+        (ledger_errors.HoldAlreadyExpired(hold_id=4242), "4242"),
+        (ledger_errors.InvalidAmount("amount=-3 on key job:9:hold"), "job:9"),
+    ],
+)
+def test_a_ledger_refusal_tells_a_person_no_hold_or_key(refusal, secret, caplog):
+    """The ledger's own words name holds and idempotency keys: the log has them, the
+    answer says what happened in fixed words."""
+    response = exception_handler(refusal, {})
+    assert response.data["error"] == str(refusal.code)
+    assert secret not in response.data["detail"] and response.data["detail"]
+    assert secret in caplog.text
+
+
 def test_an_api_path_no_route_serves_answers_the_api_404(client, django_user_model):
     client.force_login(django_user_model.objects.create_user("unrouted", password="p"))
     for path in ("/api/jobs/-1/cancel/", "/api/no-such-thing/", "/api/storyboards/x/"):
