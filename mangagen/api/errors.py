@@ -22,6 +22,8 @@ from ledger import errors as ledger_errors
 from ledger.errors import LedgerCode
 from mangagen.errors import ApplicationError, Code
 
+from .parsers import body_refusal
+
 logger = logging.getLogger(__name__)
 
 # The ledger cannot import this app: its refusals' statuses are set here (409 otherwise).
@@ -40,6 +42,7 @@ def ledger_status(kind: type[ledger_errors.LedgerError]) -> int:
 
 
 def exception_handler(exc, context):
+    exc = body_refusal(exc) or exc  # a body past Django's bounds: 400 parse_error, not HTML
     if isinstance(exc, ApplicationError):
         return Response(_body(exc), status=exc.status, headers=exc.headers())
     if isinstance(exc, ledger_errors.LedgerError):
