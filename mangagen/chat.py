@@ -5,13 +5,61 @@ endpoint is `POST {base}/v1/chat/completions` with `response_format`
 `{"type": "json_object"}` (OpenAI's JSON mode, which LocalAI, vLLM, SGLang
 and Ollama's OpenAI API accept too); the object is read from the first
 choice's message content.
+
+A call that fails raises `ChatFailed`, whose `kind` says why in one of a few
+fixed ways (`ChatFailure`). A person is told only that (`ChatFailed.reason`):
+the exception's own words name the endpoint's host, port and path, so they go
+to the log, whose lines carry the request's id, and nowhere else.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+from enum import StrEnum
 
 import requests
+from django.utils.translation import gettext, gettext_lazy
+
+logger = logging.getLogger(__name__)
+
+
+class ChatFailure(StrEnum):
+    """Why a chat model's answer could not be used."""
+
+    UNREACHABLE = "unreachable"  # no connection (refused, no such host, TLS)
+    TIMED_OUT = "timed_out"  # connected, but no answer within CHAT_TIMEOUT_SECONDS
+    REFUSED = "refused"  # an HTTP 4xx: a key, a model name or a quota it will not take
+    FAILING = "failing"  # an HTTP 5xx: the model's server is failing
+    UNUSABLE = "unusable"  # an answer, but not the JSON asked for (or it broke the rules)
+
+
+# What a person is told for each kind, as part of a sentence ("… could not be used (…)").
+REASONS = {
+    ChatFailure.UNREACHABLE: gettext_lazy("the model could not be reached"),
+    ChatFailure.TIMED_OUT: gettext_lazy("the model did not answer in time"),
+    ChatFailure.REFUSED: gettext_lazy("the model refused the request"),
+    ChatFailure.FAILING: gettext_lazy("the model answered with an error"),
+    ChatFailure.UNUSABLE: gettext_lazy("the model's answer was not what was asked for"),
+}
+
+
+class ChatFailed(Exception):
+    """A chat call that gave nothing usable. `str()` is the detail for the log (it may
+    name the endpoint); `reason` is the fixed words for a person."""
+
+    def __init__(self, kind: ChatFailure, detail: str):
+        super().__init__(detail)
+        self.kind = kind
+
+    @property
+    def reason(self) -> str:
+        """Why, in the interface's language, naming no host, port, path or key."""
+        return gettext(REASONS[self.kind])
+
+    def log(self, what: str) -> None:
+        """Writes the detail to the log (with the request's id, as every line has)."""
+        logger.warning("%s failed (%s): %s", what, self.kind, self)
 
 
 def ask_json(
@@ -24,30 +72,33 @@ def ask_json(
     user: str,
     temperature: float,
 ) -> object:
-    """The JSON the model answered. Raises `requests.RequestException` when the
-    endpoint cannot be reached, ValueError for an HTTP error or an answer that is
-    not JSON, KeyError/IndexError/TypeError for an answer of another shape."""
-    response = requests.post(
-        f"{base_url.rstrip('/')}/v1/chat/completions",
-        headers={"Authorization": f"Bearer {api_key}"} if api_key else {},
-        json={
-            "model": model,
-            "response_format": {"type": "json_object"},
-            "temperature": temperature,
-            "messages": [
-                {"role": "system", "content": system},
-                {"role": "user", "content": user},
-            ],
-        },
-        timeout=timeout,
-    )
+    """The JSON the model answered. Raises ChatFailed when the endpoint cannot be reached,
+    does not answer in time, answers an HTTP error, or answers anything but JSON in the
+    shape of a chat completion."""
+    try:
+        response = requests.post(
+            f"{base_url.rstrip('/')}/v1/chat/completions",
+            headers={"Authorization": f"Bearer {api_key}"} if api_key else {},
+            json={
+                "model": model,
+                "response_format": {"type": "json_object"},
+                "temperature": temperature,
+                "messages": [
+                    {"role": "system", "content": system},
+                    {"role": "user", "content": user},
+                ],
+            },
+            timeout=timeout,
+        )
+    except requests.Timeout as exc:  # before ConnectionError: a ConnectTimeout is both
+        raise ChatFailed(ChatFailure.TIMED_OUT, f"{type(exc).__name__}: {exc}") from exc
+    except requests.RequestException as exc:
+        raise ChatFailed(ChatFailure.UNREACHABLE, f"{type(exc).__name__}: {exc}") from exc
     if response.status_code >= 400:
-        raise ValueError(f"the model answered HTTP {response.status_code}")
-    content = response.json()["choices"][0]["message"]["content"]
-    return json.loads(content)
-
-
-def reason(exc: Exception) -> str:
-    """A failed call's reason, short enough to show a person."""
-    text = str(exc) or type(exc).__name__
-    return text if len(text) < 160 else text[:157] + "…"
+        kind = ChatFailure.FAILING if response.status_code >= 500 else ChatFailure.REFUSED
+        raise ChatFailed(kind, f"HTTP {response.status_code}: {response.text[:300]}")
+    try:
+        content = response.json()["choices"][0]["message"]["content"]
+        return json.loads(content)
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        raise ChatFailed(ChatFailure.UNUSABLE, f"{type(exc).__name__}: {exc}") from exc

@@ -473,9 +473,10 @@ REST_FRAMEWORK = {
     # JSON, a form or nothing: an endpoint that needs no body takes whatever a client
     # sends with it (fetch and requests send `{}` as JSON, sendBeacon a form).
     "DEFAULT_PARSER_CLASSES": [
-        "rest_framework.parsers.JSONParser",
-        "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
+        # DRF's, answering a body they cannot read in the error shape (mangagen/api/parsers.py).
+        "mangagen.api.parsers.JSONParser",
+        "mangagen.api.parsers.FormParser",
+        "mangagen.api.parsers.MultiPartParser",
     ],
     "DEFAULT_SCHEMA_CLASS": "mangagen.api.schema.ErrorDeclaringSchema",
     "EXCEPTION_HANDLER": "mangagen.api.errors.exception_handler",

@@ -177,3 +177,65 @@ def test_every_route_that_needs_no_body_takes_none_an_empty_json_object_or_a_for
             if answer.status_code in (400, 415) or answer.status_code >= 500:
                 refused.append(f"{route} with {what}: {answer.status_code} {answer.text[:200]}")
     assert refused == []
+
+
+# --- what an error gives away -----------------------------------------------------------------
+
+# A chat model at an address nothing listens on, behind an internal path, with a key.
+UNREACHABLE_CHAT = "http://127.0.0.1:9/internal-chat-gateway"
+GIVEAWAYS = ("127.0.0.1", "port", ":9", "internal-chat-gateway", "/v1/", "sk-internal", "HTTP")
+
+
+@pytest.fixture(scope="module")
+def unreachable_chat(database_url):
+    env = {
+        "TRANSLATOR": "openai",
+        "DRAFTER": "openai",
+        "CHAT_BASE_URL": UNREACHABLE_CHAT,
+        "CHAT_API_KEY": "sk-internal-key",
+        "CHAT_TIMEOUT_SECONDS": "5",
+    }
+    with server(database_url, "chat", **env) as running:
+        yield running
+
+
+def test_an_unreachable_chat_model_is_named_by_no_address_only_in_the_log(unreachable_chat):
+    """The translation draft's 502 and the drafter's notice say what happened in fixed
+    words; the address, the path and the library's words are in the log line that
+    carries the request's id."""
+    person = Visitor(unreachable_chat.base_url)
+    board = person.post("/api/storyboards/", {"title": "Roof", "story": 'Aiko ran. "Go!"'})
+    assert board.status_code == 201, board.text
+    board_id = board.json()["id"]
+
+    translated = person.post(f"/api/storyboards/{board_id}/translations/ja/draft/")
+    assert translated.status_code == 502, translated.text
+    assert translated.headers["Content-Type"] == "application/json"
+    assert translated.json() == {
+        "error": "translator_failed",
+        "detail": "The translation model could not be used (the model could not be reached); "
+        "nothing was changed.",
+    }
+    drafted = person.post(f"/api/storyboards/{board_id}/draft/")
+    assert drafted.status_code == 200, drafted.text
+    assert "(the model could not be reached)" in drafted.json()["notice"]
+    for answer in (translated, drafted):
+        leaked = [word for word in GIVEAWAYS if word in answer.text]
+        assert leaked == [], answer.text
+
+    for answer in (translated, drafted):
+        line = logged_line(Path(unreachable_chat.log), answer.headers["X-Request-ID"])
+        assert "internal-chat-gateway" in line and "port=9" in line and "unreachable" in line
+
+
+def logged_line(log: Path, request_id: str) -> str:
+    """The log line of that request that names the chat model (waited for: the server
+    may not have written it yet)."""
+
+    def found() -> str | None:
+        lines = log.read_text().splitlines()
+        return next((ln for ln in lines if request_id in ln and "chat" in ln), None)
+
+    return wait_for(
+        found, what=lambda: f"request {request_id}'s line in\n{log.read_text()[-3000:]}"
+    )

@@ -8,15 +8,23 @@ an ApplicationError with `plain_error_response`. docs/api.md, "Errors", lists
 the codes; the OpenAPI schema declares them per operation (`mangagen.api.schema`).
 """
 
+import logging
+
 from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
 from django.http import Http404, JsonResponse
 from django.urls import reverse
+from django.utils.translation import gettext_lazy
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from ledger import errors as ledger_errors
+from ledger.errors import LedgerCode
 from mangagen.errors import ApplicationError, Code
+
+from .parsers import body_refusal
+
+logger = logging.getLogger(__name__)
 
 # The ledger cannot import this app: its refusals' statuses are set here (409 otherwise).
 LEDGER_STATUS = {
@@ -34,6 +42,7 @@ def ledger_status(kind: type[ledger_errors.LedgerError]) -> int:
 
 
 def exception_handler(exc, context):
+    exc = body_refusal(exc) or exc  # a body past Django's bounds: 400 parse_error, not HTML
     if isinstance(exc, ApplicationError):
         return Response(_body(exc), status=exc.status, headers=exc.headers())
     if isinstance(exc, ledger_errors.LedgerError):
@@ -87,8 +96,29 @@ def _first_message(detail, path: str = "") -> str:
     return f"{path}: {detail}" if path else str(detail)
 
 
+# The words a person reads for a ledger refusal that is not theirs to act on: the ledger's
+# own name holds and idempotency keys, so they go to the log instead.
+LEDGER_DETAIL = {
+    LedgerCode.IDEMPOTENCY_CONFLICT: gettext_lazy(
+        "That request was already made with other details; nothing was changed."
+    ),
+    LedgerCode.HOLD_ALREADY_RESOLVED: gettext_lazy(
+        "Those credits were already settled; nothing was changed."
+    ),
+    LedgerCode.HOLD_EXPIRED: gettext_lazy(
+        "The credits held for this have been released; nothing was charged."
+    ),
+}
+LEDGER_REFUSED = gettext_lazy("The credits could not be used for this; nothing was changed.")
+# Refusals whose words are written for the person (translated, with what to do next).
+SPOKEN_BY_THE_LEDGER = (ledger_errors.InsufficientCredits, ledger_errors.AccountFlagged)
+
+
 def _ledger_refusal(exc: ledger_errors.LedgerError, context) -> Response:
     body = {"error": str(exc.code), "detail": str(exc)}
+    if not isinstance(exc, SPOKEN_BY_THE_LEDGER):
+        logger.warning("The ledger refused a request (%s): %s", exc.code, exc)
+        body["detail"] = str(LEDGER_DETAIL.get(exc.code, LEDGER_REFUSED))
     if isinstance(exc, ledger_errors.InsufficientCredits):
         # Every 402 says what to do about it: how many are left and where to buy more.
         # A view may say what the credit was for (`insufficient_credits_detail`).

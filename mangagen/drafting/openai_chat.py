@@ -2,23 +2,20 @@
 
 The model's answer is validated with the same rules as a person's edits; an
 unusable answer (bad JSON, wrong shape, over the limits, an HTTP error) falls
-back to the rule-based draft with a notice saying so.
+back to the rule-based draft with a notice saying so, in the fixed words of
+its kind of failure (`mangagen.chat.ChatFailure`); what went wrong exactly goes
+to the log.
 """
 
 from __future__ import annotations
 
-import logging
-
-import requests
 from django.utils.translation import gettext
 
-from mangagen.chat import ask_json, reason
+from mangagen.chat import ChatFailed, ChatFailure, ask_json
 from mangagen.storyboards import limits
 
 from .draft import Draft, StoryContext
 from .rules import RuleDrafter
-
-logger = logging.getLogger(__name__)
 
 SYSTEM_PROMPT = f"""You turn a short story into a manga storyboard.
 Answer with one JSON object and nothing else, of this shape:
@@ -60,16 +57,19 @@ class ChatDrafter:
         try:
             answer = self._ask(title=title, story=story, characters=characters, context=context)
             return self._validated(answer, characters, places=context.places)
-        except (requests.RequestException, ValueError, KeyError, TypeError, IndexError) as exc:
-            logger.warning("Chat drafter failed, falling back to rules: %s", exc)
-            fallback = RuleDrafter().draft(
-                title=title, story=story, characters=characters, context=context
-            )
-            fallback.notice = gettext(
-                "The language model's draft could not be used (%(reason)s), "
-                "so this draft was made by the built-in rules instead."
-            ) % {"reason": reason(exc)}
-            return fallback
+        except ChatFailed as exc:
+            failure = exc
+        except (ValueError, KeyError, TypeError, IndexError) as exc:  # broke the rules
+            failure = ChatFailed(ChatFailure.UNUSABLE, f"{type(exc).__name__}: {exc}")
+        failure.log("The chat drafter (falling back to the rules)")
+        fallback = RuleDrafter().draft(
+            title=title, story=story, characters=characters, context=context
+        )
+        fallback.notice = gettext(
+            "The language model's draft could not be used (%(reason)s), "
+            "so this draft was made by the built-in rules instead."
+        ) % {"reason": failure.reason}
+        return fallback
 
     def _ask(
         self, *, title: str, story: str, characters: list[dict], context: StoryContext

@@ -132,8 +132,14 @@ def _live_key() -> bool:
 def verify(*, payload: bytes, signature: str | None) -> dict:
     """The event, if Stripe signed it recently; raises BadSignature otherwise (and for a
     body that is not an event)."""
+    # The caller is told only that the call was refused; why (a setting, the library's
+    # words) goes to the log, with the request's id.
+    unsigned = gettext(
+        "The call is not signed with the webhook's secret, or was signed too long ago."
+    )
     if not settings.STRIPE_WEBHOOK_SECRET:
-        raise BadSignature("STRIPE_WEBHOOK_SECRET is not set")
+        logger.error("A Stripe webhook call was refused: STRIPE_WEBHOOK_SECRET is not set")
+        raise BadSignature(unsigned)
     try:
         event = stripe.Webhook.construct_event(
             payload,
@@ -142,9 +148,11 @@ def verify(*, payload: bytes, signature: str | None) -> dict:
             tolerance=settings.STRIPE_WEBHOOK_TOLERANCE_SECONDS,
         )
     except stripe.SignatureVerificationError as exc:
-        raise BadSignature(f"bad signature: {exc}") from exc
+        logger.warning("A Stripe webhook call was refused: %s", exc)
+        raise BadSignature(unsigned) from exc
     except ValueError as exc:  # signed, but not JSON
-        raise BadSignature(str(exc)) from exc
+        logger.warning("A signed Stripe webhook call is not an event: %s", exc)
+        raise BadSignature(gettext("The body is not a Stripe event.")) from exc
     return event.to_dict()
 
 

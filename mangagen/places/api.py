@@ -2,10 +2,10 @@
 
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from mangagen.api.parsers import MultiPartParser
 from mangagen.api.schema import refuses
 from mangagen.api.throttles import WritesThrottle
 from mangagen.characters.errors import Refused

@@ -1,6 +1,7 @@
 """Drafting: the offline rules, and the chat backend against a local stand-in."""
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -156,37 +157,71 @@ def test_chat_drafter_asks_for_json_and_uses_a_valid_answer(standin):
     assert "Aiko waits." in sent["json"]["messages"][-1]["content"]
 
 
+UNUSABLE = "the model's answer was not what was asked for"
+
+
 @pytest.mark.parametrize(
-    "reply, reason",
+    "reply, reason, detail",
     [
-        (chat("Sure! Here is your storyboard: panel 1…"), "Expecting value"),
-        (chat(json.dumps({"panels": []})), "no panels"),
-        (chat(json.dumps({"characters": [], "panels": [{"description": "x" * 5000}]})), "rules"),
+        (chat("Sure! Here is your storyboard: panel 1…"), UNUSABLE, "Expecting value"),
+        (chat(json.dumps({"panels": []})), UNUSABLE, "no panels"),
+        (
+            chat(json.dumps({"characters": [], "panels": [{"description": "x" * 5000}]})),
+            UNUSABLE,
+            "no more than 1000 characters",
+        ),
         (
             chat(json.dumps({"panels": [{"description": "x", "characters": ["Ghost"]}]})),
+            UNUSABLE,
             "Ghost",
         ),
         (  # a line with no text: refused whole, not stored half
             chat(json.dumps({"panels": [{"description": "x", "dialogue": [{"speaker": ""}]}]})),
-            "text",
+            UNUSABLE,
+            "'text'",
         ),
-        (chat(json.dumps(GOOD_ANSWER | {"characters": {"Aiko": "x"}})), "not a list"),
-        (chat(json.dumps(GOOD_ANSWER | {"characters": [7]})), "not names"),
-        (Canned(status=500, body={"error": "overloaded"}), "HTTP 500"),
-        (Canned(body={"unexpected": True}), "choices"),
+        (chat(json.dumps(GOOD_ANSWER | {"characters": {"Aiko": "x"}})), UNUSABLE, "not a list"),
+        (chat(json.dumps(GOOD_ANSWER | {"characters": [7]})), UNUSABLE, "not names"),
+        (
+            Canned(status=500, body={"error": "overloaded"}),
+            "the model answered with an error",
+            "HTTP 500",
+        ),
+        (
+            Canned(status=401, body={"error": "bad key"}),
+            "the model refused the request",
+            "HTTP 401",
+        ),
+        (Canned(body={"unexpected": True}), UNUSABLE, "choices"),
     ],
 )
-def test_chat_drafter_falls_back_to_rules_with_a_notice(standin, reply, reason):
+def test_chat_drafter_falls_back_to_rules_with_a_notice(standin, caplog, reply, reason, detail):
+    """The notice names the kind of failure in fixed words; the model's own words (which
+    may name its address) go to the log only."""
     standin.reply(reply)
     draft = drafter(standin).draft(title="t", story='Aiko ran. "Go!" Aiko said.', characters=[])
-    assert "built-in rules" in draft.notice and reason in draft.notice
+    assert "built-in rules" in draft.notice and f"({reason})" in draft.notice
+    assert detail not in draft.notice and "127.0.0.1" not in draft.notice
+    assert detail in caplog.text
     assert draft.panels and draft.panels[0]["dialogue"][0]["speaker"] == "Aiko"
 
 
-def test_chat_drafter_falls_back_when_the_server_is_unreachable():
-    gone = ChatDrafter(base_url="http://127.0.0.1:9", api_key="", model="m", timeout=1)
+def test_chat_drafter_falls_back_when_the_model_answers_too_late(standin, caplog):
+    standin.reply(replace(chat(json.dumps(GOOD_ANSWER)), delay=1.5))
+    late = ChatDrafter(base_url=standin.url, api_key="", model="m", timeout=0.3)
+    draft = late.draft(title="t", story="Aiko ran.", characters=[])
+    assert "(the model did not answer in time)" in draft.notice
+    assert "127.0.0.1" not in draft.notice and "ReadTimeout" in caplog.text
+
+
+def test_chat_drafter_falls_back_when_the_server_is_unreachable(caplog):
+    gone = ChatDrafter(base_url="http://127.0.0.1:9/internal-x", api_key="", model="m", timeout=1)
     draft = gone.draft(title="t", story="Aiko ran.", characters=[])
     assert "built-in rules" in draft.notice
+    assert "(the model could not be reached)" in draft.notice
+    for secret in ("127.0.0.1", ":9", "internal-x", "chat/completions", "HTTPConnectionPool"):
+        assert secret not in draft.notice
+    assert "127.0.0.1" in caplog.text and "internal-x" in caplog.text  # for the operator
 
 
 def test_drafter_is_chosen_by_settings(settings):

@@ -262,7 +262,19 @@ def test_a_bad_signature_is_400_and_changes_nothing(client, user, signature):
     headers = {"HTTP_STRIPE_SIGNATURE": signature} if signature else {}
     response = client.post("/stripe/webhook/", payload, content_type="application/json", **headers)
     assert response.status_code == 400
+    assert response.json() == {"error": "bad_signature", "detail": UNSIGNED}  # not Stripe's words
     assert available(user) == 0 and not StripeEvent.objects.exists()
+
+
+UNSIGNED = "The call is not signed with the webhook's secret, or was signed too long ago."
+
+
+def test_a_webhook_without_its_secret_set_names_no_setting(client, user, settings, caplog):
+    settings.STRIPE_WEBHOOK_SECRET = ""
+    response = deliver(client, event("checkout.session.completed", checkout(user)))
+    assert response.status_code == 400
+    assert response.json() == {"error": "bad_signature", "detail": UNSIGNED}
+    assert "STRIPE_WEBHOOK_SECRET is not set" in caplog.text  # for the operator
 
 
 def test_a_wrong_secret_or_a_stale_timestamp_is_400(client, user):
@@ -579,3 +591,18 @@ def test_many_concurrent_deliveries_of_one_event_grant_once(user, race):
     assert available(user) == 20
     assert Transfer.objects.filter(kind="grant").count() == 1
     assert StripeEvent.objects.get().deliveries == 200
+
+
+def test_a_signed_body_that_is_no_event_is_400_in_fixed_words(client):
+    payload = "{not json"
+    response = client.post(
+        "/stripe/webhook/",
+        payload,
+        content_type="application/json",
+        HTTP_STRIPE_SIGNATURE=sign(payload),
+    )
+    assert response.status_code == 400
+    assert response.json() == {
+        "error": "bad_signature",
+        "detail": "The body is not a Stripe event.",
+    }

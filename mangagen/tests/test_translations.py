@@ -453,6 +453,9 @@ def test_a_translation_never_holds_or_spends_a_credit_nor_changes_an_art_hash(
 # --- machine drafts --------------------------------------------------------------------------
 
 
+REQUEST_ID = "8d3c8a1e3b7e4f0a9c6b5d4e3f2a1b0c"
+
+
 def completion(content: dict) -> Canned:
     """An answer as OpenAI's chat-completions endpoint gives it (a chat.completion object)."""
     return Canned(
@@ -571,12 +574,19 @@ def test_nothing_missing_asks_nothing_and_counts_nothing(board, signed_in, trans
 @pytest.mark.parametrize(
     "reply, reason",
     [
-        (Canned(status=503, body={"error": {"message": "overloaded"}}), "HTTP 503"),
+        (
+            Canned(status=503, body={"error": {"message": "overloaded"}}),
+            "could not be used (the model answered with an error)",
+        ),
+        (
+            Canned(status=403, body={"error": {"message": "no such model"}}),
+            "could not be used (the model refused the request)",
+        ),
         (completion({"lines": ["not", "a", "map"]}), "not a set of lines"),
         (completion({"lines": {"title": 7, "p1.c": "x" * 301}}), "none of the lines"),
         (
             Canned(body={"choices": [{"message": {"role": "assistant", "content": "Sure!"}}]}),
-            "could not be used",
+            "could not be used (the model's answer was not what was asked for)",
         ),
     ],
 )
@@ -589,7 +599,27 @@ def test_a_failed_draft_answers_502_and_changes_nothing(
     response = signed_in.post(url(board, "ja", "draft/"))
     assert response.status_code == 502 and response.json()["error"] == "translator_failed"
     assert reason in response.json()["detail"]
+    assert "overloaded" not in response.text and "no such model" not in response.text
     assert signed_in.get(url(board, "ja")).json() == before
+
+
+@pytest.mark.django_db
+def test_an_unreachable_model_is_named_in_fixed_words_and_its_address_only_in_the_log(
+    board, signed_in, translator, settings, caplog
+):
+    from mangagen.observability.logs import ContextFilter
+
+    caplog.handler.addFilter(ContextFilter())  # as the console handler does: the request id
+    settings.CHAT_BASE_URL = "http://127.0.0.1:9/internal-chat"
+    response = signed_in.post(url(board, "ja", "draft/"), HTTP_X_REQUEST_ID=REQUEST_ID)
+    assert response.status_code == 502 and response.json() == {
+        "error": "translator_failed",
+        "detail": "The translation model could not be used (the model could not be reached); "
+        "nothing was changed.",
+    }
+    logged = [r for r in caplog.records if "internal-chat" in r.getMessage()]
+    assert logged and "port=9" in logged[0].getMessage()
+    assert logged[0].request_id == REQUEST_ID
 
 
 @pytest.mark.django_db

@@ -9,19 +9,15 @@ is, and a line it did not answer usably stays to translate.
 from __future__ import annotations
 
 import json
-import logging
 from dataclasses import dataclass
 
-import requests
 from django.conf import settings
 from django.utils.translation import gettext
 
-from mangagen.chat import ask_json, reason
+from mangagen.chat import ChatFailed, ask_json
 from mangagen.lettering import languages, one_line
 
 from .errors import TranslatorFailed
-
-logger = logging.getLogger(__name__)
 
 SYSTEM_PROMPT = """You translate the lettering of a comic: its title, speech balloons and
 captions. Answer with one JSON object and nothing else, of this shape:
@@ -73,13 +69,13 @@ class ChatTranslator:
                 user=json.dumps(request, ensure_ascii=False),
                 temperature=0.2,
             )
-        except (requests.RequestException, ValueError, KeyError, TypeError, IndexError) as exc:
-            logger.warning("Chat translator failed: %s", exc)
+        except ChatFailed as exc:
+            exc.log("The chat translator")
             raise TranslatorFailed(
                 gettext(
                     "The translation model could not be used (%(reason)s); nothing was changed."
                 )
-                % {"reason": reason(exc)}
+                % {"reason": exc.reason}
             ) from exc
         answered = answer.get("lines", answer) if isinstance(answer, dict) else None
         if not isinstance(answered, dict):
