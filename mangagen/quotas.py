@@ -225,7 +225,7 @@ def _retry_after(window: list[int], now: float, *, room_ms: int) -> int:
     for n, spent in enumerate(window):
         left -= spent
         if left + room_ms <= _budget_ms():
-            return max(math.ceil((first + n + 1) * SLOT_SECONDS + WINDOW_SECONDS - now), 1)
+            return max(math.ceil((first + n) * SLOT_SECONDS + WINDOW_SECONDS - now), 1)
     return WINDOW_SECONDS
 
 
