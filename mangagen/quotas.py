@@ -183,6 +183,7 @@ class _Block:
 
     user_id: int
     prepaid_ms: float = 0.0
+    reserved_at: float = 0.0  # the clock when it reserved: what it gives back goes there
 
 
 def _blocks() -> list[_Block]:
@@ -208,7 +209,7 @@ def _window(user_id: int, now: float) -> list[int]:
 
 
 def _add(user_id: int, ms: int, now: float) -> None:
-    """Adds `ms` (negative: gives back) to the person's current slot."""
+    """Adds `ms` (negative: gives back) to the person's slot of the moment `now`."""
     if not ms:
         return
     key = _slot_key(user_id, int(now // SLOT_SECONDS))
@@ -275,7 +276,7 @@ def check_drawing(*, user_id: int) -> None:
         raise _spent_refusal(_retry_after(window, now, room_ms=1))
 
 
-def _reserve(*, user_id: int, estimate: float) -> int:
+def _reserve(*, user_id: int, estimate: float, now: float) -> int:
     """Reserves `estimate` CPU seconds of the person's budget for one piece of work, or
     refuses it (LimitReached) when it would not fit: larger than the whole budget, or
     than what is left of it now. Returns the milliseconds reserved."""
@@ -292,7 +293,6 @@ def _reserve(*, user_id: int, estimate: float) -> int:
                 "budget": f"{settings.DRAWING_CPU_SECONDS_PER_MINUTE:g}",
             },
         )
-    now = clock()
     # Added first, then read: two requests at once each see the other's reservation
     # (both may be refused; never both let through past the budget).
     _add(user_id, wanted, now)
@@ -324,16 +324,17 @@ def drawing(*, user_id: int, estimate: float = 0.0) -> Iterator[None]:
     loop could otherwise keep a web process's CPU busy.
     """
     check_drawing(user_id=user_id)
-    reserved = _reserve(user_id=user_id, estimate=estimate) if estimate else 0
+    now = clock()
+    reserved = _reserve(user_id=user_id, estimate=estimate, now=now) if estimate else 0
     blocks = _blocks()
     if not blocks:
         _drawing.mark = time.thread_time()
-    block = _Block(user_id, prepaid_ms=reserved)
+    block = _Block(user_id, prepaid_ms=reserved, reserved_at=now)
     blocks.append(block)
     try:
         yield
     finally:
         _settle(at_least_ms=1)
         blocks.pop()
-        if block.prepaid_ms >= 1:  # what the reservation did not use goes back
-            _add(user_id, -math.floor(block.prepaid_ms), clock())
+        if block.prepaid_ms >= 1:  # what the reservation did not use goes back, to its slot
+            _add(user_id, -math.floor(block.prepaid_ms), block.reserved_at)

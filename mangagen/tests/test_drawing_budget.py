@@ -139,6 +139,18 @@ def test_a_reservation_is_refused_up_front_and_seen_by_a_second_request(settings
     assert 15 <= spent_ms(7) < 100, "what was not used went back"
 
 
+def test_what_a_reservation_gives_back_goes_where_it_was_taken(settings, at):
+    """Given back in a later slot, it would outlive the reservation in the window and
+    count as budget to spend again."""
+    settings.DRAWING_CPU_SECONDS_PER_MINUTE = 1.0
+    with quotas.drawing(user_id=7, estimate=0.8):
+        at(NOW + 20)
+        burn(5)
+    assert spent_ms(7) < 20
+    at(NOW + 61)  # the reservation's slot has left the window
+    assert spent_ms(7) == 0
+
+
 def test_builds_past_a_reservation_meet_the_budget(settings, at):
     settings.DRAWING_CPU_SECONDS_PER_MINUTE = 0.1
     built = 0
