@@ -16,9 +16,11 @@ they are not money, which the ledger guards exactly.
 from __future__ import annotations
 
 import contextlib
+import math
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
@@ -205,49 +207,184 @@ def take_chat_call(*, user, now: datetime | None = None) -> None:
         )
 
 
+# --- the drawing budget --------------------------------------------------------------
+#
+# What a person's requests spent drawing in the last WINDOW_SECONDS, kept in the cache
+# (Redis) in slots of SLOT_SECONDS: `drawing:<person>:<slot>`, each a count of CPU
+# milliseconds. Every request of the person, in any web process, reads and adds to the
+# same slots, so two at once see each other's spend; the window rolls, so a request
+# that starts near the end of a minute gets no fresh minute.
+
+WINDOW_SECONDS = 60
+SLOT_SECONDS = 5
+_SLOTS = WINDOW_SECONDS // SLOT_SECONDS
+
 _drawing = threading.local()
 
 
 def clock() -> float:
-    """Seconds since the epoch: the drawing budget's minutes (tests fix it)."""
+    """Seconds since the epoch: the drawing budget's window (tests fix it)."""
     return time.time()
 
 
-@contextlib.contextmanager
-def drawing(*, user_id: int) -> Iterator[None]:
-    """Counts the CPU time this thread spends in the block, drawing for `user_id` (a page,
-    an export, a panel's lettering not in the cache), against their
-    DRAWING_CPU_SECONDS_PER_MINUTE. Raises LimitReached before drawing once this
-    minute's budget is spent; what is already built stays built and is served freely.
+@dataclass
+class _Block:
+    """A `drawing` block open on this thread: whose, and what is left of what it reserved."""
 
-    Drawing runs on the request's thread, so one person editing and reloading in a
-    loop could otherwise keep a web process's CPU busy. Nested blocks (a PDF builds
-    its pages) are checked each, and counted once, by the outermost.
-    """
+    user_id: int
+    prepaid_ms: float = 0.0
+    reserved_at: float = 0.0  # the clock when it reserved: what it gives back goes there
+
+
+def _blocks() -> list[_Block]:
+    if not hasattr(_drawing, "blocks"):
+        _drawing.blocks = []
+    return _drawing.blocks
+
+
+def _budget_ms() -> int:
+    return math.floor(settings.DRAWING_CPU_SECONDS_PER_MINUTE * 1000)
+
+
+def _slot_key(user_id: int, slot: int) -> str:
+    return f"drawing:{user_id}:{slot}"
+
+
+def _window(user_id: int, now: float) -> list[int]:
+    """The milliseconds spent in each slot of the window, oldest first (the current last)."""
+    current = int(now // SLOT_SECONDS)
+    slots = range(current - _SLOTS + 1, current + 1)
+    found = cache.get_many([_slot_key(user_id, slot) for slot in slots])
+    return [int(found.get(_slot_key(user_id, slot)) or 0) for slot in slots]
+
+
+def _add(user_id: int, ms: int, now: float) -> None:
+    """Adds `ms` (negative: gives back) to the person's slot of the moment `now`."""
+    if not ms:
+        return
+    key = _slot_key(user_id, int(now // SLOT_SECONDS))
+    # add() starts the slot's count, incr() is atomic in Redis; a slot outlives the window.
+    if not cache.add(key, ms, timeout=WINDOW_SECONDS + 2 * SLOT_SECONDS):
+        with contextlib.suppress(ValueError):  # the slot's key expired meanwhile
+            cache.incr(key, ms)
+
+
+def _retry_after(window: list[int], now: float, *, room_ms: int) -> int:
+    """Seconds until what the window holds leaves `room_ms` of the budget."""
+    left = sum(window)
+    first = int(now // SLOT_SECONDS) - _SLOTS + 1
+    for n, spent in enumerate(window):
+        left -= spent
+        if left + room_ms <= _budget_ms():
+            return max(math.ceil((first + n) * SLOT_SECONDS + WINDOW_SECONDS - now), 1)
+    return WINDOW_SECONDS
+
+
+def _spent_refusal(retry_after: int) -> LimitReached:
+    return LimitReached(
+        Limit.DRAWING,
+        gettext(
+            "You have asked for a lot of drawing this minute (pages, exports, lettering); "
+            "what is drawn already is still there. Try again in a moment."
+        ),
+        retry_after=retry_after,
+    )
+
+
+def _settle(*, at_least_ms: float = 0.0) -> None:
+    """Puts the CPU time this thread spent since the last settlement on the books of the
+    innermost open block's person: from what its blocks reserved first, the rest in the
+    window. Called whenever a block opens or closes, so an outer block's time is counted
+    before each nested build is checked."""
+    blocks = _blocks()
+    if not blocks:
+        return
+    now_cpu = time.thread_time()
+    used_ms = max((now_cpu - _drawing.mark) * 1000, at_least_ms)
+    _drawing.mark = now_cpu
+    metrics.drawing_cpu_seconds.inc(used_ms / 1000)
+    user_id = blocks[-1].user_id
+    for block in reversed(blocks):
+        if block.user_id == user_id and block.prepaid_ms > 0:
+            taken = min(block.prepaid_ms, used_ms)
+            block.prepaid_ms -= taken
+            used_ms -= taken
+    if used_ms > 0:
+        _add(user_id, math.ceil(used_ms), clock())
+
+
+def check_drawing(*, user_id: int) -> None:
+    """Raises LimitReached when `user_id`'s drawing budget is spent (what their requests
+    drew in the last minute, this one's included so far). Free when a block of this
+    thread reserved drawing for them and has some left."""
+    _settle()
+    if any(b.user_id == user_id and b.prepaid_ms > 0 for b in _blocks()):
+        return
     now = clock()
-    key = f"drawing:{user_id}:{int(now // 60)}"
-    spent_ms = cache.get(key) or 0
-    if spent_ms >= settings.DRAWING_CPU_SECONDS_PER_MINUTE * 1000:
+    window = _window(user_id, now)
+    if sum(window) >= _budget_ms():
+        raise _spent_refusal(_retry_after(window, now, room_ms=1))
+
+
+def _reserve(*, user_id: int, estimate: float, now: float) -> int:
+    """Reserves `estimate` CPU seconds of the person's budget for one piece of work, or
+    refuses it (LimitReached) when it would not fit: larger than the whole budget, or
+    than what is left of it now. Returns the milliseconds reserved."""
+    wanted = math.ceil(estimate * 1000)
+    if wanted > _budget_ms():
         raise LimitReached(
             Limit.DRAWING,
             gettext(
-                "You have asked for a lot of drawing this minute (pages, exports, lettering); "
-                "what is drawn already is still there. Try again in a moment."
-            ),
-            retry_after=max(int(60 - now % 60), 1),
+                "This export needs about %(needed)s CPU seconds of drawing, more than the "
+                "%(budget)s a minute one account may use: download its chapters one by one."
+            )
+            % {
+                "needed": f"{estimate:.1f}",
+                "budget": f"{settings.DRAWING_CPU_SECONDS_PER_MINUTE:g}",
+            },
         )
-    if getattr(_drawing, "depth", 0):
-        yield
-        return
-    _drawing.depth = 1
-    started = time.thread_time()
+    # Added first, then read: two requests at once each see the other's reservation
+    # (both may be refused; never both let through past the budget).
+    _add(user_id, wanted, now)
+    window = _window(user_id, now)
+    if sum(window) > _budget_ms():
+        _add(user_id, -wanted, now)
+        window[-1] -= wanted
+        raise _spent_refusal(_retry_after(window, now, room_ms=wanted))
+    return wanted
+
+
+@contextlib.contextmanager
+def drawing(*, user_id: int, estimate: float = 0.0) -> Iterator[None]:
+    """Counts the CPU time this thread spends in the block, drawing for `user_id` (a page,
+    an export, a panel's lettering not in the cache), against their
+    DRAWING_CPU_SECONDS_PER_MINUTE over a rolling minute. Raises LimitReached before
+    drawing once the budget is spent; what is already built stays built.
+
+    Each block, nested ones included (a PDF builds its pages), is checked as it opens
+    and its time is counted as it goes: the outer block's time up to each nested
+    one, each nested build's own at its end. So a long export meets the budget at
+    its next build, and a person's other requests see the spend at once.
+
+    `estimate` (CPU seconds) reserves that much up front, refusing the work before
+    anything is drawn when it would not fit (an export of many pages); the
+    block then draws from its reservation, and gives back what it did not use.
+
+    Drawing runs on the request's thread, so one person editing and reloading in a
+    loop could otherwise keep a web process's CPU busy.
+    """
+    check_drawing(user_id=user_id)
+    now = clock()
+    reserved = _reserve(user_id=user_id, estimate=estimate, now=now) if estimate else 0
+    blocks = _blocks()
+    if not blocks:
+        _drawing.mark = time.thread_time()
+    block = _Block(user_id, prepaid_ms=reserved, reserved_at=now)
+    blocks.append(block)
     try:
         yield
     finally:
-        _drawing.depth = 0
-        used_ms = max(round((time.thread_time() - started) * 1000), 1)
-        metrics.drawing_cpu_seconds.inc(used_ms / 1000)
-        # add() starts the minute's count, incr() is atomic in Redis.
-        if not cache.add(key, used_ms, timeout=120):
-            with contextlib.suppress(ValueError):  # the minute's key expired meanwhile
-                cache.incr(key, used_ms)
+        _settle(at_least_ms=1)
+        blocks.pop()
+        if block.prepaid_ms >= 1:  # what the reservation did not use goes back, to its slot
+            _add(user_id, -math.floor(block.prepaid_ms), block.reserved_at)

@@ -7,11 +7,15 @@ once without a render. `?lang=` letters it in one of the comic's
 translations instead (404 for a language it has none in). A comic's kept
 takes are served the same way, to its owner only.
 
-The lettered picture is kept in the cache (Redis) under the image's name and
-language, one entry per image and language, overwritten when its text
-changes: however often a person edits a balloon, their images take one entry
-each per language. Drawing one that is not in the cache counts against the
-person's drawing budget (`quotas.drawing`).
+The lettered picture is kept in the cache (Redis) in one entry per image,
+holding one picture per language the panel was lettered in, overwritten when
+its text changes: however often a person edits a balloon, their images take
+one entry each. The language is the one lettered, not the spelling asked for
+(`?lang=EN%20` is `en`), and a spelling of no language the comic has answers
+404 `no_such_translation` and stores nothing. One entry holds at most
+LETTERED_CACHE_BYTES_PER_IMAGE: the pictures drawn longest ago leave to make
+room. The person's drawing budget (`quotas`) is checked before the cache is
+read, and drawing one that is not there counts against it.
 """
 
 import hashlib
@@ -19,6 +23,7 @@ import io
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
 from django.db.models.fields.files import FieldFile
@@ -73,10 +78,11 @@ def _find(user, name: str) -> _Shown | None:
 
 def _lettering(
     shown: _Shown, path: str, language: str | None = None
-) -> tuple[str, str, Callable[[], bytes]]:
-    """The ETag, the cache key (one per image and language) and the drawing of a shown
-    panel with its lettering, in `language` (None: the original's; NoSuchTranslation
-    for one the comic lacks)."""
+) -> tuple[str, str, str, Callable[[], bytes]]:
+    """The ETag, the cache key (one per image), the language it is lettered in ("" for
+    the original's, whatever `language` spelled it; else the translation's code) and
+    the drawing of a shown panel with its lettering, in `language` (None: the
+    original's; NoSuchTranslation for one the comic lacks)."""
     same_art = shown.storyboard.panels.filter(art_hash=shown.art_hash).order_by("index")
     current = same_art.filter(index=shown.index).first() if shown.index else None
     current = current or same_art.first()
@@ -117,26 +123,42 @@ def _lettering(
         compose_panel(art, direction=direction).save(buffer, "PNG", compress_level=1)
         return buffer.getvalue()
 
+    translated = lettering is not None and lettering.translated and current is not None
+    lettered_in = lettering.language if lettering and translated else ""
     # The key is only reachable after the owner check of the view.
-    return f'"{digest.hexdigest()[:32]}"', lettered_cache_key(path), lettered
+    return f'"{digest.hexdigest()[:32]}"', lettered_cache_key(path), lettered_in, lettered
 
 
-def _cached(key: str, etag: str, language: str | None = None) -> bytes | None:
+def _cached(key: str, etag: str, language: str = "") -> bytes | None:
     """The lettered picture in the cache, if it was drawn with this text (the ETag).
 
     One entry per image: a mapping of language ("" for the original's) to
     (ETag, picture), so one image takes at most one picture per language."""
     entry = cache.get(key)
-    drawn = entry.get(language or "") if isinstance(entry, dict) else None
+    drawn = entry.get(language) if isinstance(entry, dict) else None
     if isinstance(drawn, tuple) and len(drawn) == 2 and drawn[0] == etag:
         return drawn[1]
     return None
 
 
-def _store(key: str, etag: str, png: bytes, language: str | None = None) -> None:
+def _store(key: str, etag: str, png: bytes, language: str = "") -> None:
+    """Keeps `png` as the image's picture in `language`, and the most recently drawn of
+    its others while they fit in LETTERED_CACHE_BYTES_PER_IMAGE with it (a picture
+    larger than that on its own is not kept: it is drawn each time it is shown)."""
+    room = settings.LETTERED_CACHE_BYTES_PER_IMAGE - len(png)
+    if room < 0:
+        return
     entry = cache.get(key)
-    entry = entry if isinstance(entry, dict) else {}
-    entry[language or ""] = (etag, png)  # replaces the drawing of the old text
+    older = entry if isinstance(entry, dict) else {}
+    older.pop(language, None)  # the drawing of the old text goes
+    kept: dict[str, tuple[str, bytes]] = {}
+    for other, drawn in reversed(older.items()):  # newest first
+        size = len(drawn[1]) if isinstance(drawn, tuple) and len(drawn) == 2 else None
+        if size is not None and size <= room:
+            kept[other] = drawn
+            room -= size
+    entry = dict(reversed(kept.items()))  # oldest first: the order they leave in
+    entry[language] = (etag, png)
     cache.set(key, entry, LETTERED_TTL)
 
 
@@ -155,7 +177,8 @@ def draw_ahead(panel: JobPanel) -> None:
     shown = _Shown(
         panel.image, job.storyboard, panel.art_hash, panel.faces, panel.spec, panel.index
     )
-    etag, key, lettered = _lettering(shown, (panel.image.name or "").removeprefix("renders/"))
+    path = (panel.image.name or "").removeprefix("renders/")
+    etag, key, _, lettered = _lettering(shown, path)
     if _cached(key, etag) is None:
         _store(key, etag, lettered())
 
@@ -166,25 +189,26 @@ def render_image(request, path: str):
     if shown is None:
         raise Http404("No such image.")
     try:
-        etag, key, lettered = _lettering(shown, path, request.GET.get("lang"))
-    except NoSuchTranslation as gone:
-        raise Http404("No such translation of this image.") from gone
+        etag, key, language, lettered = _lettering(shown, path, request.GET.get("lang"))
+    except NoSuchTranslation as missing:  # nothing read from the cache, nothing stored
+        return plain_error_response(missing)
     if request.headers.get("If-None-Match") == etag:
         return HttpResponseNotModified()
     # Drawn once per picture and text, not on every request: a person's first paint
     # after Generate and every other tab then skip the lettering (and a render's
-    # worker draws it ahead: draw_ahead).
-    language = request.GET.get("lang") or None
-    png = _cached(key, etag, language)
-    if png is None:
-        try:
+    # worker draws it ahead: draw_ahead). The budget is checked before the cache is
+    # read: reading it decodes the image's whole entry.
+    try:
+        quotas.check_drawing(user_id=request.user.pk)
+        png = _cached(key, etag, language)
+        if png is None:
             with quotas.drawing(user_id=request.user.pk):
                 png = lettered()
-        except quotas.LimitReached as refused:
-            return plain_error_response(refused)
-        except FileNotFoundError as gone:  # its file left storage (the comic is going)
-            raise Http404("No such image.") from gone
-        _store(key, etag, png, language)
+            _store(key, etag, png, language)
+    except quotas.LimitReached as refused:
+        return plain_error_response(refused)
+    except FileNotFoundError as gone:  # its file left storage (the comic is going)
+        raise Http404("No such image.") from gone
     response = HttpResponse(png, content_type="image/png")
     response["ETag"] = etag
     response["Cache-Control"] = "private, no-cache"  # the lettering may change under this URL

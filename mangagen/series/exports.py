@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import IO
 
+from django.conf import settings
 from django.utils.text import slugify
 from django.utils.translation import gettext
 from PIL import Image
@@ -49,7 +50,8 @@ def export_series(*, series: Series, fmt: str, language: str | None = None) -> S
     """The series' file for `fmt` (pdf or cbz), open at its start, every chapter lettered
     in `language` (None: each in its original). Raises NoSuchTranslation when a drawn
     chapter is neither written in nor translated into `language`, NothingToExport when no
-    chapter has a panel drawn, and LimitReached when the owner's drawing budget is spent."""
+    chapter has a panel drawn, and LimitReached when the owner's drawing budget is spent or
+    would be by this export (reckoned up front: EXPORT_DRAWING_SECONDS_PER_PAGE a page)."""
     comics = (_comic(chapter, language) for chapter in chapters_of(series=series))
     drawn = [comic for comic in comics if comic is not None and comic.kept]
     if not drawn:
@@ -59,8 +61,14 @@ def export_series(*, series: Series, fmt: str, language: str | None = None) -> S
     # Unlinked already: nothing is left once it is closed (the response closes it when sent).
     handle = tempfile.TemporaryFile()  # noqa: SIM115
     try:
-        # Assembling decodes and encodes every page: drawing work, counted as such.
-        with quotas.drawing(user_id=series.owner_id):
+        # Assembling decodes and encodes every page: drawing work, counted as such, and
+        # reckoned before anything is drawn (a page a build, a page put in the file), so
+        # an export that would pass the budget is refused up front, not midway. Each
+        # page built inside is checked and counted on its own as well.
+        reckoned = (
+            sum(len(comic.pages) for comic in drawn) * settings.EXPORT_DRAWING_SECONDS_PER_PAGE
+        )
+        with quotas.drawing(user_id=series.owner_id, estimate=reckoned):
             if fmt == "pdf":
                 pages = (page_png(c, page.number) for c in drawn for page in c.pages)
                 write_pdf(pages, handle, title=one_line(series.title))
