@@ -11,3 +11,11 @@ class WritesThrottle(ScopedRateThrottle):
         if request.method in SAFE_METHODS:
             return True
         return super().allow_request(request, view)
+
+
+class AddressThrottle(ScopedRateThrottle):
+    """The view's `throttle_scope`, counted per address whoever asks (signed in or not):
+    public pages, which a signed-in reader must not read past the address's rate."""
+
+    def get_cache_key(self, request, view):
+        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
