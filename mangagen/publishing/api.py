@@ -36,7 +36,9 @@ class PublishComicView(APIView):
     @extend_schema(responses=OpenApiTypes.OBJECT, summary="The comic's reading link, if shared")
     def get(self, request, pk: int):
         storyboard = owned_storyboard(request, pk, with_parts=False)
-        return Response({"link": selectors.link_json(selectors.link_of_comic(storyboard=storyboard))})
+        return Response(
+            {"link": selectors.link_json(selectors.link_of_comic(storyboard=storyboard))}
+        )
 
     @refuses(NothingToExport, Limit.DRAWING)
     @extend_schema(

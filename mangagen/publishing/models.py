@@ -50,5 +50,9 @@ class ReadingLink(models.Model):
         ]
 
     def __str__(self) -> str:
-        what = f"storyboard #{self.storyboard_id}" if self.storyboard_id else f"series #{self.series_id}"
+        what = (
+            f"storyboard #{self.storyboard_id}"
+            if self.storyboard_id
+            else f"series #{self.series_id}"
+        )
         return f"reading link of {what} (v{self.version})"

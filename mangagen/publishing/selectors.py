@@ -105,9 +105,7 @@ def reader(link: ReadingLink, *, language: str | None) -> dict:
             "number": number,
             "chapter": page["chapter"],
             # The version in the address: a browser never shows a page of the last one.
-            "urls": {
-                code: f"{base}pages/{number}/?lang={code}&v={link.version}" for code in codes
-            },
+            "urls": {code: f"{base}pages/{number}/?lang={code}&v={link.version}" for code in codes},
         }
         for number, page in enumerate(manifest["pages"], start=1)
     ]

@@ -85,7 +85,9 @@ def publish_comic(
         with transaction.atomic():
             lock_storyboard(pk=storyboard.pk)
             link = ReadingLink.objects.filter(storyboard=storyboard).first()
-            return _save(link, snapshot, options, owner_id=storyboard.owner_id, storyboard=storyboard)
+            return _save(
+                link, snapshot, options, owner_id=storyboard.owner_id, storyboard=storyboard
+            )
 
 
 def publish_series(*, series: Series, options: Options | None = None) -> tuple[ReadingLink, bool]:
@@ -166,7 +168,11 @@ def _take(
         titles: dict[str, str] = {}
         files: dict[str, list[dict]] = {}
         for code in codes:
-            comic = original if code == chapter.language else comic_of(storyboard=chapter, language=code)
+            comic = (
+                original
+                if code == chapter.language
+                else comic_of(storyboard=chapter, language=code)
+            )
             titles[code] = comic.title
             files[code] = [
                 _store(snapshot, f"{len(chapter_rows) + 1}/{code}/{name}", image_png(comic, name))

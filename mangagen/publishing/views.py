@@ -59,7 +59,9 @@ class ReadView(PublicView):
 
 class PageView(PublicView):
     def get(self, request, token: str, number: int):
-        found = selectors.page_file(self.link(token), number=number, language=request.GET.get("lang"))
+        found = selectors.page_file(
+            self.link(token), number=number, language=request.GET.get("lang")
+        )
         if found is None:
             raise Http404("No such page.")
         return _file(request, found.name, found.etag, "image/png")
