@@ -7,7 +7,7 @@ import re
 
 from playwright.sync_api import expect
 
-from .conftest import wait_until
+from .conftest import ARTIFACTS, wait_until
 from .test_wizard import sign_up
 
 PANELS = [
@@ -37,7 +37,12 @@ def drawn_chapter(page, series: int, title: str, french_title: str) -> int:
         page,
         "PATCH",
         f"/api/storyboards/{board}/",
-        {"title": title, "panels": PANELS, "layout": {"direction": "rtl"}},
+        {
+            "title": title,
+            "characters": [{"name": "Aiko", "description": "red scarf"}],
+            "panels": PANELS,
+            "layout": {"direction": "rtl"},
+        },
     )
     call(page, "POST", f"/api/storyboards/{board}/generate/")
     wait_until(
@@ -98,7 +103,7 @@ def test_a_published_series_reads_signed_out_across_chapters_right_to_left_and_i
     expect(root).to_have_attribute("data-chapter", "2")
     expect(reader.locator("#page-label")).to_have_text("Page 2 of 2 · read right to left")
     page_shown(2, "en")
-    shoot("reading-link-chapter-two")
+    reader.screenshot(path=str(ARTIFACTS / "reading-link-chapter-two.png"), full_page=True)
 
     # The French translation: the same page, lettered in French.
     reader.get_by_label("Language").select_option("fr")
@@ -108,7 +113,8 @@ def test_a_published_series_reads_signed_out_across_chapters_right_to_left_and_i
     reader.locator("#turn-right").click()  # back into chapter one, still in French
     expect(reader.locator("#chapter-label")).to_have_text("Chapter 1: Le toit")
     page_shown(1, "fr")
-    shoot("reading-link-french")
+    reader.screenshot(path=str(ARTIFACTS / "reading-link-french.png"), full_page=True)
+    shoot("reading-link-shared")  # the owner's series page: Published, the link, Copy
 
     # The owner stops sharing: the link answers 404.
     page.get_by_role("button", name="Stop sharing").click()
