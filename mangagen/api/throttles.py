@@ -13,7 +13,6 @@ class WritesThrottle(ScopedRateThrottle):
         return super().allow_request(request, view)
 
 
-
 class AddressThrottle(ScopedRateThrottle):
     """The view's `throttle_scope`, counted per address whoever asks (signed in or not),
     for public pages a signed-in reader must not read past the address's rate.

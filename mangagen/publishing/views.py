@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from django.http import Http404, HttpResponse, HttpResponseNotModified
 from django.shortcuts import render
+from drf_spectacular.utils import extend_schema
 from rest_framework.permissions import AllowAny
 from rest_framework.views import APIView
 
@@ -37,6 +38,7 @@ class PublicView(APIView):
 
 
 class ReadView(PublicView):
+    @extend_schema(exclude=True)  # a page or a file, not the JSON API
     def get(self, request, token: str):
         link = self.link(token)
         comic = selectors.reader(link, language=request.GET.get("lang"))
@@ -58,6 +60,7 @@ class ReadView(PublicView):
 
 
 class PageView(PublicView):
+    @extend_schema(exclude=True)  # a page or a file, not the JSON API
     def get(self, request, token: str, number: int):
         found = selectors.page_file(
             self.link(token), number=number, language=request.GET.get("lang")
@@ -68,6 +71,7 @@ class PageView(PublicView):
 
 
 class DownloadView(PublicView):
+    @extend_schema(exclude=True)  # a page or a file, not the JSON API
     def get(self, request, token: str):
         link = self.link(token)
         made = selectors.download_file(link)

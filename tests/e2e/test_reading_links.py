@@ -49,7 +49,8 @@ def drawn_chapter(page, series: int, title: str, french_title: str) -> int:
         lambda: call(page, "GET", f"/api/storyboards/{board}/pages/")["kept"],
         what=f"{title}'s panel kept",
     )
-    call(page, "PUT", f"/api/storyboards/{board}/translations/fr/", FRENCH | {"title": french_title})
+    french = FRENCH | {"title": french_title}
+    call(page, "PUT", f"/api/storyboards/{board}/translations/fr/", french)
     return board
 
 
@@ -88,9 +89,7 @@ def test_a_published_series_reads_signed_out_across_chapters_right_to_left_and_i
 
     def page_shown(number: int, lang: str) -> None:
         expect(image).to_have_attribute("src", re.compile(rf"/pages/{number}/\?lang={lang}&v=1$"))
-        wait_until(
-            lambda: image.evaluate("i => i.complete && i.naturalWidth > 0"), what="the page"
-        )
+        wait_until(lambda: image.evaluate("i => i.complete && i.naturalWidth > 0"), what="the page")
 
     page_shown(1, "en")
     # Right to left: the right arrow goes back (nothing before page one), the left turns on,
