@@ -4,6 +4,7 @@ reader signed out, its page images, and everything the link must not reach."""
 from __future__ import annotations
 
 import re
+import uuid
 
 import pytest
 from django.test import Client
@@ -203,6 +204,20 @@ def test_the_owner_chooses_downloads_indexing_and_a_pen_name(person, user):
     assert stranger().get(f"{url}download/").status_code == 404
 
 
+@pytest.fixture(params=["local memory", "redis"])
+def throttle_cache(request, settings):
+    """The cache the throttle counts in: the tests' own, and Redis (production's)."""
+    if request.param == "redis":
+        settings.CACHES = {
+            "default": {
+                "BACKEND": "django.core.cache.backends.redis.RedisCache",
+                "LOCATION": settings.REDIS_URL,
+                "KEY_PREFIX": f"test-{uuid.uuid4()}",
+            }
+        }
+
+
+@pytest.mark.usefixtures("throttle_cache")
 def test_reading_is_throttled_per_address(person, user, monkeypatch):
     board = drawn(user)
     url = publish(person, board.pk).json()["url"]
