@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from django.http import Http404, HttpResponse, HttpResponseNotModified
 from django.shortcuts import render
+from django.views.defaults import page_not_found
 from drf_spectacular.utils import extend_schema
 from rest_framework.permissions import AllowAny
 from rest_framework.views import APIView
@@ -38,6 +39,11 @@ class PublicView(APIView):
 
 
 class ReadView(PublicView):
+    def handle_exception(self, exc):
+        if isinstance(exc, Http404):  # a person's browser: a page, not the API's JSON
+            return page_not_found(self.request, exc)
+        return super().handle_exception(exc)
+
     @extend_schema(exclude=True)  # a page or a file, not the JSON API
     def get(self, request, token: str):
         link = self.link(token)
@@ -59,7 +65,13 @@ class ReadView(PublicView):
         return response
 
 
-class PageView(PublicView):
+class FileView(PublicView):
+    # No session is read: a file is the same for everyone, and a shared cache keeps one
+    # copy (no `Vary: Cookie`).
+    authentication_classes: list = []
+
+
+class PageView(FileView):
     @extend_schema(exclude=True)  # a page or a file, not the JSON API
     def get(self, request, token: str, number: int):
         found = selectors.page_file(
@@ -70,7 +82,7 @@ class PageView(PublicView):
         return _file(request, found.name, found.etag, "image/png")
 
 
-class DownloadView(PublicView):
+class DownloadView(FileView):
     @extend_schema(exclude=True)  # a page or a file, not the JSON API
     def get(self, request, token: str):
         link = self.link(token)

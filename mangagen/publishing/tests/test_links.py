@@ -78,6 +78,7 @@ def test_a_published_comic_reads_signed_out_with_its_preview_tags_and_public_pag
     assert image.status_code == 200 and image.content[:4] == b"\x89PNG"
     assert image["Content-Type"] == "image/png"
     assert image["Cache-Control"].startswith("public, max-age=")
+    assert "Cookie" not in image.get("Vary", "")  # one copy in a shared cache for everyone
     etag = image["ETag"]
     assert re.fullmatch(r'"[0-9a-f]{40}"', etag)  # strong
     again = page(stranger(), url, If_None_Match=etag)
@@ -144,7 +145,8 @@ def test_made_up_tokens_strangers_and_private_urls_are_refused(person, user, mak
         token[:-1],
         "a",
     ):
-        assert stranger().get(f"/read/{guess}/").status_code == 404
+        refused = stranger().get(f"/read/{guess}/")
+        assert refused.status_code == 404 and refused["Content-Type"].startswith("text/html")
         assert stranger().get(f"/read/{guess}/pages/1/").status_code == 404
     assert selectors.link_for_token(token[:-1]) is None
 
