@@ -137,12 +137,15 @@ def main() -> None:
         f"{len(page)} bytes, {args.readers} concurrent readers over keep-alive HTTP/1.1, "
         f"{args.seconds:g} s per target and round, two rounds"
     )
-    print(f"{'target':<20} {'req/s':>9} {'p50 ms':>8} {'p95 ms':>8}")
+    print(f"{'target':<20} {'req/s':>9} {'p50 ms':>8} {'p95 ms':>8} {'req/s vs static':>16}")
+    static_rate = statistics.mean(r for r, _, _ in results["static file"])
     for name, rounds in results.items():
         rate = statistics.mean(r for r, _, _ in rounds)
         p50 = statistics.mean(p for _, p, _ in rounds)
         p95 = statistics.mean(p for _, _, p in rounds)
-        print(f"{name:<20} {rate:>9.0f} {p50:>8.1f} {p95:>8.1f}")
+        ratio = rate / static_rate
+        print(f"{name:<20} {rate:>9.0f} {p50:>8.1f} {p95:>8.1f} {ratio:>15.2f}x")
+    print("each figure: the mean of the two rounds")
 
 
 if __name__ == "__main__":
