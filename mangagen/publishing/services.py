@@ -33,7 +33,7 @@ from mangagen.series.exports import export_series
 from mangagen.series.lock_objects import lock_series
 from mangagen.series.models import Series
 from mangagen.series.selectors import chapters_of
-from mangagen.storyboards.lock_objects import lock_storyboard
+from mangagen.storyboards.lock_objects import lock_storyboard, lock_storyboards
 from mangagen.storyboards.models import ExportFormat, Storyboard
 
 from .models import ReadingLink
@@ -95,14 +95,38 @@ def publish_series(*, series: Series, options: Options | None = None) -> tuple[R
     nothing drawn are left out). Raises as publish_comic, Series.DoesNotExist for a
     series deleted meanwhile."""
     options = options or Options()
+    for _ in range(SNAPSHOT_TRIES - 1):
+        try:
+            return _publish_series_once(series, options)
+        except _ChapterGone:
+            continue  # a chapter was deleted while its pages were copied: take it again
+    return _publish_series_once(series, options)
+
+
+# A series whose chapters keep being deleted while it is published is taken again this
+# many times at most (once is all a deletion costs).
+SNAPSHOT_TRIES = 3
+
+
+class _ChapterGone(Exception):
+    """A chapter in the snapshot was deleted before the snapshot was saved."""
+
+
+def _publish_series_once(series: Series, options: Options) -> tuple[ReadingLink, bool]:
     with storage.deleted_if_raised() as saved:
         snapshot = _snapshot(saved)
         download = _current(ReadingLink.objects.filter(series=series), options)
         _take(snapshot, chapters_of(series=series), title=series.title, download=download)
         if download:
             _series_download(snapshot, series)
+        chapters = {chapter["storyboard"] for chapter in snapshot.manifest["chapters"]}
         with transaction.atomic():
+            # The series' row, then its chapters' (the lock order): a chapter being deleted
+            # is waited for, and one deleted since its pages were copied is never published
+            # (its deletion ended the link it could see, not this one).
             lock_series(pk=series.pk)
+            if len(lock_storyboards(pks=chapters)) != len(chapters):
+                raise _ChapterGone
             link = ReadingLink.objects.filter(series=series).first()
             return _save(link, snapshot, options, owner_id=series.owner_id, series=series)
 

@@ -9,6 +9,7 @@ import pytest
 from mangagen import deletion
 from mangagen.publishing import services
 from mangagen.publishing.models import ReadingLink
+from mangagen.storyboards import services as storyboards
 from mangagen.storyboards.models import Storyboard
 from mangagen.tests.concurrency import meanwhile
 from tests import factories
@@ -68,3 +69,22 @@ def test_a_comic_deleted_meanwhile_publishes_nothing_and_leaves_no_file(user, me
     assert done == [None]
     assert not ReadingLink.objects.exists()
     assert published_files(media) == []
+
+
+def test_a_chapter_deleted_while_its_series_is_published_is_left_out(user, media):
+    from mangagen.series import services as series_services
+
+    series = series_services.create_series(owner=user, title="Rooftops")
+    one, two = (series_services.start_chapter(series=series, story="Aiko waits.") for _ in range(2))
+    for chapter in (one, two):
+        storyboards.update_storyboard(storyboard=chapter, panels=factories.TWO_PANELS)
+        factories.keep(chapter)
+    gone = lambda: deletion.delete_comic(storyboard=Storyboard.objects.get(pk=two.pk))  # noqa: E731
+    with meanwhile(gone, table=COMIC) as done:
+        link, created = services.publish_series(series=series)
+    assert done == [None] and created
+    assert [c["storyboard"] for c in link.manifest["chapters"]] == [one.pk]
+    # Nothing of the deleted chapter is left in the storage: only this snapshot's pages.
+    names = {str(p.relative_to(media)) for p in published_files(media)}
+    pages = {f["name"] for page in link.manifest["pages"] for f in page["files"].values()}
+    assert names == pages
