@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from django.http import Http404, HttpResponse, HttpResponseNotModified
 from django.shortcuts import render
+from django.utils.text import slugify
 from django.views.defaults import page_not_found
 from drf_spectacular.utils import extend_schema
 from rest_framework.permissions import AllowAny
@@ -90,7 +91,11 @@ class DownloadView(FileView):
         if made is None:
             raise Http404("No download.")
         response = _file(request, made["name"], made["etag"], made["content_type"])
-        name = f"comic-{link.version}.{made['suffix']}"
+        title = (
+            link.manifest["title"]
+            or link.manifest["chapters"][0]["titles"][link.manifest["original"]]
+        )
+        name = f"{slugify(title) or 'comic'}.{made['suffix']}"
         response["Content-Disposition"] = f'attachment; filename="{name}"'
         return response
 

@@ -199,6 +199,7 @@ def test_the_owner_chooses_downloads_indexing_and_a_pen_name(person, user):
     cbz = stranger().get(f"{url}download/")
     assert cbz.status_code == 200 and cbz.content[:2] == b"PK"
     assert cbz["Cache-Control"].startswith("public")
+    assert cbz["Content-Disposition"] == 'attachment; filename="rooftops.cbz"'
 
     publish(person, board.pk, {"allow_download": False})  # the others are kept
     html = stranger().get(url).content.decode()
