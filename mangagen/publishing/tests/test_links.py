@@ -3,11 +3,13 @@ reader signed out, its page images, and everything the link must not reach."""
 
 from __future__ import annotations
 
+import io
 import re
 import uuid
 
 import pytest
 from django.test import Client
+from PIL import Image
 from rest_framework.throttling import ScopedRateThrottle
 
 from mangagen import deletion
@@ -294,3 +296,17 @@ def test_publishing_again_at_once_keeps_one_link(person, user):
     second, created = services.publish_comic(storyboard=board)
     assert not created and second.pk == first.pk and second.token == first.token
     assert second.version == 2 and ReadingLink.objects.count() == 1
+
+
+def test_a_webtoon_comic_reads_as_its_strip(person, user):
+    board = drawn(user)
+    storyboards.update_storyboard(storyboard=board, layout={"format": "webtoon"})
+    url = publish(person, board.pk).json()["url"]
+    link = ReadingLink.objects.get()
+    assert link.manifest["chapters"][0]["format"] == "webtoon"
+    assert len(link.manifest["pages"]) == 1  # the whole strip, one image
+    strip = page(stranger(), url)
+    assert strip.status_code == 200
+    with Image.open(io.BytesIO(strip.content)) as image:
+        assert image.height > 2 * image.width  # one tall strip of both panels
+    assert '"format": "webtoon"' in stranger().get(url).content.decode()
