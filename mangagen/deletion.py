@@ -1,4 +1,4 @@
-"""Deleting a comic: its jobs, sheets, places, pages and every file of it.
+"""Deleting a comic: its jobs, sheets, places, pages, reading links and every file of it.
 
 A comic spans the storyboards, its jobs, its sheets, its places and its pages,
 so its deletion lives here, above all of them. Deleted content must be gone:
@@ -20,6 +20,9 @@ from mangagen.characters.services import end_sheet_renders
 from mangagen.jobs.images import lettered_cache_key
 from mangagen.jobs.models import LIVE_STATES, JobPanel
 from mangagen.jobs.services import cancel_job
+from mangagen.publishing.services import end_links_of, end_series_link
+from mangagen.series.models import Series
+from mangagen.series.services import end_series
 from mangagen.storyboards.lock_objects import try_lock_storyboard
 from mangagen.storyboards.models import KeptArt, Storyboard
 
@@ -58,8 +61,17 @@ def delete_comic(*, storyboard: Storyboard) -> None:
         images |= set(KeptArt.objects.filter(storyboard=storyboard).values_list("image", flat=True))
         folders = [f"renders/{job_id}" for job_id in job_ids]
         folders += [f"{root}/{storyboard.pk}" for root in COMIC_FOLDERS]
+        end_links_of(storyboard=storyboard)  # its reading links answer 404 from the commit
         storyboard.delete()
         transaction.on_commit(lambda: _forget(folders=folders, images=sorted(images)), robust=True)
+
+
+def delete_series(*, series: Series) -> None:
+    """Deletes a series (its chapters stay, as standalone comics) and ends its reading
+    link, whose files leave the storage once committed."""
+    with transaction.atomic():
+        end_series_link(series=series)
+        end_series(series=series)
 
 
 def _forget(*, folders: list[str], images: list[str]) -> None:

@@ -6,6 +6,7 @@ from mangagen.library.models import CastMember, CastSheet, SavedPlace
 from mangagen.pages.models import PageBuild
 from mangagen.payments.models import Purchase, StripeEvent
 from mangagen.places.models import Place
+from mangagen.publishing.models import ReadingLink
 from mangagen.renderers.models import RenderSample
 from mangagen.series.models import Series
 from mangagen.storyboards.models import Character, KeptArt, Panel, Storyboard
@@ -24,6 +25,7 @@ __all__ = [
     "Panel",
     "Place",
     "Purchase",
+    "ReadingLink",
     "RenderAttempt",
     "RenderSample",
     "SavedPlace",

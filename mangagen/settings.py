@@ -499,6 +499,9 @@ REST_FRAMEWORK = {
         # Storyboard writes (create, autosave, delete); autosave sends at most ~85/min.
         "storyboards": env.str("THROTTLE_STORYBOARDS", default="120/min"),
         "export": env.str("THROTTLE_EXPORT", default="30/min"),
+        # Reading links, per address: a reader's page and its images (a long comic's
+        # pages, read through twice, in one minute).
+        "read": env.str("THROTTLE_READ", default="300/min"),
     },
 }
 SPECTACULAR_SETTINGS = {

@@ -13,6 +13,7 @@ from mangagen.observability.exposition import metrics_view
 from mangagen.pages.api import page_image
 from mangagen.payments import api as payments
 from mangagen.places.images import place_image
+from mangagen.publishing import urls as publishing
 from mangagen.views import accounts, credits, languages, studio, translations
 from mangagen.views import series as series_pages
 
@@ -37,6 +38,7 @@ urlpatterns = [
     path("series/new/", series_pages.new_series, name="series-new"),
     path("series/<int:pk>/", series_pages.series_page, name="series"),
     path("series/<int:pk>/chapters/new/", series_pages.next_chapter, name="series-next-chapter"),
+    path("", include(publishing.urlpatterns)),
     path("credits/", credits.credits_page, name="credits"),
     path("credits/demo/", credits.demo_credits, name="credits-demo"),
     path("media/renders/<path:path>", render_image, name="render-image"),
@@ -65,6 +67,7 @@ urlpatterns = [
     path("api/", include("mangagen.series.urls")),
     path("api/", include("mangagen.library.urls")),
     path("api/", include("mangagen.translations.urls")),
+    path("api/", include(publishing.api_urlpatterns)),
     path("api/", include("mangagen.jobs.urls")),
     path("api/", include("speculation.urls")),
     path("api/credits/packs/", payments.PacksView.as_view(), name="api-credit-packs"),

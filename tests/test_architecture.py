@@ -99,6 +99,7 @@ LAYERS = {
     "pages": FEATURES,
     "series": FEATURES,
     "translations": FEATURES,
+    "publishing": FEATURES,  # reading links: a snapshot of the pages of a comic or a series
     "library": FEATURES,
     "payments": FEATURES,
     "accounts": FEATURES,

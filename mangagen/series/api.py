@@ -8,6 +8,7 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from mangagen import deletion
 from mangagen.api.schema import refuses
 from mangagen.api.throttles import WritesThrottle
 from mangagen.characters.models import UploadProblem
@@ -77,7 +78,7 @@ class SeriesDetailView(APIView):
         request=None, responses={204: None}, summary="Delete a series (its chapters stay)"
     )
     def delete(self, request, pk: int):
-        services.end_series(series=owned_series(request, pk))
+        deletion.delete_series(series=owned_series(request, pk))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -91,6 +91,17 @@ def test_every_screen_has_no_serious_or_critical_violations(page, stack):
     page.locator("#format").select_option("webtoon")
     expect(page.locator("#webtoon-image")).to_be_visible(timeout=20000)
     check("reader, webtoon")
+    expect(page.locator("#share")).to_have_attribute("data-ready", "1")
+    page.get_by_role("button", name="Share").click()
+    expect(page.locator("#share")).to_have_attribute("data-state", "published")
+    check("reader, shared")
+    page.goto(page.locator("#share-link").input_value())  # a webtoon: its strip
+    expect(page.locator("#published")).to_have_attribute("data-ready", "1")
+    strip = page.locator("#webtoon-image")
+    expect(strip).to_be_visible()
+    expect(strip).to_have_attribute("src", re.compile(r"/read/[\w-]+/pages/1/"))
+    expect(page.locator("#page-image")).to_be_hidden()
+    check("reading link, webtoon")
 
     page.goto(f"/comics/{board}/translations/")
     expect(page.locator("#none-yet")).to_be_visible()
