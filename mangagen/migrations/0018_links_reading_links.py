@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('mangagen', '0015_provider_observations'),
+        ('mangagen', '0017_harden_picture_bytes'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
