@@ -210,9 +210,9 @@ def letter(
         items.append(_Item("caption", Line("", panel.caption.strip())))
     speakers = panel.speakers()
     for line in panel.dialogue:
-        # A styled line is a balloon whoever says it; a plain one with no speaker in the
-        # panel is narration, boxed.
-        balloon = line.speaker in speakers or line.style != SPEECH
+        # A styled line, or one with a tail aimed, is a balloon whoever says it; a plain
+        # one with no speaker in the panel is narration, boxed.
+        balloon = line.speaker in speakers or line.style != SPEECH or line.tail is not None
         items.append(_Item("balloon" if balloon else "narration", line))
     if not items:
         return out
