@@ -574,13 +574,19 @@ class _Letterer:
         angle = math.atan2(tip[1] - cy, tip[0] - cx)
         edge = _ellipse_radius(ix + puff, iy + puff, angle)
         start = (cx + math.cos(angle) * edge, cy + math.sin(angle) * edge)
-        for along, size in ((0.25, 0.55), (0.6, 0.38), (0.92, 0.24)):
-            r = max(2.5, puff * size)
-            bx = start[0] + (tip[0] - start[0]) * along
-            by = start[1] + (tip[1] - start[1]) * along
+        length = math.hypot(tip[0] - start[0], tip[1] - start[1])
+        radii = [min(ix, iy) * size for size in (0.3, 0.2, 0.12)]  # shrinking to the thinker
+        needed = sum(2 * r for r in radii) + radii[-1] * len(radii)  # with a gap before each
+        if needed > length:  # close by: smaller bubbles, still three and apart
+            radii = [max(2.0, r * length / needed) for r in radii]
+        along = 0.0
+        for r in radii:
+            along += radii[-1] + r
+            bx, by = start[0] + math.cos(angle) * along, start[1] + math.sin(angle) * along
             self.draw.ellipse(
                 (bx - r, by - r, bx + r, by + r), fill=PAPER, outline=INK, width=self.line
             )
+            along += r
 
     def _dashed(self, box, target) -> None:
         """A whisper: the balloon's oval drawn in dashes, its tail too."""

@@ -85,7 +85,16 @@ def translation_json(*, storyboard: Storyboard, translation: Translation) -> dic
         panels.append(
             {
                 "index": panel.index,
-                "dialogue": [_line(line) | {"speaker": line.original.speaker} for line in dialogue],
+                "dialogue": [
+                    # the balloon is the original's: its style and place, read only
+                    _line(line)
+                    | {
+                        "speaker": line.original.speaker,
+                        "style": stored.get("style", "speech"),
+                        "place": stored.get("place"),
+                    }
+                    for line, stored in zip(dialogue, panel.dialogue, strict=True)
+                ],
                 "caption": _line(caption) if caption else _EMPTY,
                 "sfx": [_line(line) for line in sfx],
             }
