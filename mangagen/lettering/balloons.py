@@ -578,7 +578,7 @@ class _Letterer:
         radii = [min(ix, iy) * size for size in (0.3, 0.2, 0.12)]  # shrinking to the thinker
         needed = sum(2 * r for r in radii) + radii[-1] * len(radii)  # with a gap before each
         if needed > length:  # close by: smaller bubbles, still three and apart
-            radii = [max(2.0, r * length / needed) for r in radii]
+            radii = [max(2.0, r * max(0.6, length / needed)) for r in radii]
         along = 0.0
         for r in radii:
             along += radii[-1] + r
@@ -694,8 +694,25 @@ def _sound_effect(image: Image.Image, effect: SoundEffect, vertical: bool) -> No
     if columns:
         for k, char in enumerate(effect.text):
             char = VERTICAL_FORMS.get(char, char)
+            centre = (lw / 2, stroke + k * step + step / 2)
+            if char in ROTATED:  # a long vowel mark runs down the column
+                side = round(size * 1.2 + 2 * stroke)
+                glyph = Image.new("RGBA", (side, side), (0, 0, 0, 0))
+                ImageDraw.Draw(glyph).text(
+                    (side / 2, side / 2),
+                    char,
+                    font=font,
+                    fill=ink,
+                    anchor="mm",
+                    stroke_width=stroke,
+                    stroke_fill=outline,
+                )
+                glyph = glyph.rotate(-90)
+                corner = (round(centre[0] - side / 2), round(centre[1] - side / 2))
+                layer.paste(glyph, corner, glyph)
+                continue
             draw.text(
-                (lw / 2, stroke + k * step + step / 2),
+                centre,
                 char,
                 font=font,
                 fill=ink,
