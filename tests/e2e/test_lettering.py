@@ -1,8 +1,9 @@
 """Lettering you direct, as a person does it: on the job page they drag a balloon and the end
 of its tail, make it a shout, add a sound effect and nudge it with the arrow keys; each
 change is saved as made and the panel is lettered again at once, for nothing. After a
-reload all of it is kept, and the PDF's page shows it; in the reader "Place automatically"
-gives the balloon back to the lettering."""
+reload all of it is kept (a line rewritten in the storyboard editor too), and the PDF's
+page shows it; in the reader "Place automatically" gives the balloon back to the
+lettering and a sound effect is deleted."""
 
 import io
 import re
@@ -73,6 +74,7 @@ def drag(page, handle, to: tuple[float, float]) -> None:
 
 def lettered_again(page) -> None:
     """The editor's picture shows the panel as saved (its address names the text)."""
+
     def shown():
         src = page.locator("#lettering-image").get_attribute("src")
         return src and page.locator("#lettering-stage").get_attribute("data-shown") == src
@@ -158,6 +160,18 @@ def test_drag_restyle_add_a_sound_effect_reload_and_read_it_in_the_pdf(page, sta
         re.compile(r"\bauto\b")
     )
     expect(page.get_by_role("button", name="Sound effect: BOOM")).to_be_visible()
+
+    # The storyboard editor, which shows neither, keeps them when the line is rewritten.
+    page.goto(f"/comics/{board}/storyboard/")
+    line = page.locator(".panel-card").first.locator(".l-text").first
+    expect(line).to_have_value(LINE["text"])
+    line.fill("Over here, quickly, before the roof gives way!")
+    expect(page.locator("#save-state")).to_have_text("Saved", timeout=10000)
+    rewritten = panel(page, board)
+    assert rewritten["dialogue"][0]["text"].endswith("gives way!")
+    assert rewritten["dialogue"][0]["style"] == "shout"
+    assert rewritten["dialogue"][0]["place"] == kept["dialogue"][0]["place"]
+    assert rewritten["sfx"] == kept["sfx"]
 
     # The PDF's page is the page as lettered now, and not as it was.
     pdf_after, composed = pdf_page(page, board), pages_image(page, board)
