@@ -11,6 +11,15 @@ shrinking the type within bounds. The panel's language decides the setting:
 Japanese lines are set vertically, every other language horizontally (a
 line of Chinese or Japanese set horizontally breaks between characters, and
 never before a closing mark).
+
+A person may direct it (docs/api.md, "Lettering you direct"): a line's
+balloon style (a speech oval, a thought cloud with a trail of bubbles, a
+shout's spiky burst with bolder type, a whisper's dashed outline with
+smaller, lighter type) and its place (the balloon's centre and where its tail
+ends, fractions of the panel), and a panel's sound effects (large outlined
+art text at a point, turned, in columns in Japanese). A placed balloon is
+fitted around its centre and kept inside the panel; the others are placed
+around it as above.
 """
 
 from __future__ import annotations
@@ -731,7 +740,7 @@ def _sound_effect(image: Image.Image, effect: SoundEffect, vertical: bool) -> No
             stroke_fill=outline,
         )
     if effect.angle:
-        layer = layer.rotate(effect.angle, resample=Image.BICUBIC, expand=True)
+        layer = layer.rotate(effect.angle, resample=Image.BILINEAR, expand=True)
     x = round(effect.x * w - layer.width / 2)
     y = round(effect.y * h - layer.height / 2)
     image.paste(layer, (x, y), layer)
