@@ -586,12 +586,21 @@ class _Letterer:
         length = math.hypot(tip[0] - start[0], tip[1] - start[1])
         radii = [min(ix, iy) * size for size in (0.3, 0.2, 0.12)]  # shrinking to the thinker
         needed = sum(2 * r for r in radii) + radii[-1] * len(radii)  # with a gap before each
-        if needed > length:  # close by: smaller bubbles, still three and apart
-            radii = [max(2.0, r * max(0.6, length / needed)) for r in radii]
+        # Close by: smaller bubbles (a little past the point if need be), still three and
+        # apart, and never past the panel's edge.
+        dx, dy = math.cos(angle), math.sin(angle)
+        room = min(
+            (self.w - start[0]) / dx if dx > 1e-9 else start[0] / -dx if dx < -1e-9 else math.inf,
+            (self.h - start[1]) / dy if dy > 1e-9 else start[1] / -dy if dy < -1e-9 else math.inf,
+        )
+        scale = min(1.0, max(0.6, length / needed), room / needed)
+        radii = [max(2.0, r * scale) for r in radii]
         along = 0.0
         for r in radii:
             along += radii[-1] + r
             bx, by = start[0] + math.cos(angle) * along, start[1] + math.sin(angle) * along
+            inset = r + self.line  # a bubble stays inside the panel
+            bx, by = min(max(bx, inset), self.w - inset), min(max(by, inset), self.h - inset)
             self.draw.ellipse(
                 (bx - r, by - r, bx + r, by + r), fill=PAPER, outline=INK, width=self.line
             )

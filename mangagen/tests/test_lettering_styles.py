@@ -125,9 +125,10 @@ def _hull(points):
     return lower[:-1] + upper[:-1]
 
 
-def components(image, box, level=160, light=False) -> list[int]:
+def components(image, box, level=160, ordered="") -> list[int]:
     """The sizes of the separate patches of ink inside `box` (4-connected); with a
-    `level` of 1, of any pixel not black."""
+    `level` of 1, of any pixel not black; `ordered` "top" or "left": from the patch that
+    starts highest down, or leftmost rightward."""
     if box is None:
         return []
     x0, y0, x1, y1 = box
@@ -137,16 +138,17 @@ def components(image, box, level=160, light=False) -> list[int]:
         v = im.getpixel((x, y)) if 0 <= x < w and 0 <= y < h else 255
         return v >= lv if lv == 1 else v < lv
 
-    seen, sizes = set(), []
+    seen, sizes, starts = set(), [], []
     for y in range(y0, y1):
         for x in range(x0, x1):
             if (x, y) in seen or not dark(image, x, y, level):
                 continue
-            stack, size = [(x, y)], 0
+            stack, size, top, left = [(x, y)], 0, y, x
             seen.add((x, y))
             while stack:
                 px, py = stack.pop()
                 size += 1
+                left = min(left, px)
                 for q in ((px + 1, py), (px - 1, py), (px, py + 1), (px, py - 1)):
                     if (
                         x0 <= q[0] < x1
@@ -157,7 +159,8 @@ def components(image, box, level=160, light=False) -> list[int]:
                         seen.add(q)
                         stack.append(q)
             sizes.append(size)
-    return sizes
+            starts.append(top if ordered == "top" else left)
+    return [size for _, size in sorted(zip(starts, sizes, strict=True))] if ordered else sizes
 
 
 def ink_box(image, level=128):
@@ -207,15 +210,16 @@ def test_a_thought_is_a_cloud_with_a_trail_of_shrinking_bubbles(language):
     assert cloud.solidity > 0.95 and cloud.deep <= 2, "shallow dents, not a burst's spikes"
     assert gaps(rim(image)) == 0, "a whole rim"
     # the trail: separate bubbles between the cloud and the point, shrinking toward it
-    trailed = drawn("thought", language, tail=(0.5, 0.97))
-    y1 = ink_box(image)[3]
-    bubbles = components(trailed, (0, y1 + 2, W, H))
-    assert len(bubbles) >= 2, bubbles
-    tops = [
-        components(trailed, (0, y, W, y + 1)) for y in range(y1 + 2, H)
-    ]  # rows crossing the bubbles, top to bottom
-    widths = [sum(row) for row in tops if row]
-    assert widths and max(widths[: len(widths) // 2]) > max(widths[len(widths) // 2 :])
+    # below a wide cloud; to the right of a tall one
+    _, _, x1, y1 = ink_box(image)
+    if language == "en":
+        trailed = drawn("thought", language, tail=(0.5, 0.97))
+        bubbles = components(trailed, (0, y1 + 2, W, H), ordered="top")  # rings, from the cloud
+    else:
+        trailed = drawn("thought", language, tail=(0.97, 0.42))
+        bubbles = components(trailed, (x1 + 2, 0, W, H), ordered="left")
+    assert len(bubbles) == 3, bubbles
+    assert bubbles[0] > bubbles[1] > bubbles[2], "each smaller than the one before"
 
 
 @pytest.mark.parametrize("language", ["en", "ja"])
