@@ -3,7 +3,8 @@ of its tail, make it a shout, add a sound effect and nudge it with the arrow key
 change is saved as made and the panel is lettered again at once, for nothing. After a
 reload all of it is kept (a line rewritten in the storyboard editor too), and the PDF's
 page shows it; in the reader "Place automatically" gives the balloon back to the
-lettering and a sound effect is deleted."""
+lettering; the translation editor lists the sound effect to translate; and a sound
+effect is deleted."""
 
 import io
 import re
@@ -191,7 +192,34 @@ def test_drag_restyle_add_a_sound_effect_reload_and_read_it_in_the_pdf(page, sta
     expect(page.get_by_role("button", name=re.compile(r"^Balloon 1, Aiko"))).to_have_class(
         re.compile(r"\bauto\b")
     )
-    # The sound effect is deleted from its list.
+    # The translation editor lists the sound effect; translated, the Japanese page letters it.
+    made = page.request.put(
+        f"/api/storyboards/{board}/translations/ja/", data={}, headers=headers(page)
+    )
+    assert made.ok, made.text()
+    original_ja = page.request.get(f"/api/storyboards/{board}/pages/?lang=ja").json()
+    page.goto(f"/comics/{board}/translations/?lang=ja")
+    expect(page.locator("#translations")).to_have_attribute("data-language", "ja")
+    sfx_row = page.locator('.t-row[data-slot="sfx"][data-panel="1"][data-line="0"]')
+    expect(sfx_row.locator(".t-text")).to_have_text("BOOM")
+    sfx_row.locator(".t-input").fill("ドーン")
+    wait_until(
+        lambda: (
+            page.request.get(f"/api/storyboards/{board}/translations/ja/").json()["panels"][0][
+                "sfx"
+            ][0]["text"]
+            == "ドーン"
+        ),
+        what="the sound effect translated",
+    )
+    translated_ja = page.request.get(f"/api/storyboards/{board}/pages/?lang=ja").json()
+    assert translated_ja["pages"][0]["image_url"] != original_ja["pages"][0]["image_url"]
+
+    # In the reader again, the sound effect is deleted from its list.
+    page.goto(f"/comics/{board}/read/")
+    expect(page.locator("#reader")).to_have_attribute("data-ready", "1")
+    page.locator("#lettering summary").click()
+    lettered_again(page)
     page.get_by_role("button", name="Delete sound effect 1").click()
     wait_until(lambda: panel(page, board)["sfx"] == [], what="the sfx deleted")
     assert quote(page, board) == spent
