@@ -137,12 +137,22 @@ GETTEXT_CALLS = {
     "pgettext": 2,
 }  # how many leading arguments are messages
 # Strings that are not words for a person: HTTP headers and key names.
-NOT_WORDS = {"Accept", "Content-Type", "X-CSRFToken", "ArrowLeft", "ArrowRight"}
+NOT_WORDS = {
+    "Accept",
+    "Content-Type",
+    "X-CSRFToken",
+    "ArrowLeft",
+    "ArrowRight",
+    "Delete",
+    "Backspace",
+}
 CSS_CLASS = re.compile(r"\.([A-Za-z][\w-]*)")
 
 
 def stylesheet_classes() -> set[str]:
-    classes = set(CSS_CLASS.findall((ROOT / "static" / "css" / "app.css").read_text()))
+    classes = set()
+    for sheet in sorted((ROOT / "static" / "css").glob("*.css")):  # app.css, lettering.css
+        classes.update(CSS_CLASS.findall(sheet.read_text()))
     for template in TEMPLATES:
         for value in re.findall(r'class="([^"{]*)"', template.read_text()):
             classes.update(value.split())

@@ -13,6 +13,7 @@ from django.utils.translation import gettext
 
 from mangagen.chat import ChatFailed, ChatFailure, ask_json
 from mangagen.storyboards import limits
+from mangagen.storyboards.models import BalloonStyle
 
 from .draft import Draft, StoryContext
 from .rules import RuleDrafter
@@ -23,13 +24,17 @@ Answer with one JSON object and nothing else, of this shape:
   "panels": [{{"description": "what the panel shows",
               "shot": "establishing|wide|medium|close-up|extreme-close-up|action",
               "characters": ["names present"],
-              "dialogue": [{{"speaker": "a character's name", "text": "..."}}],
+              "dialogue": [{{"speaker": "a character's name", "text": "...",
+                             "style": "speech|thought|shout|whisper"}}],
               "caption": "narration box text or empty",
               "place": "one of the known places' names, or empty"}}]}}
 At most {limits.MAX_PANELS} panels, {limits.MAX_CHARACTERS} characters and
 {limits.MAX_DIALOGUE_LINES} dialogue lines a panel; dialogue lines at most
 {limits.MAX_DIALOGUE_TEXT} characters. Every speaker and every name in a panel's
 "characters" must be one of "characters". Keep the story's own words for dialogue.
+A line's "style" is its balloon: "shout" for a line shouted, yelled or cried (or
+ending in "!"), "whisper" for one whispered or murmured, "thought" for a thought (in
+parentheses or italics, or what someone thinks or wonders), "speech" otherwise.
 Known characters keep their names and looks; when the story continues a series, pick
 up where the previous chapter's last beats left off."""
 
@@ -112,6 +117,11 @@ class ChatDrafter:
             for panel in panels:
                 if isinstance(panel, dict) and panel.get("place") not in named:
                     panel.pop("place", None)
+                for line in panel.get("dialogue") or [] if isinstance(panel, dict) else []:
+                    if isinstance(line, dict):  # a style the lettering lacks is speech
+                        line.pop("place", None)  # where a balloon sits is the person's
+                        if line.get("style") not in BalloonStyle.values:
+                            line.pop("style", None)
         data = {
             "characters": [{"name": n, "description": d} for n, d in known.items() if n],
             "places": [

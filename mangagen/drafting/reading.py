@@ -50,6 +50,10 @@ def _forms(*verbs: str) -> set[str]:
 
 
 REPLIES = _forms("reply", "answer", "respond", "retort")
+# A thought is tagged like speech ("…) he thinks"): its thinker is found the same way.
+THINKING = _forms("think", "wonder") | {"thought"}
+SHOUTING = _forms("shout", "yell", "cry", "scream", "roar", "bellow", "exclaim", "holler")
+WHISPERING = _forms("whisper", "murmur", "mutter", "mumble", "breathe")
 SPEECH = (
     _forms(
         "say", "ask", "shout", "whisper", "cry", "yell", "call", "mutter", "murmur", "add",
@@ -60,6 +64,7 @@ SPEECH = (
     )
     | REPLIES
     | {"said", "told", "snapped", "snaps", "begged", "begs", "admitted", "admits", "sobbed"}
+    | THINKING
 )  # fmt: skip
 # Verbs only a person does: a name before one is a person, even opening a sentence.
 ACTS = (
@@ -582,3 +587,18 @@ TAG_AFTER = re.compile(
 # Before one, in its own sentence: `He says, `, `Yuki … whispers into her phone, `; the
 # speaker is the first name or pronoun before the verb.
 TAG_BEFORE = re.compile(rf"\b(?P<verb>{_SPEECH})\b[^.!?…]*[,:]\s*$")
+
+
+def tag_verb(chunk: str, quote: re.Match) -> str:
+    """The speech verb of the tag touching `quote` in `chunk` ("…," she *whispers*;
+    Kenji *shouts*, "…"), lower case, or "" when none does."""
+    after_quote = QUOTE.search(chunk, quote.end())
+    after = chunk[quote.end() : after_quote.start() if after_quote else len(chunk)]
+    tag = TAG_AFTER.match(after)
+    if tag:
+        return (tag.group("verb") or tag.group("verb2")).lower()
+    before = chunk[: quote.start()]
+    earlier = list(QUOTE.finditer(before))
+    clause = re.split(r"[.!?…]\s", before[earlier[-1].end() if earlier else 0 :])[-1]
+    lead = TAG_BEFORE.search(clause)
+    return lead.group("verb").lower() if lead else ""

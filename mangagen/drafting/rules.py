@@ -17,7 +17,17 @@ import re
 from mangagen.storyboards import limits
 
 from .draft import Draft, StoryContext
-from .reading import QUOTE, SPEECH, WORD, Reader, read_cast
+from .reading import (
+    QUOTE,
+    SHOUTING,
+    SPEECH,
+    THINKING,
+    WHISPERING,
+    WORD,
+    Reader,
+    read_cast,
+    tag_verb,
+)
 from .reading import sentences as _sentences
 
 SPEECH_VERBS = "|".join(sorted(SPEECH, key=len, reverse=True))
@@ -33,6 +43,53 @@ ACTION_WORDS = {
     "sprinted", "struck", "strikes", "slammed", "fell", "falls", "flew", "chased", "attacked",
     "attacks", "swung", "dodged", "raced", "burst", "shattered", "threw", "grabbed",
 }  # fmt: skip
+
+
+# A thought found in the story is set in quotation marks opened by this (invisible) mark,
+# so the reader finds its thinker as it finds a speaker, and the panel knows it is one.
+THOUGHT_MARK = "\u2060"
+# A thought in parentheses or between italics markers: (…), *…*, _…_.
+THOUGHT_SPAN = re.compile(
+    r"\((?P<paren>[^()\n]{2,400})\)|\*(?P<star>[^*\n]{2,400})\*|(?<!\w)_(?P<under>[^_\n]{2,400})_(?!\w)"
+)
+_THINK = "|".join(sorted(THINKING, key=len, reverse=True))
+_THINKER = r"[A-Z][\w'’-]*|he|she|they|i|we|He|She|They|I|We"
+THINK_AFTER = re.compile(
+    rf"\s*[,;:—-]?\s*(?:(?:{_THINKER})\s+(?:\w+ly\s+)?(?:{_THINK})|(?:{_THINK})\s+(?:{_THINKER}))\b"
+)
+THINK_BEFORE = re.compile(rf"\b(?:{_THINK})\b[^.!?…()\"“”]*[,:]\s*$")
+FIRST_PERSON = re.compile(r"\b(?:I|I'm|I’m|I'll|I’ll|I've|I’ve|me|my|myself)\b")
+
+
+def mark_thoughts(story: str) -> str:
+    """The story with each thought set as a marked quotation: a parenthesis or an
+    italicised span that a thinking tag touches ("(…,) he thinks", "She wonders: *…*"), or
+    an italicised span in the first person. Italics that are no thought lose their markers;
+    a parenthesis that is none (narration's aside) stays as it is."""
+
+    def mark(match: re.Match) -> str:
+        inner = match.group("paren") or match.group("star") or match.group("under")
+        tagged = THINK_AFTER.match(story, match.end()) or THINK_BEFORE.search(
+            story[max(0, match.start() - 80) : match.start()]
+        )
+        italic = match.group("paren") is None
+        if tagged or (italic and FIRST_PERSON.search(inner)):
+            return f"“{THOUGHT_MARK}{inner.strip()}”"
+        return inner if italic else match.group()
+
+    return THOUGHT_SPAN.sub(mark, story)
+
+
+def balloon_style(text: str, verb: str, *, thought: bool) -> str:
+    """How a line's balloon is drawn, read from the story: a thought; then what its tag
+    says (whispers, shouts); then its own punctuation (an exclamation is shouted)."""
+    if thought or verb in THINKING:
+        return "thought"
+    if verb in WHISPERING:
+        return "whisper"
+    if verb in SHOUTING or "!" in text or "！" in text:
+        return "shout"
+    return "speech"
 
 
 def find_names(text: str) -> list[str]:
@@ -55,6 +112,7 @@ class RuleDrafter:
         "Kenji" (or "Sato") is the cast's "Kenji Sato". A name that is (part of) one of
         `context`'s places is never taken for a new character; its last beats are for
         drafters that read them."""
+        story = mark_thoughts(story)
         known = {c["name"]: c.get("description", "") for c in characters}
         aliases = _first_names(known)
         places = [p["name"] for p in context.places] if context else []
@@ -126,11 +184,16 @@ def _panel(chunk: str, reader: Reader, narrator: str) -> dict:
     speakers = [name if name in reader.names else "" for name in speakers]
     dialogue = []
     for match, speaker in zip(QUOTE.finditer(chunk), speakers, strict=True):
-        text = " ".join(match.group(1).split())
+        thought = match.group(1).startswith(THOUGHT_MARK)
+        text = " ".join(match.group(1).replace(THOUGHT_MARK, "").split())
         text = text[:-1] + "." if text.endswith(",") else text
         if not text.strip(" ."):
             continue
-        dialogue.append({"speaker": speaker, "text": _clip(text, limits.MAX_DIALOGUE_TEXT)})
+        line = {"speaker": speaker, "text": _clip(text, limits.MAX_DIALOGUE_TEXT)}
+        style = balloon_style(text, tag_verb(chunk, match), thought=thought)
+        if style != "speech":  # a plain line is drafted as lines always were
+            line["style"] = style
+        dialogue.append(line)
     narrative = _without_speech(chunk, reader.names)
     narrative = " ".join(narrative.split())
     narrative = re.sub(r"\s+([,.!?;:])", r"\1", narrative).strip(" ,")

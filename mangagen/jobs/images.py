@@ -95,6 +95,7 @@ def _lettering(
         fields = {
             "dialogue": text.dialogue,
             "caption": text.caption,
+            "sfx": text.sfx,
             "shot": current.shot,
             "characters": current.characters,
             "blocking": current.blocking,
@@ -105,6 +106,7 @@ def _lettering(
         fields = {
             "dialogue": spec.get("dialogue", []),
             "caption": spec.get("caption", ""),
+            "sfx": spec.get("sfx", []),
             "shot": spec.get("shot", "medium"),
             "characters": spec.get("characters", []),
             "blocking": spec.get("blocking", {}),

@@ -27,6 +27,8 @@ def spec_of(panel) -> dict:
         spec["place"] = dict(inputs["place"])
     if panel.blocking:
         spec["blocking"] = dict(panel.blocking)
+    if panel.sfx:
+        spec["sfx"] = list(panel.sfx)
     return spec
 
 

@@ -1,4 +1,5 @@
-"""The lettering layer: balloons, tails, narration boxes and captions drawn over a panel's art.
+"""The lettering layer: balloons (four styles), tails, narration boxes, captions and sound
+effects drawn over a panel's art.
 
 A render is art only; the lettering is composed from the storyboard's current
 text whenever a panel or page is shown, so a text edit needs no render.

@@ -43,7 +43,7 @@ from .compose import PanelArt, compose_page, compose_strip
 from .layout import LayoutPanel, Page, paginate
 from .models import PageBuild
 
-REVISION = 5  # bump when the drawing changes, so every cached page is drawn again
+REVISION = 6  # bump when the drawing changes, so every cached page is drawn again
 
 # Content keys of one comic whose files are kept: the one shown, and the last few
 # before it (a tab not yet reloaded, an export begun before an edit).
@@ -98,6 +98,7 @@ def comic_of(*, storyboard: Storyboard, language: str | None = None) -> Comic:
                 faces=take.faces if take else None,
                 blocking=panel.blocking,
                 language=lettering.language,
+                sfx=text.sfx,
             ),
             load=_loader(take) if take else None,
         )
@@ -108,6 +109,7 @@ def comic_of(*, storyboard: Storyboard, language: str | None = None) -> Comic:
                 take.pk if take else None,
                 text.dialogue,
                 text.caption,
+                text.sfx,
             ]
         )
     key = _hash(

@@ -11,7 +11,8 @@ panels that use them: the description of the outfit a character wears there
 its picture's hash), where each character stands. Absent keys stay absent, so
 a panel that uses none of them hashes as it always did. Names of outfits and
 places are not part of it: renaming one changes no picture. The content hash
-is the art hash plus the lettering; the storyboard's version is the hash of
+is the art hash plus the lettering (text, balloon styles and places, sound
+effects); the storyboard's version is the hash of
 its panels' content hashes, in order.
 """
 
@@ -102,12 +103,19 @@ class ArtLooks:
         return inputs
 
 
-def content_hash(*, art: str, dialogue: list[dict], caption: str) -> str:
-    canonical = {
-        "art": art,
-        "dialogue": [[line["speaker"], line["text"]] for line in dialogue],
-        "caption": caption,
-    }
+def content_hash(*, art: str, dialogue: list[dict], caption: str, sfx: list[dict] = ()) -> str:
+    """The art hash plus the lettering: each line's speaker and text (and its balloon's
+    style and place when chosen), the caption, the sound effects. What is not chosen is
+    absent, so a panel without them hashes as it always did."""
+    lines = []
+    for line in dialogue:
+        entry: list = [line["speaker"], line["text"]]
+        if line.get("style") or line.get("place"):
+            entry += [line.get("style", ""), line.get("place")]
+        lines.append(entry)
+    canonical: dict = {"art": art, "dialogue": lines, "caption": caption}
+    if sfx:
+        canonical["sfx"] = list(sfx)
     return _sha256(canonical)
 
 

@@ -42,6 +42,15 @@ class Position(models.TextChoices):
     RIGHT = "right", _("Right")
 
 
+class BalloonStyle(models.TextChoices):
+    """How a dialogue line's balloon is drawn (the lettering layer draws each)."""
+
+    SPEECH = "speech", _("Speech")
+    THOUGHT = "thought", _("Thought")
+    SHOUT = "shout", _("Shout")
+    WHISPER = "whisper", _("Whisper")
+
+
 class ReadingDirection(models.TextChoices):
     RTL = "rtl", _("Right to left (manga)")
     LTR = "ltr", _("Left to right")
@@ -172,7 +181,10 @@ class Panel(models.Model):
     description = models.TextField(blank=True)
     shot = models.CharField(max_length=20, choices=Shot.choices, default=Shot.MEDIUM)
     characters = models.JSONField(default=list, help_text="Names of the characters present.")
-    dialogue = models.JSONField(default=list, help_text='[{"speaker": …, "text": …}]')
+    dialogue = models.JSONField(
+        default=list,
+        help_text='[{"speaker": …, "text": …, "style"?: …, "place"?: {"x", "y", "tail"?}}]',
+    )
     caption = models.CharField(max_length=limits.MAX_CAPTION, blank=True)
     art_hash = models.CharField(max_length=64, blank=True)
     sheets = models.JSONField(
@@ -194,6 +206,11 @@ class Panel(models.Model):
         blank=True,
         help_text="The place and outfits its art hash covers (descriptions, picture and sheet "
         "hashes), as the renderer is given them.",
+    )
+    sfx = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='Sound effects lettered as art: [{"text", "x", "y", "size"?, "angle"?}].',
     )
     content_hash = models.CharField(max_length=64)
 

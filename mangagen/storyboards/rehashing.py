@@ -45,7 +45,7 @@ def rehash_storyboard(*, storyboard: Storyboard) -> None:
             blocking=panel.blocking,
         )
         panel.content_hash = content_hash(
-            art=panel.art_hash, dialogue=panel.dialogue, caption=panel.caption
+            art=panel.art_hash, dialogue=panel.dialogue, caption=panel.caption, sfx=panel.sfx
         )
         hashes.append(panel.content_hash)
     Panel.objects.bulk_update(panels, ["art_hash", "sheets", "art_inputs", "content_hash"])

@@ -14,6 +14,7 @@ from mangagen.places.selectors import as_json as place_json
 
 from . import limits
 from .models import (
+    BalloonStyle,
     PageFormat,
     PageTemplate,
     Position,
@@ -47,14 +48,60 @@ class WholeItem(serializers.Serializer):
     def run_validation(self, data=serializers.empty):
         if self.parent is None:  # the item's own root, below: validate as usual
             return super().run_validation(data)
+        is_empty, data = self.validate_empty_values(data)  # null where allowed, absent
+        if is_empty:
+            return data
         item = type(self)(data=data)
         item.is_valid(raise_exception=True)
         return item.validated_data
 
 
+def fraction(**kwargs) -> serializers.FloatField:
+    """A coordinate as a fraction 0–1 of the panel (from its top left)."""
+    return serializers.FloatField(min_value=0, max_value=1, **kwargs)
+
+
+class PointSerializer(WholeItem):
+    x = fraction()
+    y = fraction()
+
+
+class BalloonPlaceSerializer(WholeItem):
+    x = fraction(help_text="The balloon's centre, a fraction of the panel's width.")
+    y = fraction(help_text="The balloon's centre, a fraction of the panel's height.")
+    tail = PointSerializer(
+        required=False, allow_null=True, help_text="The point the tail aims at (optional)."
+    )
+
+
 class DialogueLineSerializer(WholeItem):
     speaker = OneLineField(max_length=limits.MAX_NAME, allow_blank=True, default="")
     text = OneLineField(max_length=limits.MAX_DIALOGUE_TEXT)
+    style = serializers.ChoiceField(
+        choices=BalloonStyle.choices,
+        default=BalloonStyle.SPEECH,
+        help_text="How its balloon is drawn: speech, thought, shout or whisper.",
+    )
+    place = BalloonPlaceSerializer(
+        allow_null=True,
+        default=None,
+        help_text='null: placed by the lettering; {"x", "y", "tail"?}: where the person put it.',
+    )
+
+
+class SoundEffectSerializer(WholeItem):
+    text = OneLineField(max_length=limits.MAX_SFX_TEXT)
+    x = fraction(help_text="Its centre, a fraction of the panel's width.")
+    y = fraction(help_text="Its centre, a fraction of the panel's height.")
+    size = serializers.FloatField(
+        min_value=limits.MIN_SFX_SIZE,
+        max_value=limits.MAX_SFX_SIZE,
+        default=limits.DEFAULT_SFX_SIZE,
+        help_text="The height of its letters, a fraction of the panel's shorter side.",
+    )
+    angle = serializers.FloatField(
+        min_value=-180, max_value=180, default=0, help_text="Degrees, counter-clockwise."
+    )
 
 
 class OutfitSerializer(WholeItem):
@@ -117,6 +164,12 @@ class PanelSerializer(WholeItem):
         child=DialogueLineSerializer(), max_length=limits.MAX_DIALOGUE_LINES, default=list
     )
     caption = OneLineField(max_length=limits.MAX_CAPTION, allow_blank=True, default="")
+    sfx = serializers.ListField(
+        child=SoundEffectSerializer(),
+        max_length=limits.MAX_SFX_PER_PANEL,
+        default=list,
+        help_text="Sound effects lettered into the art (large, outlined).",
+    )
     place = OneLineField(
         max_length=limits.MAX_NAME,
         allow_blank=True,

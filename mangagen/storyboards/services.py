@@ -15,9 +15,10 @@ from mangagen.lettering import languages
 from mangagen.places.selectors import places_of
 from mangagen.places.services import replace_places
 
+from . import limits
 from .errors import EmptyStory
 from .lock_objects import lock_kept_art, lock_storyboard
-from .models import Character, KeptArt, Panel, Storyboard, Style
+from .models import BalloonStyle, Character, KeptArt, Panel, Storyboard, Style
 from .naming import renamed
 from .rehashing import rehash_storyboard
 
@@ -123,11 +124,9 @@ def update_storyboard(
                 description=p.get("description", ""),
                 shot=p.get("shot") or Panel._meta.get_field("shot").default,
                 characters=list(p.get("characters", [])),
-                dialogue=[
-                    {"speaker": d.get("speaker", ""), "text": d["text"]}
-                    for d in p.get("dialogue", [])
-                ],
+                dialogue=[stored_line(d) for d in p.get("dialogue", [])],
                 caption=p.get("caption", ""),
+                sfx=[stored_sfx(e) for e in p.get("sfx", [])],
                 place=p.get("place", ""),
                 outfits=dict(p.get("outfits", {})),
                 blocking=dict(p.get("blocking", {})),
@@ -139,6 +138,35 @@ def update_storyboard(
         _follow(storyboard, follow)
     rehash_storyboard(storyboard=storyboard)
     return storyboard
+
+
+def stored_line(line: dict) -> dict:
+    """A dialogue line as a panel keeps it: speaker and text, and its balloon's style and
+    place only when the person chose them (a plain speech balloon placed by the lettering
+    is stored, and hashed, as lines always were)."""
+    stored = {"speaker": line.get("speaker", ""), "text": line["text"]}
+    if line.get("style") and line["style"] != BalloonStyle.SPEECH:
+        stored["style"] = str(line["style"])
+    place = line.get("place")
+    if place:
+        stored["place"] = {"x": float(place["x"]), "y": float(place["y"])}
+        if place.get("tail"):
+            stored["place"]["tail"] = {
+                "x": float(place["tail"]["x"]),
+                "y": float(place["tail"]["y"]),
+            }
+    return stored
+
+
+def stored_sfx(effect: dict) -> dict:
+    """A sound effect as a panel keeps it: text, centre, size and angle."""
+    return {
+        "text": effect["text"],
+        "x": float(effect["x"]),
+        "y": float(effect["y"]),
+        "size": float(effect.get("size", limits.DEFAULT_SFX_SIZE)),
+        "angle": float(effect.get("angle", 0)),
+    }
 
 
 @dataclass

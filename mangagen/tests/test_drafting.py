@@ -149,7 +149,9 @@ def test_chat_drafter_asks_for_json_and_uses_a_valid_answer(standin):
     standin.reply(chat(json.dumps(GOOD_ANSWER)))
     draft = drafter(standin).draft(title="Roof", story="Aiko waits.", characters=[])
     assert draft.notice == ""
-    assert draft.panels[0]["dialogue"] == [{"speaker": "Aiko", "text": "Now!"}]
+    assert draft.panels[0]["dialogue"] == [
+        {"speaker": "Aiko", "text": "Now!", "style": "speech", "place": None}
+    ]
     sent = standin.requests[0]
     assert sent["path"] == "/v1/chat/completions"
     assert sent["headers"]["Authorization"] == "Bearer sk-test"

@@ -212,7 +212,9 @@ def test_text_stored_with_line_breaks_is_lettered_on_one_line():
         characters=["Aiko"],
         faces=None,
     )
-    assert panel.dialogue == (("Aiko", "Who's there? Show yourself."),)
+    assert [(d.speaker, d.text) for d in panel.dialogue] == [
+        ("Aiko", "Who's there? Show yourself.")
+    ]
     assert panel.caption == "Night falls."
     art = io.BytesIO()
     blank().save(art, "PNG")

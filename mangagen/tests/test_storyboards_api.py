@@ -114,7 +114,9 @@ def test_patch_characters_and_panels(api, board):
     ).json()
     assert [c["name"] for c in body["characters"]] == ["Aiko", "Kenji"]
     assert [p["index"] for p in body["panels"]] == [1, 2]
-    assert body["panels"][1]["dialogue"] == [{"speaker": "Aiko", "text": "Run!"}]
+    assert body["panels"][1]["dialogue"] == [
+        {"speaker": "Aiko", "text": "Run!", "style": "speech", "place": None}
+    ]
     assert body["complete"] is True
     assert all(len(p["content_hash"]) == 64 for p in body["panels"])
     assert body["version"] and body["version"] != board["version"]
@@ -235,7 +237,7 @@ def test_lettered_text_is_kept_on_one_line(api, board):
     assert saved["title"] == "Two lines"
     assert saved["characters"][0]["description"] == "keeps\nits lines"  # a prompt, not lettering
     assert saved["panels"][0]["dialogue"] == [
-        {"speaker": "Aiko", "text": "Who's there? Show yourself."}
+        {"speaker": "Aiko", "text": "Who's there? Show yourself.", "style": "speech", "place": None}
     ]
     assert saved["panels"][0]["caption"] == "Night falls."
 
@@ -267,8 +269,8 @@ def test_renaming_or_removing_a_character_follows_in_the_panels(api, board):
     removed = api.patch(url, {"characters": [{"name": "Kenta"}]}).json()
     assert removed["panels"][0]["characters"] == ["Kenta"]
     assert removed["panels"][0]["dialogue"] == [
-        {"speaker": "", "text": "Jump!"},
-        {"speaker": "Kenta", "text": "Now?"},
+        {"speaker": "", "text": "Jump!", "style": "speech", "place": None},
+        {"speaker": "Kenta", "text": "Now?", "style": "speech", "place": None},
     ]
     # The panels as they are now save again as they are.
     again = api.patch(url, {"panels": removed["panels"]})
@@ -297,9 +299,13 @@ def test_draft_fills_panels_from_the_story(api, board):
     assert len(body["panels"]) == 3
     first, second, third = body["panels"]
     assert first["shot"] == "establishing" and first["characters"] == []
-    assert second["dialogue"] == [{"speaker": "Aiko", "text": "They're right behind us!"}]
+    assert second["dialogue"] == [
+        {"speaker": "Aiko", "text": "They're right behind us!", "style": "shout", "place": None}
+    ]
     assert second["shot"] == "action"
-    assert third["dialogue"] == [{"speaker": "Kenji", "text": "Then we jump."}]
+    assert third["dialogue"] == [
+        {"speaker": "Kenji", "text": "Then we jump.", "style": "speech", "place": None}
+    ]
     assert body["complete"] is True
     assert body["notice"] == ""
 

@@ -202,6 +202,8 @@ def test_a_translation_is_made_read_and_listed_line_by_line(board, signed_in):
         "stale": False,
         "drafted": False,
         "was": None,
+        "style": "speech",
+        "place": None,
     }
     assert (body["missing"], body["stale"]) == (0, 0)
     assert signed_in.get(url(board, "ja")).json()["panels"] == body["panels"]
@@ -393,7 +395,10 @@ def test_japanese_is_set_vertically_and_missing_lines_are_lettered_in_the_origin
     comic = builds.comic_of(storyboard=board, language="ja")
     panel = comic.arts[2].letterable
     assert panel.language == "ja"
-    assert panel.dialogue == (("Aiko", "誰？"), ("Aiko", "Show yourself."))  # the second: missing
+    assert [(line.speaker, line.text) for line in panel.dialogue] == [
+        ("Aiko", "誰？"),
+        ("Aiko", "Show yourself."),  # missing: lettered in the original
+    ]
     assert comic.arts[1].letterable.caption == "Neo-Kyoto, 2 a.m."
     assert comic.title == "Rooftops"
     original = builds.comic_of(storyboard=board, language=None)

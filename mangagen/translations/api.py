@@ -74,6 +74,12 @@ class PanelLinesSerializer(serializers.Serializer):
         help_text="By position in the panel's dialogue; a line left out is untranslated.",
     )
     caption = LineField(max_length=limits.MAX_CAPTION, required=False)
+    sfx = serializers.ListField(
+        child=LineField(max_length=limits.MAX_SFX_TEXT),
+        max_length=limits.MAX_SFX_PER_PANEL,
+        required=False,
+        help_text="By position in the panel's sound effects; left out: kept as they are.",
+    )
 
 
 class TranslationWriteSerializer(serializers.Serializer):

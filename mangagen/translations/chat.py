@@ -19,8 +19,9 @@ from mangagen.lettering import languages, one_line
 
 from .errors import TranslatorFailed
 
-SYSTEM_PROMPT = """You translate the lettering of a comic: its title, speech balloons and
-captions. Answer with one JSON object and nothing else, of this shape:
+SYSTEM_PROMPT = """You translate the lettering of a comic: its title, speech balloons,
+captions and sound effects (ids ending in .sN: render each as the target language's own
+sound word, as short as the original). Answer with one JSON object and nothing else, of this shape:
 {"lines": {"<id>": "<the line translated>"}}
 with one entry for every id you are given. Translate each line's meaning and tone as a
 comic translator would, short enough for its balloon; keep people's and places' names

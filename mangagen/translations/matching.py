@@ -25,18 +25,20 @@ from enum import StrEnum
 from mangagen.storyboards import limits
 
 # Orphans kept at most: as many lines as a storyboard can hold.
-MAX_ORPHANS = 1 + limits.MAX_PANELS * (limits.MAX_DIALOGUE_LINES + 1)
+MAX_ORPHANS = 1 + limits.MAX_PANELS * (limits.MAX_DIALOGUE_LINES + 1 + limits.MAX_SFX_PER_PANEL)
 
 
 class Slot(StrEnum):
     TITLE = "title"
     DIALOGUE = "dialogue"
     CAPTION = "caption"
+    SFX = "sfx"  # a panel's sound effect, by position
 
 
 @dataclass(frozen=True, order=True)
 class Place:
-    """Where a line is: the title (panel 0), a panel's dialogue line (0-based), its caption."""
+    """Where a line is: the title (panel 0), a panel's dialogue line (0-based), its caption,
+    one of its sound effects (0-based)."""
 
     slot: Slot
     panel: int = 0
@@ -123,8 +125,8 @@ class Edit:
 
 def originals(*, title: str, panels) -> list[Original]:
     """Every line of the original that can be translated: the title, each panel's
-    dialogue lines, each caption that is not empty. `panels` have `index`,
-    `dialogue` and `caption`."""
+    dialogue lines, each caption that is not empty, each sound effect. `panels` have
+    `index`, `dialogue`, `caption` and `sfx`."""
     found = [Original(Place(Slot.TITLE), title)] if title.strip() else []
     for panel in panels:
         for position, line in enumerate(panel.dialogue):
@@ -137,6 +139,8 @@ def originals(*, title: str, panels) -> list[Original]:
             )
         if panel.caption.strip():
             found.append(Original(Place(Slot.CAPTION, panel.index), panel.caption))
+        for position, effect in enumerate(getattr(panel, "sfx", None) or []):
+            found.append(Original(Place(Slot.SFX, panel.index, position), effect["text"]))
     return found
 
 

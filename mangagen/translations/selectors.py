@@ -79,11 +79,24 @@ def translation_json(*, storyboard: Storyboard, translation: Translation) -> dic
             for position in range(len(panel.dialogue))
         ]
         caption = by_place.get(Place(Slot.CAPTION, panel.index))
+        sfx = [
+            by_place[Place(Slot.SFX, panel.index, position)] for position in range(len(panel.sfx))
+        ]
         panels.append(
             {
                 "index": panel.index,
-                "dialogue": [_line(line) | {"speaker": line.original.speaker} for line in dialogue],
+                "dialogue": [
+                    # the balloon is the original's: its style and place, read only
+                    _line(line)
+                    | {
+                        "speaker": line.original.speaker,
+                        "style": stored.get("style", "speech"),
+                        "place": stored.get("place"),
+                    }
+                    for line, stored in zip(dialogue, panel.dialogue, strict=True)
+                ],
                 "caption": _line(caption) if caption else _EMPTY,
+                "sfx": [_line(line) for line in sfx],
             }
         )
     return {
@@ -113,8 +126,11 @@ def _line(line: Resolved) -> dict:
 
 @dataclass(frozen=True)
 class PanelText:
-    dialogue: list[dict] = field(default_factory=list)  # [{"speaker", "text"}], as the original's
+    # [{"speaker", "text", "style"?, "place"?}]: a translated line keeps its original's
+    # balloon (style and place), only its text is the translation's.
+    dialogue: list[dict] = field(default_factory=list)
     caption: str = ""
+    sfx: list[dict] = field(default_factory=list)  # [{"text", "x", "y", "size", "angle"}]
 
 
 @dataclass(frozen=True)
@@ -138,7 +154,10 @@ def lettering(*, storyboard: Storyboard, language: str | None = None) -> Letteri
         return Lettering(
             storyboard.language,
             storyboard.title,
-            {p.index: PanelText(list(p.dialogue), p.caption) for p in storyboard.panels.all()},
+            {
+                p.index: PanelText(list(p.dialogue), p.caption, list(p.sfx))
+                for p in storyboard.panels.all()
+            },
             translated=False,
         )
     panels = list(storyboard.panels.all())
@@ -152,13 +171,14 @@ def lettering(*, storyboard: Storyboard, language: str | None = None) -> Letteri
         {
             p.index: PanelText(
                 [
-                    {
-                        "speaker": line.get("speaker", ""),
-                        "text": text[Place(Slot.DIALOGUE, p.index, i)],
-                    }
+                    {**line, "text": text[Place(Slot.DIALOGUE, p.index, i)]}
                     for i, line in enumerate(p.dialogue)
                 ],
                 text.get(Place(Slot.CAPTION, p.index), p.caption),
+                [
+                    {**effect, "text": text[Place(Slot.SFX, p.index, i)]}
+                    for i, effect in enumerate(p.sfx)
+                ],
             )
             for p in panels
         },

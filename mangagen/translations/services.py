@@ -27,6 +27,7 @@ LIMITS = {
     Slot.TITLE: limits.MAX_TITLE,
     Slot.DIALOGUE: limits.MAX_DIALOGUE_TEXT,
     Slot.CAPTION: limits.MAX_CAPTION,
+    Slot.SFX: limits.MAX_SFX_TEXT,
 }
 
 
@@ -152,9 +153,12 @@ def _edits(lines: list[Resolved], *, title: Edit | None, panels: list[dict]) -> 
         edits[Place(Slot.TITLE)] = title
     indices = {place.panel for place in places if place.slot != Slot.TITLE}
     counts: dict[int, int] = {}
+    effects: dict[int, int] = {}
     for place in places:
         if place.slot == Slot.DIALOGUE:
             counts[place.panel] = counts.get(place.panel, 0) + 1
+        if place.slot == Slot.SFX:
+            effects[place.panel] = effects.get(place.panel, 0) + 1
     seen = set()
     for number, panel in enumerate(panels):
         index = panel["index"]
@@ -167,7 +171,10 @@ def _edits(lines: list[Resolved], *, title: Edit | None, panels: list[dict]) -> 
         seen.add(index)
         dialogue = panel.get("dialogue", [])
         caption = panel.get("caption") or Edit("")
-        if index not in indices and (any(line.text for line in dialogue) or caption.text):
+        sfx = panel.get("sfx")
+        if index not in indices and (
+            any(line.text for line in [*dialogue, *(sfx or [])]) or caption.text
+        ):
             raise TranslationRefused(
                 gettext("%(where)s.index: the comic has no panel %(index)s with text.")
                 % {"where": where, "index": index}
@@ -188,6 +195,23 @@ def _edits(lines: list[Resolved], *, title: Edit | None, panels: list[dict]) -> 
         for position in range(counts.get(index, 0)):
             given = dialogue[position] if position < len(dialogue) else Edit("")
             edits[Place(Slot.DIALOGUE, index, position)] = given
+        if sfx is not None:  # sound effects are set only when sent
+            if len(sfx) > effects.get(index, 0):
+                raise TranslationRefused(
+                    gettext(
+                        "%(where)s.sfx: panel %(index)s has %(count)s sound effects, "
+                        "not %(given)s; reload to see the comic as it is now."
+                    )
+                    % {
+                        "where": where,
+                        "index": index,
+                        "count": effects.get(index, 0),
+                        "given": len(sfx),
+                    }
+                )
+            for position in range(effects.get(index, 0)):
+                given = sfx[position] if position < len(sfx) else Edit("")
+                edits[Place(Slot.SFX, index, position)] = given
         if Place(Slot.CAPTION, index) in places:
             edits[Place(Slot.CAPTION, index)] = caption
         elif caption.text:
@@ -204,6 +228,8 @@ def _id(place: Place) -> str:
         return "title"
     if place.slot == Slot.CAPTION:
         return f"p{place.panel}.c"
+    if place.slot == Slot.SFX:
+        return f"p{place.panel}.s{place.line + 1}"
     return f"p{place.panel}.l{place.line + 1}"
 
 

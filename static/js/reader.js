@@ -266,6 +266,9 @@ async function showTakes() {
   takes.hidden = rows.length === 0;
 }
 
+// The lettering editor (lettering.js) saved a change: the pages are lettered again.
+document.addEventListener("lettering:saved", () => load());
+
 await loadLanguages();
 await load();
 await showTakes();

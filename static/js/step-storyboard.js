@@ -85,6 +85,8 @@ function addLine(card, line = { speaker: "", text: "" }, focus = false) {
   const row = lineTemplate.content.firstElementChild.cloneNode(true);
   speakerOptions(row.querySelector(".l-speaker"), line.speaker);
   row.querySelector(".l-text").value = line.text;
+  // The balloon's style and place are set on the panel's picture (lettering.js): kept as they are.
+  row.dataset.balloon = JSON.stringify({ style: line.style || "speech", place: line.place || null });
   row.querySelector(".l-speaker").addEventListener("change", (event) => {
     // Whoever speaks is in the panel.
     const box = card.querySelector(`.p-characters input[value="${CSS.escape(event.target.value)}"]`);
@@ -108,6 +110,7 @@ function addPanel(panel = {}, after = null) {
   card.querySelector(".p-description").value = panel.description || "";
   card.querySelector(".p-shot").value = panel.shot || "medium";
   card.querySelector(".p-caption").value = panel.caption || "";
+  card.dataset.sfx = JSON.stringify(panel.sfx || []); // set on the picture (lettering.js), kept
   card.dataset.key = String(++cardKeys);
   const place = card.querySelector(".p-place");
   for (const p of places) place.append(new Option(p.name, p.name, false, p.name === panel.place));
@@ -175,9 +178,14 @@ const panels = () =>
     shot: card.querySelector(".p-shot").value,
     characters: [...card.querySelectorAll(".p-characters input:checked")].map((b) => b.value),
     dialogue: [...card.querySelectorAll(".line-row")]
-      .map((row) => ({ speaker: row.querySelector(".l-speaker").value, text: row.querySelector(".l-text").value.trim() }))
+      .map((row) => ({
+        ...JSON.parse(row.dataset.balloon || "{}"),
+        speaker: row.querySelector(".l-speaker").value,
+        text: row.querySelector(".l-text").value.trim(),
+      }))
       .filter((line) => line.text),
     caption: card.querySelector(".p-caption").value.trim(),
+    sfx: JSON.parse(card.dataset.sfx || "[]"),
     place: card.querySelector(".p-place").value,
     ...lookChoices(card),
   }));

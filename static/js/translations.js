@@ -30,6 +30,8 @@ const STRINGS = {
       ? gettext("panel %(index)s, line %(line)s (%(speaker)s)", { index, line, speaker })
       : gettext("panel %(index)s, line %(line)s", { index, line }),
   captionOf: (index) => gettext("panel %(index)s, caption", { index }),
+  sfx: gettext("Sound effect"),
+  sfxOf: (index, n) => gettext("panel %(index)s, sound effect %(n)s", { index, n }),
   titleOf: gettext("title"),
   confirmDelete: (name) =>
     gettext("Delete the %(name)s translation? Its lines are gone for good; the comic and its art stay.", { name }),
@@ -91,7 +93,8 @@ function render(body) {
   const nodes = [heading(STRINGS.title), row(body.title_line, { slot: "title", where: STRINGS.titleOf })];
   let sent = 0; // the panel's position in what a save sends, for its errors
   for (const panel of body.panels) {
-    if (!panel.dialogue.length && !panel.caption.original) continue;
+    const effects = panel.sfx || [];
+    if (!panel.dialogue.length && !panel.caption.original && !effects.length) continue;
     nodes.push(heading(STRINGS.panel(panel.index)));
     panel.dialogue.forEach((line, i) => {
       const node = row(line, {
@@ -109,9 +112,14 @@ function render(body) {
       node.querySelector(".t-error").dataset.errorFor = `panels.${sent}.caption`;
       nodes.push(node);
     }
+    effects.forEach((line, i) => {
+      const node = row(line, { slot: "sfx", panel: panel.index, position: i, who: STRINGS.sfx, where: STRINGS.sfxOf(panel.index, i + 1) });
+      node.querySelector(".t-error").dataset.errorFor = `panels.${sent}.sfx.${i}`;
+      nodes.push(node);
+    });
     sent += 1;
   }
-  if (!body.panels.some((p) => p.dialogue.length || p.caption.original)) {
+  if (!body.panels.some((p) => p.dialogue.length || p.caption.original || p.sfx?.length)) {
     nodes.push(Object.assign(document.createElement("p"), { className: "muted", textContent: STRINGS.noText }));
   }
   lines.replaceChildren(...nodes);
@@ -140,6 +148,7 @@ function body() {
     }
     if (!panels.has(panel)) panels.set(panel, { index: Number(panel), dialogue: [] });
     if (slot === "caption") panels.get(panel).caption = value(node);
+    else if (slot === "sfx") (panels.get(panel).sfx ||= [])[Number(line)] = value(node);
     else panels.get(panel).dialogue[Number(line)] = value(node);
   }
   out.panels = [...panels.values()];
@@ -153,6 +162,7 @@ function saved(answer) {
   for (const panel of answer.panels) {
     panel.dialogue.forEach((line, i) => byPlace.set(`dialogue:${panel.index}:${i}`, line));
     byPlace.set(`caption:${panel.index}:0`, panel.caption);
+    (panel.sfx || []).forEach((line, i) => byPlace.set(`sfx:${panel.index}:${i}`, line));
   }
   for (const node of lines.querySelectorAll(".t-row")) {
     const { slot, panel, line } = node.dataset;
