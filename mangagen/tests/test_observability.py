@@ -174,6 +174,78 @@ def test_json_log_lines_carry_the_request_id_the_job_and_the_panel(capsys, setti
     assert line["time"].startswith("20")
 
 
+def celery_says(handler: logging.Handler, task: str, answer: object) -> None:
+    """What beat and a worker log for one run of `task`, through Celery's own words."""
+    import celery.app.trace as trace
+
+    loggers = [logging.getLogger(n) for n in ("celery.beat", "celery.worker.strategy")]
+    loggers.append(trace.logger)
+    for logger in loggers:
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+    try:
+        loggers[0].info(logs.BEAT_SENDS, task.rsplit(".", 1)[-1], task)
+        received = {"id": "t-1", "name": task, "args": "()", "kwargs": "{}", "eta": None}
+        loggers[1].info(trace.LOG_RECEIVED, received, extra={"data": received})
+        trace.info(
+            trace.LOG_SUCCESS,
+            {"id": "t-1", "name": task, "return_value": repr(answer), "runtime": 0.01,
+             "args": "()", "kwargs": "{}"},
+        )  # fmt: skip
+    finally:
+        for logger in loggers:
+            logger.removeHandler(handler)
+            logger.setLevel(logging.NOTSET)
+
+
+def test_a_text_terminal_hears_housekeeping_only_when_it_did_something(settings):
+    housekeeping = [entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()]
+    config = logs.logging_config(level="INFO", json=False, housekeeping=housekeeping)
+    assert config["handlers"]["console"]["filters"] == ["context", "housekeeping"]
+    spec = dict(config["filters"]["housekeeping"])
+    assert spec.pop("()") == "mangagen.observability.logs.QuietHousekeeping"
+    seen: list[str] = []
+    handler = logging.Handler()
+    handler.addFilter(logs.QuietHousekeeping(**spec))
+    handler.emit = lambda record: seen.append(record.getMessage())  # type: ignore[method-assign]
+
+    for task, answer in (
+        ("mangagen.jobs.tasks.requeue_lost_renders", 0),
+        ("mangagen.jobs.tasks.sweep_jobs", {"expired": 0, "requeued": 0}),
+        ("ledger.tasks.expire_stale_holds", 0),
+        ("mangagen.tasks.prune", {"jobs": 0, "files": 0}),
+    ):
+        celery_says(handler, task, answer)
+    assert seen == []  # found nothing: not a line
+
+    celery_says(handler, "mangagen.jobs.tasks.sweep_jobs", {"expired": 0, "requeued": 2})
+    assert len(seen) == 1 and "succeeded" in seen[0] and "'requeued': 2" in seen[0]
+    celery_says(handler, "mangagen.jobs.tasks.render_panel", "delivered")  # not housekeeping
+    assert len(seen) == 4 and "Sending due task" in seen[1] and "received" in seen[2]
+    seen.clear()
+    failed = logging.LogRecord(
+        "celery.app.trace", logging.ERROR, __file__, 1, "Task %(name)s[%(id)s] raised: %(exc)s",
+        ({"name": "ledger.tasks.expire_stale_holds", "id": "t-2", "exc": "boom"},), None,
+    )  # fmt: skip
+    failed.data = failed.args  # type: ignore[attr-defined]  # (a lone dict is the args)
+    handler.handle(failed)
+    assert seen == ["Task ledger.tasks.expire_stale_holds[t-2] raised: boom"]
+
+
+def test_json_logs_keep_every_housekeeping_line():
+    config = logs.logging_config(level="INFO", json=True, housekeeping=["ledger.tasks.x"])
+    assert "housekeeping" not in config["filters"]
+    assert config["handlers"]["console"]["filters"] == ["context"]
+
+
+def test_beat_still_says_what_the_quiet_filter_listens_for():
+    import inspect
+
+    import celery.beat
+
+    assert f"info({logs.BEAT_SENDS!r}, entry.name, entry.task)" in inspect.getsource(celery.beat)
+
+
 # --- what is counted -------------------------------------------------------------------------
 
 
@@ -273,12 +345,12 @@ def test_the_ledgers_log_line_is_written_off_the_calling_thread_in_the_calls_con
 def test_no_ledger_line_is_made_when_its_level_is_off(
     user, django_capture_on_commit_callbacks, monkeypatch
 ):
-    made: list[str] = []
-    monkeypatch.setattr(ledger_metrics, "_fields", lambda result: made.append("made") or ())
     ledger_logger = logging.getLogger("ledger")
     level = ledger_logger.level
     account = funded_account(user, 1)
     authorized = sample("ledger_operations_total", op="authorize", result="ok")
+    made: list[str] = []
+    monkeypatch.setattr(ledger_metrics, "_fields", lambda result: made.append("made") or ())
     ledger_logger.setLevel(logging.WARNING)
     try:
         with django_capture_on_commit_callbacks(execute=True):

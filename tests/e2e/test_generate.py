@@ -1,8 +1,11 @@
 """Generate on Review, watch the panels arrive, decide on each, read and download."""
 
+import json
 import re
 
 from playwright.sync_api import expect
+
+from tests.support.waiting import wait_for
 
 from .test_wizard import sign_up
 
@@ -122,5 +125,49 @@ def test_reloading_the_job_page_shows_every_panel_once_in_order(page, stack):
     page.evaluate("window.mangagenJob.socket.close()")  # a dropped connection
     page.locator(".job-panel.current").get_by_role("button", name="Approve").click()
     expect(page.locator(".job-panel.current img")).to_be_visible(timeout=20000)
+    indexes = page.locator(".job-panel").evaluate_all("els => els.map(e => e.dataset.index)")
+    assert indexes == ["1", "2", "3"]
+
+
+def test_the_job_page_reads_its_missed_events_in_batches_and_still_fills_gaps(page, stack):
+    sign_up(page, "batcher")
+    stack.manage("grant_credits", "batcher", "5", "--reason", "e2e")
+    board = make_comic(page, "Batches")
+    page.goto(f"/comics/{board}/review/")
+    page.get_by_role("button", name="Generate").click()
+    expect(page.locator(".job-panel.current img")).to_be_visible(timeout=20000)
+    job = int(re.search(r"/jobs/(\d+)", page.url).group(1))
+
+    def logged_seq() -> int:
+        events = page.request.get(f"/api/jobs/{job}/events/?after=0").json()["events"]
+        return events[-1]["seq"]
+
+    streams: list[str] = []
+    frames: list[dict] = []
+
+    def watch(socket) -> None:
+        streams.append(socket.url)
+        socket.on("framereceived", lambda payload: frames.append(json.loads(payload)))
+
+    page.on("websocket", watch)
+    page.reload()  # the page connects from seq 0: the whole log is what it missed
+    expect(page.locator(".job-panel.current img")).to_be_visible(timeout=20000)
+    wait_for(lambda: frames and page.evaluate("window.mangagenJob.lastSeq") == logged_seq(),
+             what="the page to hold the whole log")  # fmt: skip
+    assert "batch=1" in streams[-1] and "after=0" in streams[-1]
+    replay = frames[0]
+    assert replay["type"] == "events"
+    assert [e["seq"] for e in replay["events"]] == list(range(1, len(replay["events"]) + 1))
+
+    page.evaluate("window.mangagenJob.socket.close()")  # a dropped connection
+    page.locator(".job-panel.current").get_by_role("button", name="Approve").click()
+    expect(page.locator(".job-panel.current img")).to_be_visible(timeout=20000)
+    # (Playwright hands its events over while a call of ours runs: the evaluate.)
+    wait_for(lambda: page.evaluate("window.mangagenJob.socket.readyState") == 1
+             and len(streams) >= 2, what="the page to reconnect")  # fmt: skip
+    resumed_after = int(re.search(r"after=(\d+)", streams[-1]).group(1))
+    assert "batch=1" in streams[-1] and resumed_after >= replay["events"][-1]["seq"]
+    wait_for(lambda: page.evaluate("window.mangagenJob.lastSeq") == logged_seq(),
+             what="the page to catch up with the log")  # fmt: skip
     indexes = page.locator(".job-panel").evaluate_all("els => els.map(e => e.dataset.index)")
     assert indexes == ["1", "2", "3"]
