@@ -43,9 +43,14 @@ def succeeded(stack: Stack, task: str) -> float:
     text = requests.get(
         f"{stack.base_url}/metrics", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10
     ).text
-    series = f'mangagen_celery_tasks_total{{task="{task}",outcome="succeeded"}}'
-    match = re.search(rf"^{re.escape(series)} (\S+)$", text, flags=re.MULTILINE)
-    return float(match.group(1)) if match else 0.0
+    for line in text.splitlines():
+        name, _, rest = line.partition("{")
+        labels, _, count = rest.rpartition("} ")
+        if name == "mangagen_celery_tasks_total" and sorted(labels.split(",")) == sorted(
+            [f'task="{task}"', 'outcome="succeeded"']
+        ):
+            return float(count)
+    return 0.0
 
 
 def test_sweeps_that_found_nothing_say_nothing_and_a_render_and_its_holds_still_show(stack):
@@ -67,8 +72,16 @@ def test_sweeps_that_found_nothing_say_nothing_and_a_render_and_its_holds_still_
         "mangagen.jobs.tasks.sweep_jobs",
         "ledger.tasks.expire_stale_holds",
     ):
-        wait_for(lambda task=task: succeeded(stack, task) >= 3, what=f"{task} to run 3 times")
-    log = stack.log.read_text()
+        wait_for(
+            lambda task=task: succeeded(stack, task) >= 3, every=0.5, what=f"{task} to run 3 times"
+        )
+    # The log's lines (a worker's start-up banner lists every task it knows: not a line).
+    log = "\n".join(
+        line
+        for line in stack.log.read_text().splitlines()
+        if re.search(r" (DEBUG|INFO|WARNING|ERROR|CRITICAL) ", line)
+    )
+    assert "render@" in log and f"job {job} panel 1" in log
     for task in HOUSEKEEPING:
         assert task not in log, [line for line in log.splitlines() if task in line][:3]
     assert "Sending due task" not in log
