@@ -5,7 +5,11 @@ spread over 100 accounts — the fast path (one stored-function call per
 operation) and the plain ORM path — and beside each a raw-SQL loop doing the
 same balance arithmetic with bare conditional UPDATEs on the same database:
 the price of the journal, the idempotency keys and the hold rows, measured
-side by side. Statements and round trips per pair are counted on the wire
+side by side. Beside those, the same services with their observability off
+(`quiet`: the functions under `@counted`, no count and no log line), in turn
+with the two others: `ledger/quiet` is what being counted and logged costs.
+Counters are file-backed, as a server keeps them (PROMETHEUS_MULTIPROC_DIR, a
+temporary folder unless set). Statements and round trips per pair are counted on the wire
 (libpq's trace) for each. How the ledger scales from 1 to 8 threads is
 measured the same way: both back to back, round after round. Last, the
 ledger's own two statements are run from bare psycopg, with no Django and no
