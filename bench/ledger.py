@@ -5,7 +5,11 @@ spread over 100 accounts — the fast path (one stored-function call per
 operation) and the plain ORM path — and beside each a raw-SQL loop doing the
 same balance arithmetic with bare conditional UPDATEs on the same database:
 the price of the journal, the idempotency keys and the hold rows, measured
-side by side. Statements and round trips per pair are counted on the wire
+side by side. Beside those, the same services with their observability off
+(`quiet`: the functions under `@counted`, no count and no log line), in turn
+with the two others: `ledger/quiet` is what being counted and logged costs.
+Counters are file-backed, as a server keeps them (PROMETHEUS_MULTIPROC_DIR, a
+temporary folder unless set). Statements and round trips per pair are counted on the wire
 (libpq's trace) for each. How the ledger scales from 1 to 8 threads is
 measured the same way: both back to back, round after round. Last, the
 ledger's own two statements are run from bare psycopg, with no Django and no
@@ -20,8 +24,10 @@ the Python around it costs. Not a test; run it with
 from __future__ import annotations
 
 import argparse
+import atexit
 import itertools
 import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -39,6 +45,14 @@ os.environ.setdefault("ALLOWED_HOSTS", "localhost")
 # Each thread owns its connection, as the raw loop's do (a pool smaller than
 # the thread count would make threads wait for one, not for the ledger).
 os.environ.setdefault("DB_POOL_MAX_SIZE", "0")
+
+# Counters kept as a server keeps them (runstack): file-backed, in every
+# process's own files, summed at scrape time. Set before prometheus_client is
+# imported, which reads it once.
+if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    _metrics_dir = tempfile.mkdtemp(prefix="bench-ledger-metrics-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = _metrics_dir
+    atexit.register(shutil.rmtree, _metrics_dir, ignore_errors=True)
 
 SCALING_ROUNDS = 5
 
@@ -137,6 +151,18 @@ def main() -> None:
         )
         services.capture(hold=hold)
 
+    # The same services with their observability off: the functions under
+    # `@counted` (no count, no log line), to show what being observed costs.
+    authorize_unobserved = services.authorize.__wrapped__  # type: ignore[attr-defined]
+    capture_unobserved = services.capture.__wrapped__  # type: ignore[attr-defined]
+
+    def unobserved_pair(account_index: int) -> None:
+        n = next(counter)
+        hold = authorize_unobserved(
+            account=accounts[account_index], amount=1, key=f"u{n}", reference="bench"
+        )
+        capture_unobserved(hold=hold)
+
     # The plain path is measured under this override, entered once in the main
     # thread (override_settings is process-wide, never per thread).
     plain_path = override_settings(LEDGER_FAST_PATH=False)
@@ -226,7 +252,8 @@ def main() -> None:
     concurrencies = [int(c) for c in args.concurrency.split(",")]
     print(
         f"authorize+capture pairs per second, PostgreSQL: medians of {args.rounds} rounds"
-        f" of {args.seconds:.0f} s, ledger and raw SQL alternating"
+        f" of {args.seconds:.0f} s; ledger (metrics and logs on), quiet (the same services"
+        " with them off) and raw SQL in turn"
     )
     print(
         "statements / round trips per pair: "
@@ -234,8 +261,8 @@ def main() -> None:
     )
     plain_header = "" if args.no_plain else f" {'plain/s':>8} {'plain/raw':>10}"
     print(
-        f"{'accounts':>9} {'threads':>8} {'ledger/s':>9} {'raw SQL/s':>10}"
-        f" {'ledger/raw':>11}{plain_header}"
+        f"{'accounts':>9} {'threads':>8} {'ledger/s':>9} {'quiet/s':>9} {'raw SQL/s':>10}"
+        f" {'ledger/raw':>11} {'quiet/raw':>11} {'ledger/quiet':>12}{plain_header}"
     )
 
     def alternating(first, second, rounds: int) -> tuple[float, float, float, list[float]]:
@@ -256,20 +283,37 @@ def main() -> None:
             ratios.append(a / b)
         return median(firsts), median(seconds), median(ratios), ratios
 
-    def side_by_side(concurrency: int, spread: int) -> tuple[float, float, float]:
-        """(ledger/s, raw/s, ledger/raw)."""
-        ledger_rate, raw_rate, ratio, _ = alternating(
+    def side_by_side(concurrency: int, spread: int) -> tuple[list[float], list[float]]:
+        """([ledger/s, unobserved/s, raw/s], [ledger/raw, unobserved/raw,
+        ledger/unobserved]): the three measured back to back each round, the
+        order rotated each round, medians over rounds (of each round's ratios
+        for the ratios)."""
+        columns = [
             lambda: measure(ledger_pair, concurrency, spread),
+            lambda: measure(unobserved_pair, concurrency, spread),
             lambda: measure(raw_pair, concurrency, spread, raw_setup, lambda c: c.close()),
-            args.rounds,
-        )
-        return ledger_rate, raw_rate, ratio
+        ]
+        rates: list[list[float]] = [[], [], []]
+        for round_number in range(args.rounds):
+            shift = round_number % len(columns)
+            for index in [(shift + i) % len(columns) for i in range(len(columns))]:
+                rates[index].append(columns[index]())
+        observed, unobserved, raw = rates
+        ratios = [
+            median(a / b for a, b in zip(observed, raw, strict=True)),
+            median(a / b for a, b in zip(unobserved, raw, strict=True)),
+            median(a / b for a, b in zip(observed, unobserved, strict=True)),
+        ]
+        return [median(r) for r in rates], ratios
 
     for spread, label in ((1, "1 (hot)"), (100, "100")):
         for concurrency in concurrencies:
-            ledger_rate, raw_rate, ratio = side_by_side(concurrency, spread)
+            (ledger_rate, quiet_rate, raw_rate), (ratio, quiet_ratio, cost) = side_by_side(
+                concurrency, spread
+            )
             line = (
-                f"{label:>9} {concurrency:>8} {ledger_rate:>9.0f} {raw_rate:>10.0f} {ratio:>10.2f}x"
+                f"{label:>9} {concurrency:>8} {ledger_rate:>9.0f} {quiet_rate:>9.0f}"
+                f" {raw_rate:>10.0f} {ratio:>10.2f}x {quiet_ratio:>10.2f}x {cost:>11.2f}x"
             )
             if not args.no_plain:
                 plain_rate = plain_path(measure)(ledger_pair, concurrency, spread)

@@ -5,6 +5,13 @@ with a greater seq: no gap and no duplicate however late the client
 attaches. A live event that jumps ahead (the channel layer dropped one) is
 filled in from the log before it is sent.
 
+A client that asks with `batch=1` gets what it missed — the replay, a gap
+filled, what a ping finds — as `{"type": "events", "events": [...]}`
+messages, up to CATCH_UP_BATCH events each, instead of one frame per event:
+a late attach to a long job is a few frames, not hundreds. Live events are
+single events either way, and a client that does not ask gets single events
+only (the contract every client was written against).
+
 Bounded: a stream with no message either way for WS_IDLE_SECONDS is closed
 (the page reconnects when the person comes back), and a person may hold at
 most WS_MAX_CONNECTIONS_PER_PERSON streams at once: each open stream holds
@@ -49,8 +56,12 @@ SLOT_LEASE_SECONDS = 120.0
 # answered with what the stream has sent.
 PING_LOG_READ_SECONDS = 10.0
 
-# Events read from the log at a time when catching up (until a batch is short).
+# Events read from the log at a time when catching up (until a batch is short); with
+# `batch=1`, also the most events one `events` message holds.
 CATCH_UP_BATCH = 1000
+
+# The message that carries many events to a client that asked with `batch=1`.
+EVENTS_MESSAGE = "events"
 
 
 class JobEventsConsumer(AsyncJsonWebsocketConsumer):
@@ -59,6 +70,7 @@ class JobEventsConsumer(AsyncJsonWebsocketConsumer):
     idle_watch = None
     activity = None
     last_log_read = float("-inf")
+    batched = False
 
     async def connect(self):
         self.job = await self._owned_job()
@@ -78,6 +90,7 @@ class JobEventsConsumer(AsyncJsonWebsocketConsumer):
             self.last_sent = max(0, int(query.get("after", ["0"])[0]))
         except ValueError:
             self.last_sent = 0
+        self.batched = query.get("batch", ["0"])[0] == "1"
         await self._catch_up()
         self.activity = asyncio.Event()
         self.idle_watch = asyncio.get_running_loop().create_task(self._close_when_idle())
@@ -134,8 +147,12 @@ class JobEventsConsumer(AsyncJsonWebsocketConsumer):
         self.last_log_read = time.monotonic()
         while True:
             events = await self._events_after(self.last_sent)
-            for event in events:
-                if event["seq"] > self.last_sent:
+            missed = [event for event in events if event["seq"] > self.last_sent]
+            if missed and self.batched:
+                await self.send_json({"type": EVENTS_MESSAGE, "events": missed})
+                self.last_sent = missed[-1]["seq"]
+            else:
+                for event in missed:
                     await self.send_json(event)
                     self.last_sent = event["seq"]
             if len(events) < CATCH_UP_BATCH:

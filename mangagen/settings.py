@@ -576,7 +576,13 @@ SECURE_HSTS_PRELOAD = not DEBUG
 LOG_FORMAT = env.str("LOG_FORMAT", default="text")
 if LOG_FORMAT not in ("text", "json"):
     raise ImproperlyConfigured("LOG_FORMAT must be text or json.")
-LOGGING = logging_config(level=env.str("LOG_LEVEL", default="INFO"), json=LOG_FORMAT == "json")
+# In text, the periodic tasks (CELERY_BEAT_SCHEDULE: sweeps, some every second) log a
+# run only when it did something or failed; JSON keeps every line.
+LOGGING = logging_config(
+    level=env.str("LOG_LEVEL", default="INFO"),
+    json=LOG_FORMAT == "json",
+    housekeeping=[entry["task"] for entry in CELERY_BEAT_SCHEDULE.values()],
+)
 DJANGO_GUID = {
     # A proxy's id (a UUID) is kept; anything else is replaced by a new one.
     "GUID_HEADER_NAME": "X-Request-ID",

@@ -259,6 +259,23 @@ def test_a_generate_request_id_reaches_the_render_and_the_capture(stack):
     assert {"time", "level", "logger", "message", "request_id"} <= set(capture[0])
 
 
+def test_json_logs_keep_what_housekeeping_says_for_machines(stack):
+    """A text terminal hears a sweep only when it did something (tests/test_quiet_terminal.py);
+    JSON lines keep every run: beat's send, the worker's receipt, the success."""
+    task = "mangagen.jobs.tasks.requeue_lost_renders"
+
+    def said(words: str):
+        return lambda: [
+            line
+            for line in json_lines(stack.log)
+            if task in line["message"] and words in line["message"]
+        ]
+
+    wait_for(said("Sending due task"), what="beat's line for the lost-render sweep")
+    wait_for(said("received"), what="the worker's receipt of it")
+    wait_for(said("succeeded"), what="its success, with nothing found")
+
+
 def test_metrics_are_summed_over_every_process(stack):
     person = Person(stack, "counted")
     job = person.generate()

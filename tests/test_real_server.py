@@ -117,6 +117,32 @@ def test_an_idle_stream_is_closed_with_4408(quick_to_idle):
     assert close_code(socket) == CloseCode.IDLE == 4408
 
 
+# --- the replay in batches ---------------------------------------------------------------------
+
+
+def read_until_pong(socket: websocket.WebSocket) -> list[dict]:
+    socket.send(json.dumps({"type": "ping"}))
+    got = []
+    while (message := json.loads(socket.recv())).get("type") != "pong":
+        got.append(message)
+    return got
+
+
+def test_a_replay_asked_for_in_batches_is_one_message_on_daphne(web):
+    person, _, job = person_with_a_job(web.base_url)
+    single = person.websocket(f"/ws/jobs/{job}/?after=0")
+    frames = read_until_pong(single)
+    single.close()
+    batched = person.websocket(f"/ws/jobs/{job}/?after=0&batch=1")
+    messages = read_until_pong(batched)
+    batched.close()
+    assert len(frames) >= 2 and all("seq" in frame for frame in frames)
+    (message,) = messages
+    assert message["type"] == "events"
+    assert [e["seq"] for e in message["events"]] == list(range(1, len(frames) + 1))
+    assert message["events"] == frames
+
+
 def test_the_server_logged_no_crash(web, quick_to_idle):
     for running in (web, quick_to_idle):
         log = Path(running.log).read_text()

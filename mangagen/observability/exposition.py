@@ -27,6 +27,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
 
+from ledger import metrics as ledger_metrics
 from mangagen.accounts.throttle import client_address
 from mangagen.api.errors import plain_error_response
 from mangagen.errors import NotAuthenticated, PermissionDenied
@@ -53,6 +54,9 @@ class ModeCollector(Collector):
 
 def exposition() -> bytes:
     """The text Prometheus reads: the machine's processes, then the shared gauges."""
+    # The ledger counts in batches (ledger/metrics.py): this process's go in
+    # now; every other process's within the ledger's FLUSH_SECONDS.
+    ledger_metrics.flush()
     if multiprocess_dir():
         processes = CollectorRegistry()
         multiprocess.MultiProcessCollector(processes)

@@ -8,15 +8,25 @@ readable line. The request id is django-guid's: taken from an incoming
 headers of every Celery task the request sends (so a render's lines, and the
 ledger's capture, carry the id of the click that asked for it). A task sets
 the job and panel it works on with `about(job=…, panel=…)`.
+
+A terminal a person reads (`text`) hears from housekeeping — the periodic
+tasks of `CELERY_BEAT_SCHEDULE`, some of them every second — only when a run
+did something or failed: beat sending one, a worker receiving one, and a
+run whose answer is nothing (0, None, all zeros) are left out by
+`QuietHousekeeping`; a run that found work, any warning or error, and every
+request, render and hold line stay. JSON logs (`LOG_FORMAT=json`) are for
+machines and keep every line.
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
 
+from celery.app.trace import LOG_RECEIVED, LOG_SUCCESS
 from django_guid import get_guid
 
 _about: ContextVar[dict[str, int] | None] = ContextVar("log_about", default=None)
@@ -49,8 +59,48 @@ class ContextFilter(logging.Filter):
         return True
 
 
-def logging_config(*, level: str, json: bool) -> dict:
-    """The LOGGING setting: everything to stderr through one handler, as text or JSON."""
+# What celery.beat says when it sends a periodic task (args: the entry's name, the task).
+BEAT_SENDS = "Scheduler: Sending due task %s (%s)"
+
+
+def did_nothing(answer: str) -> bool:
+    """Whether a task's answer, as Celery logs it (its repr), says it found nothing
+    to do: 0, None, False, an empty collection, or a dict of those."""
+    try:
+        value = ast.literal_eval(answer)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False  # not a plain value: say it
+    if isinstance(value, dict):
+        return not any(value.values())
+    return not value
+
+
+class QuietHousekeeping(logging.Filter):
+    """Leaves out what housekeeping `tasks` say at INFO when a run did nothing: beat
+    sending one, a worker receiving one, its success with a nothing answer."""
+
+    def __init__(self, tasks: Iterable[str] = ()):
+        super().__init__()
+        self.tasks = frozenset(tasks)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno != logging.INFO:
+            return True
+        if record.msg == BEAT_SENDS and isinstance(record.args, tuple):
+            return record.args[-1] not in self.tasks
+        data = getattr(record, "data", None)
+        if not isinstance(data, dict) or data.get("name") not in self.tasks:
+            return True
+        if record.msg == LOG_RECEIVED:
+            return False
+        if record.msg == LOG_SUCCESS:
+            return not did_nothing(str(data.get("return_value")))
+        return True
+
+
+def logging_config(*, level: str, json: bool, housekeeping: Iterable[str] = ()) -> dict:
+    """The LOGGING setting: everything to stderr through one handler, as text or JSON;
+    in text, the `housekeeping` tasks' runs that did nothing are left out."""
     formatter = (
         {
             "()": "pythonjsonlogger.json.JsonFormatter",
@@ -61,15 +111,21 @@ def logging_config(*, level: str, json: bool) -> dict:
         if json
         else {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"}
     )
+    filters: dict[str, dict] = {"context": {"()": "mangagen.observability.logs.ContextFilter"}}
+    if not json:
+        filters["housekeeping"] = {
+            "()": "mangagen.observability.logs.QuietHousekeeping",
+            "tasks": sorted(housekeeping),
+        }
     return {
         "version": 1,
         "disable_existing_loggers": False,
-        "filters": {"context": {"()": "mangagen.observability.logs.ContextFilter"}},
+        "filters": filters,
         "formatters": {"default": formatter},
         "handlers": {
             "console": {
                 "class": "logging.StreamHandler",
-                "filters": ["context"],
+                "filters": list(filters),
                 "formatter": "default",
             }
         },

@@ -80,8 +80,9 @@ class Communicator(WebsocketCommunicator):
         return await super().wait(timeout=timeout)
 
 
-def communicator(job_id, cookie=b"", after=None, origin=b"http://testserver"):
-    path = f"/ws/jobs/{job_id}/" + (f"?after={after}" if after is not None else "")
+def communicator(job_id, cookie=b"", after=None, origin=b"http://testserver", batch=False):
+    query = ([f"after={after}"] if after is not None else []) + (["batch=1"] if batch else [])
+    path = f"/ws/jobs/{job_id}/" + (f"?{'&'.join(query)}" if query else "")
     headers = [(b"origin", origin)]
     if cookie:
         headers.append((b"cookie", cookie))
@@ -222,6 +223,81 @@ def test_a_dropped_live_event_is_filled_in_from_the_log(client, user, job):
         return got
 
     assert [e["seq"] for e in run(scenario)] == [6, 7]
+
+
+# --- batch=1: what was missed in few messages --------------------------------------------------
+
+
+def test_a_late_attach_that_asks_for_batches_gets_the_log_in_one_message(client, user, job):
+    cookie = cookie_for(client, user)
+
+    async def scenario():
+        from channels.db import database_sync_to_async
+
+        comm = communicator(job.pk, cookie, after=1, batch=True)
+        await comm.connect()
+        replay = await events_until_pong(comm)
+        await database_sync_to_async(add_event)(job, 6)
+        live = await comm.receive_json_from()
+        after_live = await events_until_pong(comm)
+        await comm.disconnect()
+        return replay, live, after_live
+
+    replay, live, after_live = run(scenario)
+    (message,) = replay
+    assert message["type"] == "events" and set(message) == {"type", "events"}
+    assert [e["seq"] for e in message["events"]] == [2, 3, 4, 5]
+    # The same events as a single-event client gets, field for field.
+    assert message["events"] == replayed(job, cookie, after=1)[:4]
+    assert live["seq"] == 6 and live["type"] == "test.event"  # live: one event, as ever
+    assert after_live == []
+
+
+def test_a_long_log_comes_in_messages_of_at_most_catch_up_batch_events(
+    client, user, job, monkeypatch
+):
+    from mangagen import consumers
+
+    monkeypatch.setattr(consumers, "CATCH_UP_BATCH", 2)
+    cookie = cookie_for(client, user)
+
+    async def scenario():
+        comm = communicator(job.pk, cookie, after=0, batch=True)
+        await comm.connect()
+        got = await events_until_pong(comm)
+        await comm.disconnect()
+        return got
+
+    messages = run(scenario)
+    assert [[e["seq"] for e in m["events"]] for m in messages] == [[1, 2], [3, 4], [5]]
+
+
+def test_a_gap_is_filled_in_one_message_when_batches_were_asked_for(client, user, job):
+    cookie = cookie_for(client, user)
+
+    async def scenario():
+        from channels.db import database_sync_to_async
+
+        comm = communicator(job.pk, cookie, after=5, batch=True)
+        await comm.connect()
+        assert await events_until_pong(comm) == []
+        await database_sync_to_async(add_event)(job, 6, False)  # lost on the layer
+        await database_sync_to_async(add_event)(job, 7, False)
+        await database_sync_to_async(add_event)(job, 8)
+        got = [await comm.receive_json_from()]
+        got += await events_until_pong(comm)
+        await comm.disconnect()
+        return got
+
+    (message,) = run(scenario)
+    assert message["type"] == "events"
+    assert [e["seq"] for e in message["events"]] == [6, 7, 8]
+
+
+def test_events_after_reads_each_event_as_its_message(job):
+    from mangagen.jobs.events import events_after
+
+    assert events_after(job=job, after=2) == [e.as_message() for e in job.events.filter(seq__gt=2)]
 
 
 @pytest.mark.parametrize("who", ["stranger", "anonymous"])

@@ -7,16 +7,22 @@ Redis is away, request ids through Celery) is in tests/test_operations.py.
 
 import json
 import logging
+import os
 import re
+import subprocess
+import sys
+import threading
+import time
 import uuid
 from pathlib import Path
 
 import psycopg
 import pytest
 from django.db import connection
-from prometheus_client import REGISTRY
+from prometheus_client import REGISTRY, CollectorRegistry, multiprocess
 
 from ledger import errors as ledger_errors
+from ledger import metrics as ledger_metrics
 from ledger import services as ledger
 from mangagen.jobs import services as jobs
 from mangagen.jobs import tasks
@@ -25,6 +31,7 @@ from mangagen.observability.exposition import exposition
 from mangagen.tests.test_pages import PANELS, page_png
 from tests.factories import funded_account, storyboard
 from tests.support.stack import free_port
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.django_db
 
@@ -43,6 +50,7 @@ CONTRACT_FAMILIES = [
 
 
 def sample(name: str, **labels) -> float:
+    ledger_metrics.flush()  # the ledger's counts reach the counter in batches, as at a scrape
     return REGISTRY.get_sample_value(name, labels) or 0.0
 
 
@@ -205,6 +213,78 @@ def test_json_log_lines_carry_the_request_id_the_job_and_the_panel(capsys, setti
     assert line["time"].startswith("20")
 
 
+def celery_says(handler: logging.Handler, task: str, answer: object) -> None:
+    """What beat and a worker log for one run of `task`, through Celery's own words."""
+    import celery.app.trace as trace
+
+    loggers = [logging.getLogger(n) for n in ("celery.beat", "celery.worker.strategy")]
+    loggers.append(trace.logger)
+    for logger in loggers:
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+    try:
+        loggers[0].info(logs.BEAT_SENDS, task.rsplit(".", 1)[-1], task)
+        received = {"id": "t-1", "name": task, "args": "()", "kwargs": "{}", "eta": None}
+        loggers[1].info(trace.LOG_RECEIVED, received, extra={"data": received})
+        trace.info(
+            trace.LOG_SUCCESS,
+            {"id": "t-1", "name": task, "return_value": repr(answer), "runtime": 0.01,
+             "args": "()", "kwargs": "{}"},
+        )  # fmt: skip
+    finally:
+        for logger in loggers:
+            logger.removeHandler(handler)
+            logger.setLevel(logging.NOTSET)
+
+
+def test_a_text_terminal_hears_housekeeping_only_when_it_did_something(settings):
+    housekeeping = [entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()]
+    config = logs.logging_config(level="INFO", json=False, housekeeping=housekeeping)
+    assert config["handlers"]["console"]["filters"] == ["context", "housekeeping"]
+    spec = dict(config["filters"]["housekeeping"])
+    assert spec.pop("()") == "mangagen.observability.logs.QuietHousekeeping"
+    seen: list[str] = []
+    handler = logging.Handler()
+    handler.addFilter(logs.QuietHousekeeping(**spec))
+    handler.emit = lambda record: seen.append(record.getMessage())  # type: ignore[method-assign]
+
+    for task, answer in (
+        ("mangagen.jobs.tasks.requeue_lost_renders", 0),
+        ("mangagen.jobs.tasks.sweep_jobs", {"expired": 0, "requeued": 0}),
+        ("ledger.tasks.expire_stale_holds", 0),
+        ("mangagen.tasks.prune", {"jobs": 0, "files": 0}),
+    ):
+        celery_says(handler, task, answer)
+    assert seen == []  # found nothing: not a line
+
+    celery_says(handler, "mangagen.jobs.tasks.sweep_jobs", {"expired": 0, "requeued": 2})
+    assert len(seen) == 1 and "succeeded" in seen[0] and "'requeued': 2" in seen[0]
+    celery_says(handler, "mangagen.jobs.tasks.render_panel", "delivered")  # not housekeeping
+    assert len(seen) == 4 and "Sending due task" in seen[1] and "received" in seen[2]
+    seen.clear()
+    failed = logging.LogRecord(
+        "celery.app.trace", logging.ERROR, __file__, 1, "Task %(name)s[%(id)s] raised: %(exc)s",
+        ({"name": "ledger.tasks.expire_stale_holds", "id": "t-2", "exc": "boom"},), None,
+    )  # fmt: skip
+    failed.data = failed.args  # type: ignore[attr-defined]  # (a lone dict is the args)
+    handler.handle(failed)
+    assert seen == ["Task ledger.tasks.expire_stale_holds[t-2] raised: boom"]
+
+
+def test_json_logs_keep_every_housekeeping_line():
+    config = logs.logging_config(level="INFO", json=True, housekeeping=["ledger.tasks.x"])
+    assert "housekeeping" not in config["filters"]
+    assert config["handlers"]["console"]["filters"] == ["context"]
+
+
+def test_beat_still_says_what_the_quiet_filter_listens_for():
+    import inspect
+
+    import celery.beat
+
+    assert f"info({logs.BEAT_SENDS!r}, entry.name, entry.task)" in inspect.getsource(celery.beat)
+
+
 # --- what is counted -------------------------------------------------------------------------
 
 
@@ -257,6 +337,86 @@ def test_ledger_operations_count_when_committed_and_refusals_by_code(
     for committed in pending:
         committed()
     assert sample("ledger_operations_total", op="capture", result="ok") == captured + 1
+
+
+def test_the_ledgers_log_line_is_written_off_the_calling_thread_in_the_calls_context(
+    user, django_capture_on_commit_callbacks
+):
+    """The line is made, formatted and written by the ledger's flushing thread, never
+    the thread that waits on the database, yet with the request id, the job and the
+    time of the call that made it."""
+    from django_guid import clear_guid, set_guid
+
+    account = funded_account(user, 1)
+    seen: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.addFilter(logs.ContextFilter())
+    handler.emit = seen.append  # type: ignore[method-assign]
+    ledger_logger = logging.getLogger("ledger")
+    level = ledger_logger.level
+    ledger_logger.setLevel(logging.INFO)
+    ledger_logger.addHandler(handler)
+    try:
+        set_guid("1f0e0d0c0b0a09080706050403020100")
+        before = time.time()
+        with logs.about(job=41), django_capture_on_commit_callbacks(execute=True):
+            hold = ledger.authorize(account=account, amount=1, key="k-line", reference="r")
+        after = time.time()
+        clear_guid()
+        hold.state = "changed by its caller"  # after the call: the line says what it did
+        line = wait_for(
+            lambda: [r for r in seen if f"hold #{hold.pk} " in r.getMessage()],
+            what="the authorize's line, from the flushing thread",
+        )[0]
+    finally:
+        ledger_logger.removeHandler(handler)
+        ledger_logger.setLevel(level)
+        clear_guid()
+    assert line.thread != threading.get_ident() and line.threadName == "ledger-metrics"
+    assert line.getMessage() == (
+        f"ledger authorize: hold #{hold.pk} of account #{account.pk} (r): pending, 1 credit(s)"
+    )
+    assert line.request_id == "1f0e0d0c0b0a09080706050403020100"  # type: ignore[attr-defined]
+    assert line.job == 41  # type: ignore[attr-defined]
+    assert before <= line.created <= after
+
+
+def test_no_ledger_line_is_made_when_its_level_is_off(
+    user, django_capture_on_commit_callbacks, monkeypatch
+):
+    ledger_logger = logging.getLogger("ledger")
+    level = ledger_logger.level
+    account = funded_account(user, 1)
+    authorized = sample("ledger_operations_total", op="authorize", result="ok")
+    made: list[str] = []
+    monkeypatch.setattr(ledger_metrics, "_fields", lambda result: made.append("made") or ())
+    ledger_logger.setLevel(logging.WARNING)
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            ledger.authorize(account=account, amount=1, key="k-quiet", reference="r")
+    finally:
+        ledger_logger.setLevel(level)
+    assert sample("ledger_operations_total", op="authorize", result="ok") == authorized + 1
+    assert made == []
+
+
+def test_the_ledgers_counts_reach_the_files_before_its_process_exits(tmp_path):
+    """Multiprocess mode: a process that counted and exited at once (its flushing
+    thread never woke) left its counts in its files, summed as a scrape sums them."""
+    shared = tmp_path / "metrics"
+    shared.mkdir()
+    script = (
+        "import django; django.setup()\n"
+        "from ledger import metrics\n"
+        "metrics.count_expired(3)\n"
+        "metrics.count_expired(4)\n"
+    )
+    env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(shared)}
+    env.setdefault("DJANGO_SETTINGS_MODULE", "mangagen.settings_test")
+    subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, check=True, timeout=60)
+    summed = CollectorRegistry()
+    multiprocess.MultiProcessCollector(summed, path=str(shared))
+    assert summed.get_sample_value("ledger_operations_total", {"op": "expire", "result": "ok"}) == 7
 
 
 def test_drawing_for_people_counts_its_cpu_and_a_refusal_counts_its_limit(

@@ -260,13 +260,23 @@ function onEvent(event) {
 
 function connect() {
   const scheme = location.protocol === "https:" ? "wss" : "ws";
-  socket = new WebSocket(`${scheme}://${location.host}/ws/jobs/${jobId}/?after=${lastSeq}`);
+  // batch=1: what was missed comes as {"type": "events", "events": [...]} (a few frames
+  // for a long job's log); live events come one by one either way.
+  socket = new WebSocket(`${scheme}://${location.host}/ws/jobs/${jobId}/?after=${lastSeq}&batch=1`);
   socket.addEventListener("open", () => {
     retryDelay = 500;
     connection.textContent = "";
     refreshSoon(); // whatever happened while away
   });
-  socket.addEventListener("message", (message) => onEvent(JSON.parse(message.data)));
+  socket.addEventListener("message", (message) => {
+    const content = JSON.parse(message.data);
+    if (content.type === "events") {
+      for (const event of content.events) {
+        onEvent(event);
+        if (socket.readyState !== WebSocket.OPEN) break; // a gap closed it: it refills on reconnect
+      }
+    } else onEvent(content);
+  });
   const ping = setInterval(() => {
     const watching = job && LIVE.includes(job.state) && document.visibilityState === "visible";
     if (watching && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ type: "ping" }));

@@ -4,6 +4,8 @@ import re
 
 from playwright.sync_api import expect
 
+from tests.support.waiting import wait_for
+
 from .test_wizard import sign_up
 
 PANELS = [
@@ -122,5 +124,59 @@ def test_reloading_the_job_page_shows_every_panel_once_in_order(page, stack):
     page.evaluate("window.mangagenJob.socket.close()")  # a dropped connection
     page.locator(".job-panel.current").get_by_role("button", name="Approve").click()
     expect(page.locator(".job-panel.current img")).to_be_visible(timeout=20000)
+    indexes = page.locator(".job-panel").evaluate_all("els => els.map(e => e.dataset.index)")
+    assert indexes == ["1", "2", "3"]
+
+
+def test_the_job_page_reads_its_missed_events_in_batches_and_still_fills_gaps(page, stack):
+    sign_up(page, "batcher")
+    stack.manage("grant_credits", "batcher", "5", "--reason", "e2e")
+    board = make_comic(page, "Batches")
+    page.goto(f"/comics/{board}/review/")
+    page.get_by_role("button", name="Generate").click()
+    expect(page.locator(".job-panel.current img")).to_be_visible(timeout=20000)
+    job = int(re.search(r"/jobs/(\d+)", page.url).group(1))
+
+    def logged_seq() -> int:
+        events = page.request.get(f"/api/jobs/{job}/events/?after=0").json()["events"]
+        return events[-1]["seq"]
+
+    # Every stream the page opens, and what each received, as the page's own script saw it.
+    page.add_init_script("""
+      window.streamsSeen = [];
+      const Native = window.WebSocket;
+      window.WebSocket = function (url, protocols) {
+        const socket = new Native(url, protocols);
+        const seen = { url, frames: [] };
+        window.streamsSeen.push(seen);
+        socket.addEventListener("message", (m) => seen.frames.push(JSON.parse(m.data)));
+        return socket;
+      };
+      Object.assign(window.WebSocket, Native);
+      window.WebSocket.prototype = Native.prototype;
+    """)
+
+    def streams() -> list[dict]:
+        return page.evaluate("window.streamsSeen")
+
+    page.reload()  # the page connects from seq 0: the whole log is what it missed
+    expect(page.locator(".job-panel.current img")).to_be_visible(timeout=20000)
+    wait_for(lambda: page.evaluate("window.mangagenJob.lastSeq") == logged_seq(),
+             what="the page to hold the whole log")  # fmt: skip
+    (stream,) = streams()
+    assert "batch=1" in stream["url"] and "after=0" in stream["url"]
+    replay = stream["frames"][0]
+    assert replay["type"] == "events"
+    assert [e["seq"] for e in replay["events"]] == list(range(1, len(replay["events"]) + 1))
+
+    page.evaluate("window.mangagenJob.socket.close()")  # a dropped connection
+    page.locator(".job-panel.current").get_by_role("button", name="Approve").click()
+    expect(page.locator(".job-panel.current img")).to_be_visible(timeout=20000)
+    wait_for(lambda: len(streams()) >= 2, what="the page to reconnect")
+    resumed = streams()[-1]["url"]
+    resumed_after = int(re.search(r"after=(\d+)", resumed).group(1))
+    assert "batch=1" in resumed and resumed_after >= replay["events"][-1]["seq"]
+    wait_for(lambda: page.evaluate("window.mangagenJob.lastSeq") == logged_seq(),
+             what="the page to catch up with the log")  # fmt: skip
     indexes = page.locator(".job-panel").evaluate_all("els => els.map(e => e.dataset.index)")
     assert indexes == ["1", "2", "3"]
