@@ -21,9 +21,9 @@ from mangagen.observability import metrics
 from mangagen.observability.metrics import RenderOutcome
 from mangagen.renderers import get_renderer, observed
 from mangagen.renderers.base import StateChange
-from mangagen.renderers.warmth import Withdrawn
+from mangagen.renderers.warmth import Priority, Withdrawn
 
-from . import liveness
+from . import judging, liveness
 from .events import EventType, emit
 from .lock_objects import lock_job, try_lock_job, try_lock_panel
 from .models import JobPanel, JobState, PanelState, RenderAttempt
@@ -107,9 +107,20 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> RenderOutcome:
             )
         except Withdrawn as withdrawn:
             return _withdrawn(job_id=job_id, index=index, attempt=attempt, withdrawn=withdrawn)
+        # Checked before shown (judging.py): its redraws are this attempt's, under its hold.
+        checked = judging.check_render(
+            first=result,
+            spec=spec,
+            seed=spec.default_seed() + attempt - 1,
+            ticket=name,
+            redraw=lambda seed, ticket, beat: renderer.render(
+                spec, seed, ticket=ticket, priority=Priority.SPECULATIVE, while_waiting=beat
+            ),
+        )
     observed.record(result)
     phases = metrics.phases_of(result.metadata, result.seconds)
     metrics.observe_render_phases(result.metadata, result.seconds)
+    result = checked.result
     with transaction.atomic():
         job = lock_job(pk=job_id)
         panel = try_lock_panel(job=job, index=index)
@@ -130,6 +141,7 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> RenderOutcome:
         panel.cold = result.cold
         panel.faces = result.metadata.get("faces") or {}
         panel.render_seconds = result.seconds
+        panel.judge_check = checked.check
         panel.save()
         ready_pk = panel.pk
         transaction.on_commit(lambda: _draw_lettering_ahead(ready_pk))

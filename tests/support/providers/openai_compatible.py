@@ -27,6 +27,7 @@ import io
 import json
 import re
 import time
+from collections.abc import Callable
 from email.parser import BytesParser
 from email.policy import HTTP
 
@@ -271,6 +272,7 @@ class ChatStandIn(StandIn):
         self.characters: dict[str, float] = {}
         self.contents: list[str] = []
         self.delay = 0.0
+        self.on_ask: Callable[[], None] | None = None  # called at each request (a test's hook)
         self.made: list[dict] = []
         self.route("POST", r"/v1/chat/completions", self.completions)
 
@@ -362,6 +364,8 @@ class ChatStandIn(StandIn):
                         "reason": f"scored {score}",
                     }
                 )
+        if self.on_ask is not None:
+            self.on_ask()
         if self.delay:
             time.sleep(self.delay)
         return Reply(
