@@ -215,8 +215,12 @@ def test_a_speculated_render_is_checked_before_the_person_attaches(
     assert len(chat.made) == 2
     assert api_panel(person, job)["check"]["score"] == 0.7
     assert balance(account) == (9, 1)  # held, not yet charged
-    attached = generate(user, board, on_commit)  # Generate attaches
-    assert attached.pk == job.pk
+    with on_commit():
+        answer = person.post(f"/api/storyboards/{board.pk}/generate/")  # Generate attaches
+    assert answer.status_code == 200 and answer.json()["attached"] is True
+    # Review shows panel one from the answer: already checked.
+    [first] = answer.json()["delivered"]
+    assert (first["check"]["score"], first["check"]["redraws"]) == (0.7, 1)
     panel = shown(job)
     assert panel.state == PanelState.DELIVERED
     assert (panel.judge_check["score"], panel.judge_check["redraws"]) == (0.7, 1)
