@@ -59,6 +59,8 @@ def start(command: list[str], env: dict[str, str]) -> subprocess.CompletedProces
             },
             "does not name {{image}} and {{mask}}",
         ),
+        ({"JUDGE": "vision"}, "JUDGE is 'vision'; use one of: none, openai."),
+        ({"JUDGE_MIN_SCORE": "6"}, "JUDGE_MIN_SCORE is 6.0; it is a score from 0 to 1."),
     ],
     ids=[
         "renderer",
@@ -68,6 +70,8 @@ def start(command: list[str], env: dict[str, str]) -> subprocess.CompletedProces
         "placeholder",
         "json",
         "inpaint-workflow",
+        "judge",
+        "judge-min-score",
     ],
 )
 def test_a_setting_that_cannot_work_refuses_to_start(process, env, complaint):

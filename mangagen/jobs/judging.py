@@ -125,6 +125,11 @@ def _redraw(redraw: Redraw, *, seed: int, ticket: str, n: int) -> RenderResult |
     follow the first one's submission), withdrawn with the render it redraws."""
     pool = GpuPool()
     own = f"{ticket}:redraw:{n}"
+    try:
+        if pool.withdrawn(ticket):  # its job ended while the judge looked: draw nothing
+            return None
+    except redis.RedisError:
+        return None
 
     def follow_withdrawal() -> None:
         try:

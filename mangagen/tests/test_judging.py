@@ -18,7 +18,7 @@ from prometheus_client import REGISTRY
 from ledger.models import Hold
 from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.characters import services as sheets
-from mangagen.jobs import judging, services
+from mangagen.jobs import judging, liveness, services
 from mangagen.jobs.models import Job, JobPanel, PanelState, RenderAttempt
 from mangagen.renderers import RenderResult
 from mangagen.renderers.warmth import GpuPool, Priority
@@ -177,6 +177,18 @@ def test_no_redraw_takes_a_container_another_persons_render_wants(
     assert (check["score"], check["redraws"], check["low"]) == (0.2, 0, True)
     assert counted("kept_low") - kept_low == 1
     assert balance(account) == (9, 0)
+
+
+def test_a_render_withdrawn_while_the_judge_looks_is_not_drawn_again(
+    user, account, board, chat, enqueued, on_commit
+):
+    """Its job ended (the ticket withdrawn, as ending a job does on commit) while the
+    judge looked: no redraw is drawn for it."""
+    job = generate(user, board, on_commit)
+    chat.on_ask = lambda: GpuPool().withdraw(liveness.ticket(job.pk, 1, 1))
+    chat.scores = [0.2, 0.9]
+    render_next(enqueued, on_commit)
+    assert len(chat.made) == 1
 
 
 def test_a_judge_that_is_down_lets_the_render_through_unchecked(
