@@ -20,7 +20,7 @@ from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.characters import services as sheets
 from mangagen.jobs import judging, liveness, services
 from mangagen.jobs.models import Job, JobPanel, PanelState, RenderAttempt
-from mangagen.renderers import RenderResult
+from mangagen.renderers import PanelSpec, RenderResult
 from mangagen.renderers.warmth import GpuPool, Priority
 from tests import factories
 from tests.support.providers.openai_compatible import ChatStandIn
@@ -272,3 +272,41 @@ def test_room_for_a_redraw_is_a_free_container_and_time_left(settings):
     slow = RenderResult(b"", "image/png", 1, 1, "procedural", 200.0, False)
     settings.RENDER_TASK_TIME_LIMIT = 300
     assert not judging._room_for_a_redraw(slow, now)
+
+
+def test_a_redraw_waiting_for_a_container_is_withdrawn_with_the_render_it_redraws(settings):
+    """Someone took the container between the room check and the redraw's ask: the
+    redraw waits in the speculative queue under its own ticket, and when the render it
+    redraws is withdrawn (its job ended), so is the redraw."""
+    import threading
+
+    from mangagen.renderers.procedural import ProceduralRenderer
+    from tests.support.waiting import wait_for
+
+    settings.GPU_POOL_SIZE = 1
+    pool = GpuPool()
+    taken = pool.try_acquire(ticket="someone else's panel one", priority=Priority.CONFIRMED)
+    assert taken is not None
+    renderer = ProceduralRenderer(cold_start_seconds=0, render_seconds=0)
+    spec = PanelSpec(style="shonen", description="Aiko runs.", shot="action")
+    outcome: dict = {}
+
+    def redraw_it():
+        outcome["result"] = judging._redraw(
+            lambda seed, ticket, beat: renderer.render(
+                spec, seed, ticket=ticket, priority=Priority.SPECULATIVE, while_waiting=beat
+            ),
+            seed=7,
+            ticket="job:1:panel:1:attempt:1",
+            n=1,
+        )
+
+    thread = threading.Thread(target=redraw_it)
+    thread.start()
+    wait_for(lambda: pool.state().waiting_speculative == 1, what="the redraw to wait")
+    pool.withdraw("job:1:panel:1:attempt:1")  # what ending the job does
+    thread.join(timeout=30)
+    assert not thread.is_alive()
+    assert outcome == {"result": None}
+    assert pool.state().waiting_speculative == 0
+    pool.release(taken)
