@@ -1,6 +1,7 @@
 """One call of an OpenAI-compatible chat-completions endpoint, asking for a JSON object.
 
-Used by the chat drafter (story → storyboard) and the chat translator. The
+Used by the chat drafter (story → storyboard), the chat translator and the judge
+(a render and its characters' sheets, as pictures). The
 endpoint is `POST {base}/v1/chat/completions` with `response_format`
 `{"type": "json_object"}` (OpenAI's JSON mode, which LocalAI, vLLM, SGLang
 and Ollama's OpenAI API accept too); the object is read from the first
@@ -75,9 +76,34 @@ def ask_json(
     """The JSON the model answered. Raises ChatFailed when the endpoint cannot be reached,
     does not answer in time, answers an HTTP error, or answers anything but JSON in the
     shape of a chat completion."""
+    return ask_json_at(
+        url=f"{base_url.rstrip('/')}/v1/chat/completions",
+        api_key=api_key,
+        model=model,
+        timeout=timeout,
+        system=system,
+        user=user,
+        temperature=temperature,
+    )
+
+
+def ask_json_at(
+    *,
+    url: str,
+    api_key: str,
+    model: str,
+    timeout: float | tuple[float, float],
+    system: str,
+    user: str | list[dict],
+    temperature: float,
+) -> object:
+    """`ask_json` at the chat-completions `url` itself. `user` is the user message's
+    content: text, or a list of content parts (`{"type": "text", "text": …}`,
+    `{"type": "image_url", "image_url": {"url": "data:image/…;base64,…"}}`), as the
+    chat API takes pictures. Raises ChatFailed as `ask_json` does."""
     try:
         response = requests.post(
-            f"{base_url.rstrip('/')}/v1/chat/completions",
+            url,
             headers={"Authorization": f"Bearer {api_key}"} if api_key else {},
             json={
                 "model": model,

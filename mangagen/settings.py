@@ -404,6 +404,29 @@ CHAT_TIMEOUT_SECONDS = env.float("CHAT_TIMEOUT_SECONDS", default=60.0)
 TRANSLATOR = env.str("TRANSLATOR", default="none")
 if TRANSLATOR not in ("none", "openai"):
     raise ImproperlyConfigured(f"TRANSLATOR is {TRANSLATOR!r}; use one of: none, openai.")
+# The judge (mangagen/renderers/judge.py): every render checked against its characters'
+# sheets before it is shown. `openai` asks an OpenAI-compatible chat endpoint that takes
+# images (POST {JUDGE_BASE_URL}/chat/completions); `none` shows renders unchecked.
+JUDGE = env.str("JUDGE", default="none")
+if JUDGE not in ("none", "openai"):
+    raise ImproperlyConfigured(f"JUDGE is {JUDGE!r}; use one of: none, openai.")
+JUDGE_BASE_URL = env.str("JUDGE_BASE_URL", default="https://api.openai.com/v1")
+JUDGE_MODEL = env.str("JUDGE_MODEL", default="gpt-4o-mini")
+JUDGE_API_KEY = env.str("JUDGE_API_KEY", default="")
+# Under this score a render is drawn again with another seed, at most JUDGE_MAX_REDRAWS
+# times (never charged to the person); the best-scored render is shown.
+JUDGE_MIN_SCORE = env.float("JUDGE_MIN_SCORE", default=0.6)
+JUDGE_MAX_REDRAWS = env.int("JUDGE_MAX_REDRAWS", default=1)
+# Past it (the whole call, connection to answer) the render is shown unchecked.
+JUDGE_TIMEOUT_SECONDS = env.float("JUDGE_TIMEOUT_SECONDS", default=20.0)
+# The longest side, in pixels, of each picture sent to the judge.
+JUDGE_IMAGE_SIDE = env.int("JUDGE_IMAGE_SIDE", default=512)
+if not 0 <= JUDGE_MIN_SCORE <= 1:
+    raise ImproperlyConfigured(f"JUDGE_MIN_SCORE is {JUDGE_MIN_SCORE}; it is a score from 0 to 1.")
+if JUDGE_MAX_REDRAWS < 0 or JUDGE_TIMEOUT_SECONDS <= 0 or JUDGE_IMAGE_SIDE < 64:
+    raise ImproperlyConfigured(
+        "JUDGE_MAX_REDRAWS is 0 or more, JUDGE_TIMEOUT_SECONDS over 0, JUDGE_IMAGE_SIDE 64 or more."
+    )
 
 # --- Per-person bounds (mangagen/quotas.py), websockets, retention ---------------
 MAX_STORYBOARDS_PER_PERSON = env.int("MAX_STORYBOARDS_PER_PERSON", default=200)

@@ -45,10 +45,18 @@ class Period:
     lookahead_accepted: int = 0
     cancelled_at_provider: int = 0  # renders nobody would see, stopped at the provider
     provider_seconds_saved: float = 0.0  # about how much of its time that spared
+    judged: int = 0  # renders the judge gave a verdict on (the latest of each panel)
+    judge_accepted: int = 0  # of them, accepted at once (no redraw, not low)
+    judge_redraws: int = 0  # renders drawn again for the judge: the operator's, never charged
+    judge_redraw_cost: float = 0.0
 
     @property
     def lookahead_rate(self) -> float | None:
         return self.lookahead_accepted / self.lookahead_started if self.lookahead_started else None
+
+    @property
+    def judge_acceptance(self) -> float | None:
+        return self.judge_accepted / self.judged if self.judged else None
 
 
 def report(*, now: datetime | None = None) -> list[Period]:
@@ -134,7 +142,25 @@ def period(*, label: str, since: datetime, until: datetime) -> Period:
     result.lookahead_accepted = ahead.filter(
         state__in=[PanelState.DELIVERED, PanelState.APPROVED]
     ).count()
+    _add_judge(result)
     return result
+
+
+def _add_judge(result: Period) -> None:
+    """The judge beside speculation's waste: its acceptance rate, and its redraws as
+    the operator's cost (a panel's check is of its latest render)."""
+    checks = JobPanel.objects.filter(
+        rendered_at__gte=result.since, rendered_at__lt=result.until, judge_check__isnull=False
+    ).values_list("judge_check", flat=True)
+    for check in checks.iterator():
+        if not isinstance(check, dict):
+            continue
+        result.judged += 1
+        redraws = int(check.get("redraws") or 0)
+        result.judge_redraws += redraws
+        if not redraws and not check.get("low"):
+            result.judge_accepted += 1
+    result.judge_redraw_cost = result.judge_redraws * settings.RENDER_COST_USD
 
 
 def _add_pruned_declines(result: Period) -> None:

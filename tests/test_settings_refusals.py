@@ -73,6 +73,8 @@ def start(command: list[str], env: dict[str, str]) -> subprocess.CompletedProces
             {"DEMO_MODE": "on", "ALLOWED_HOSTS": "localhost,comics.example"},
             "DEMO_MODE is on with ALLOWED_HOSTS naming comics.example, not loopback",
         ),
+        ({"JUDGE": "vision"}, "JUDGE is 'vision'; use one of: none, openai."),
+        ({"JUDGE_MIN_SCORE": "6"}, "JUDGE_MIN_SCORE is 6.0; it is a score from 0 to 1."),
     ],
     ids=[
         "renderer",
@@ -84,6 +86,8 @@ def start(command: list[str], env: dict[str, str]) -> subprocess.CompletedProces
         "inpaint-workflow",
         "demo-debug-off",
         "demo-public-host",
+        "judge",
+        "judge-min-score",
     ],
 )
 def test_a_setting_that_cannot_work_refuses_to_start(process, env, complaint):

@@ -53,7 +53,11 @@ GENERATED: dict[str, serializers.Field] = {
     "attached": serializers.BooleanField(),
     "delivered": inline_serializer(
         "DeliveredPanel",
-        {"index": serializers.IntegerField(), "image_url": serializers.CharField()},
+        {
+            "index": serializers.IntegerField(),
+            "image_url": serializers.CharField(),
+            "check": serializers.JSONField(allow_null=True),
+        },
         many=True,
     ),
 }

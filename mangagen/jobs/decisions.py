@@ -219,6 +219,7 @@ def _rebase(*, job: Job, storyboard: Storyboard) -> None:
         panel.content_hash, panel.art_hash, panel.spec = new.content_hash, new.art_hash, kept.spec
         panel.state, panel.image, panel.faces = kept.state, kept.image, kept.faces
         panel.error, panel.hold = "", None
+        panel.judge_check = None  # the judge's word was on the render let go
         panel.save()
     existing = set(job.panels.values_list("index", flat=True))
     JobPanel.objects.bulk_create(

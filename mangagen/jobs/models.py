@@ -135,6 +135,12 @@ class JobPanel(models.Model):
     rendered_at = models.DateTimeField(null=True, blank=True)
     delivered_at = models.DateTimeField(null=True, blank=True)
     error = models.CharField(max_length=500, blank=True)
+    judge_check = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="What the judge said of the render kept (score, redraws, reason); "
+        "null when unchecked.",
+    )
 
     class Meta:
         ordering = ["index"]

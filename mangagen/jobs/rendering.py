@@ -21,9 +21,9 @@ from mangagen.observability import metrics
 from mangagen.observability.metrics import RenderOutcome
 from mangagen.renderers import RenderError, get_renderer, observed, regions
 from mangagen.renderers.base import RenderResult, StateChange, TouchUpSpec
-from mangagen.renderers.warmth import Withdrawn
+from mangagen.renderers.warmth import Priority, Withdrawn
 
-from . import liveness, touchups
+from . import judging, liveness, touchups
 from .events import EventType, emit
 from .lock_objects import lock_job, try_lock_job, try_lock_panel
 from .models import JobKind, JobPanel, JobState, PanelState, RenderAttempt
@@ -122,9 +122,33 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> RenderOutcome:
                 )
         except Withdrawn as withdrawn:
             return _withdrawn(job_id=job_id, index=index, attempt=attempt, withdrawn=withdrawn)
+
+        def redraw(seed: int, ticket: str, beat) -> RenderResult:
+            """A redraw the judge asks for: a touch-up's redraws only its region again."""
+            if region is None:
+                return renderer.render(
+                    spec, seed, ticket=ticket, priority=Priority.SPECULATIVE, while_waiting=beat
+                )
+            again = renderer.touch_up(
+                region, seed, ticket=ticket, priority=Priority.SPECULATIVE, while_waiting=beat
+            )
+            _composite(again, region, faces=kept_faces)
+            return again
+
+        # Checked before shown (judging.py): its redraws are this attempt's, under its hold.
+        checked = judging.check_render(
+            first=result,
+            spec=spec,
+            seed=(region.default_seed() if region is not None else spec.default_seed())
+            + attempt
+            - 1,
+            ticket=name,
+            redraw=redraw,
+        )
     observed.record(result)
     phases = metrics.phases_of(result.metadata, result.seconds)
     metrics.observe_render_phases(result.metadata, result.seconds)
+    result = checked.result
     with transaction.atomic():
         job = lock_job(pk=job_id)
         panel = try_lock_panel(job=job, index=index)
@@ -145,6 +169,7 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> RenderOutcome:
         panel.cold = result.cold
         panel.faces = result.metadata.get("faces") or {}
         panel.render_seconds = result.seconds
+        panel.judge_check = checked.check
         panel.save()
         ready_pk = panel.pk
         transaction.on_commit(lambda: _draw_lettering_ahead(ready_pk))

@@ -42,11 +42,11 @@ def image_url(panel: JobPanel, job: Job) -> str | None:
 
 
 def delivered_panels(job: Job) -> list[dict]:
-    """The panels the person can already see (`index`, `image_url`), for Generate's
-    answer: when it attached to a finished speculation, panel one, which Review shows
-    at once."""
+    """The panels the person can already see (`index`, `image_url`, the judge's
+    `check`), for Generate's answer: when it attached to a finished speculation, panel
+    one, which Review shows at once (already checked)."""
     return [
-        {"index": panel.index, "image_url": url}
+        {"index": panel.index, "image_url": url, "check": panel.judge_check}
         for panel in job.panels.order_by("index")
         if (url := image_url(panel, job)) is not None
     ]

@@ -39,6 +39,10 @@ DB_CONNECTION_WAIT_SECONDS = "mangagen_db_connection_wait_seconds"
 DB_CONNECTION_ERRORS_TOTAL = "mangagen_db_connection_errors_total"
 LIMIT_REFUSALS_TOTAL = "mangagen_limit_refusals_total"
 DRAWING_CPU_SECONDS_TOTAL = "mangagen_drawing_cpu_seconds_total"
+JUDGE_TOTAL = "mangagen_judge_total"
+JUDGE_SECONDS = "mangagen_judge_seconds"
+JUDGE_REDRAWS_TOTAL = "mangagen_judge_redraws_total"
+JUDGE_REDRAW_SECONDS_TOTAL = "mangagen_judge_redraw_seconds_total"
 METRICS_SOURCE_UP = "mangagen_metrics_source_up"
 METRICS_PROCESSES = "mangagen_metrics_multiprocess"
 
@@ -73,6 +77,15 @@ class SpeculationOutcome(StrEnum):
     ATTACHED = "attached"
     ABANDONED = "abandoned"
     EXPIRED = "expired"
+
+
+class JudgeVerdict(StrEnum):
+    """What the judge's check of a render came to (mangagen/jobs/judging.py)."""
+
+    PASSED = "passed"  # scored at or over JUDGE_MIN_SCORE at once
+    REDRAWN = "redrawn"  # drawn again (once or more) for a score under it
+    UNCHECKED = "unchecked"  # no verdict (the judge erred, timed out, answered nonsense)
+    KEPT_LOW = "kept_low"  # under it, and no redraw was possible (none left, no pool room)
 
 
 class TaskOutcome(StrEnum):
@@ -122,6 +135,18 @@ drawing_cpu_seconds = Counter(
     "CPU seconds spent drawing for people's requests (pages, exports, lettering not in the "
     "cache), the time each person's DRAWING_CPU_SECONDS_PER_MINUTE bounds.",
 )
+judge = Counter(JUDGE_TOTAL, "Renders the judge checked, by what it came to.", ["verdict"])
+judge_seconds = Histogram(
+    JUDGE_SECONDS, "How long each call of the judge took.", buckets=RENDER_BUCKETS
+)
+judge_redraws = Counter(
+    JUDGE_REDRAWS_TOTAL,
+    "Renders drawn again because the judge scored them low: the operator's cost, never "
+    "charged to the person.",
+)
+judge_redraw_seconds = Counter(
+    JUDGE_REDRAW_SECONDS_TOTAL, "Seconds of rendering the judge's redraws took (operator cost)."
+)
 
 # Every label value a dashboard shows exists from the start, at zero (Prometheus'
 # guidance for labelled metrics whose values are known: a rate or an alert on a series
@@ -135,6 +160,9 @@ for _phase in RenderPhase:
     render_seconds.labels(phase=_phase)
 for _ended in SpeculationOutcome:
     speculation_outcomes.labels(outcome=_ended)
+for _verdict in JudgeVerdict:
+    judge.labels(verdict=_verdict)
+
 speculations.labels(decision=SpeculationDecision.STARTED, reason="")
 
 # The ledger's counted operations (`ledger.metrics.counted` and its sweep's "expire"):
@@ -190,3 +218,12 @@ def record_speculation(*, decision: SpeculationDecision, reason: str = "") -> No
 
 def record_speculation_outcome(outcome: SpeculationOutcome, count: int = 1) -> None:
     speculation_outcomes.labels(outcome=outcome).inc(count)
+
+
+def record_judge(verdict: JudgeVerdict) -> None:
+    judge.labels(verdict=verdict).inc()
+
+
+def record_judge_redraw(seconds: float) -> None:
+    judge_redraws.inc()
+    judge_redraw_seconds.inc(seconds)

@@ -58,7 +58,9 @@ def test_the_whole_job_through_the_api(
     assert (again.json()["job"], again.json()["attached"]) == (job_id, False)
     # By now panel one was drawn and shown: the repeat carries it, as the job does.
     panel_one = client.get(f"/api/jobs/{job_id}/").json()["panels"][0]
-    assert again.json()["delivered"] == [{"index": 1, "image_url": panel_one["image_url"]}]
+    assert again.json()["delivered"] == [
+        {"index": 1, "image_url": panel_one["image_url"], "check": None}
+    ]
 
     job = client.get(f"/api/jobs/{job_id}/").json()
     assert job["state"] == "awaiting_decision" and job["confirmed"] is True

@@ -184,7 +184,7 @@ def test_generate_attaches_and_panel_one_is_delivered_with_no_new_render(
     job = client.get(f"/api/jobs/{job_id}/").json()
     assert job["confirmed"] is True and job["panels"][0]["state"] == "delivered"
     # Generate's answer carries panel one, so that Review shows it without a page load.
-    delivered = [{"index": 1, "image_url": job["panels"][0]["image_url"]}]
+    delivered = [{"index": 1, "image_url": job["panels"][0]["image_url"], "check": None}]
     assert response.json()["delivered"] == delivered
     assert job["panels"][0]["attempts"] == 1
     assert client.get(job["panels"][0]["image_url"]).status_code == 200

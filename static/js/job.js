@@ -69,6 +69,7 @@ function tile(panel) {
     index: panel.index,
     state: STATE_WORDS[panel.state] || panel.state,
   });
+  showCheck(node.querySelector(".check"), panel.check);
   const deciding = job.state === "awaiting_decision" && panel.index === job.current_index;
   if (deciding && (panel.state === "delivered" || panel.state === "failed")) {
     const decision = node.querySelector(".decision");
@@ -86,6 +87,32 @@ function tile(panel) {
   return node;
 }
 
+// What the judge said of the render shown ("Checked before shown"), and a flag when it
+// is shown scored low after its redraws.
+function showCheck(line, check) {
+  if (!check) return;
+  const names = check.sheets || [];
+  const against =
+    names.length === 0
+      ? gettext("Checked against the panel's description")
+      : names.length === 1
+        ? gettext("Checked against %(name)s's sheet", { name: names[0] })
+        : gettext("Checked against the sheets of %(names)s", { names: names.join(", ") });
+  const parts = [against, gettext("score %(score)s", { score: formatNumber(Math.round(check.score * 100) / 100) })];
+  if (check.redraws) {
+    parts.push(
+      ngettext("drawn again once, free", "drawn again %(count)s times, free", check.redraws, { count: check.redraws }),
+    );
+  }
+  line.querySelector(".check-text").textContent = parts.join(" · ");
+  line.title = check.reason || "";
+  const flag = line.querySelector(".check-flag");
+  flag.hidden = !check.low;
+  flag.textContent = gettext("Scored low: look closely before approving");
+  line.classList.toggle("low", Boolean(check.low));
+  line.hidden = false;
+}
+
 function render() {
   const focused = grid.contains(document.activeElement) ? document.activeElement : null;
   const total = job.panels.length;
@@ -94,7 +121,7 @@ function render() {
   // button is never lost to a refresh caused by another panel's events.
   const wanted = job.panels.map((panel) => {
     const deciding = job.state === "awaiting_decision" && panel.index === job.current_index;
-    const signature = JSON.stringify([panel.state, panel.image_url, panel.attempts, panel.error, deciding]);
+    const signature = JSON.stringify([panel.state, panel.image_url, panel.attempts, panel.error, panel.check, deciding]);
     const old = tiles.get(panel.index);
     if (old && old.signature === signature) return old.node;
     const node = tile(panel);

@@ -26,6 +26,8 @@ import binascii
 import io
 import json
 import re
+import time
+from collections.abc import Callable
 from email.parser import BytesParser
 from email.policy import HTTP
 
@@ -238,3 +240,170 @@ def _picture(data: bytes, *, png: bool = False) -> Image.Image:
             return image.copy()
     except (UnidentifiedImageError, OSError) as exc:
         raise ValueError("not a picture") from exc
+
+
+# --- Chat completions with pictures (the judge's provider) --------------------------------
+
+DATA_URL = re.compile(r"data:image/(png|jpeg|gif|webp);base64,(.*)\Z", re.S)
+ROLES = {"system", "developer", "user", "assistant"}
+
+
+class ChatStandIn(StandIn):
+    """OpenAI's `POST /v1/chat/completions` as a vision model takes it (the API reference:
+    `messages[].content` text or an array of parts, `{"type": "text", "text"}` and
+    `{"type": "image_url", "image_url": {"url", "detail"?}}`, where `url` is an
+    http(s) URL or a `data:image/{png,jpeg,gif,webp};base64,…` URL; images only in
+    `user` messages; JSON mode (`response_format` `json_object`) refused unless the
+    messages say "JSON"). Errors as OpenAI answers them.
+
+    Told what to answer: `scores` (one per request, in order; then `score`), each
+    as `{"score", "characters", "reason"}` in the message's content; or `contents`, raw
+    contents to answer first (nonsense, say); `delay` seconds before each answer.
+    `made` records each request as the model saw it: its texts and its pictures
+    (decoded bytes)."""
+
+    name = "chat"
+
+    def __init__(self, *, key: str = "sk-judge", score: float = 0.9) -> None:
+        super().__init__()
+        self.key = key
+        self.score = score
+        self.scores: list[float] = []
+        self.characters: dict[str, float] = {}
+        self.contents: list[str] = []
+        self.delay = 0.0
+        self.on_ask: Callable[[], None] | None = None  # called at each request (a test's hook)
+        self.made: list[dict] = []
+        self.route("POST", r"/v1/chat/completions", self.completions)
+
+    def environment(self) -> dict[str, str]:
+        """The settings that point the judge here."""
+        return {
+            "JUDGE": "openai",
+            "JUDGE_BASE_URL": f"{self.url}/v1",
+            "JUDGE_API_KEY": self.key,
+            "JUDGE_MODEL": "gpt-4o-mini",
+        }
+
+    def authenticate(self, request: Request) -> Reply | None:
+        if request.headers.get("authorization") != f"Bearer {self.key}":
+            return Reply(
+                401,
+                {
+                    "error": {
+                        "message": "Incorrect API key provided.",
+                        "type": "invalid_request_error",
+                        "param": None,
+                        "code": "invalid_api_key",
+                    }
+                },
+            )
+        return None
+
+    def completions(self, request: Request) -> Reply:
+        try:
+            body = request.json()
+        except ValueError:
+            return invalid("We could not parse the JSON body of your request.")
+        if not isinstance(body, dict) or not body.get("model"):
+            return invalid("you must provide a model parameter", "model")
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not messages:
+            return invalid("[] is too short - 'messages'", "messages")
+        texts: list[str] = []
+        images: list[bytes] = []
+        for i, message in enumerate(messages):
+            if not isinstance(message, dict) or message.get("role") not in ROLES:
+                return invalid(f"Invalid value for 'messages[{i}].role'.", f"messages[{i}].role")
+            content = message.get("content")
+            parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
+            if not isinstance(parts, list):
+                return invalid(f"Invalid type for 'messages[{i}].content'.", f"messages[{i}]")
+            for j, part in enumerate(parts):
+                where = f"messages[{i}].content[{j}]"
+                kind = part.get("type") if isinstance(part, dict) else None
+                if kind == "text" and isinstance(part.get("text"), str):
+                    texts.append(part["text"])
+                elif kind == "image_url":
+                    if message["role"] != "user":
+                        return invalid(
+                            "Image URLs are only allowed for messages with role 'user', "
+                            f"but this message with role '{message['role']}' contains an "
+                            "image URL.",
+                            where,
+                        )
+                    picture = self._picture(part.get("image_url"))
+                    if picture is None:
+                        return invalid(
+                            "Invalid image URL: expected a URL or a base64 data URL of a "
+                            "PNG, JPEG, GIF or WebP image.",
+                            where,
+                            "invalid_image_url",
+                        )
+                    images.append(picture)
+                else:
+                    return invalid(f"Invalid content part at '{where}'.", where)
+        if (body.get("response_format") or {}).get("type") == "json_object" and not any(
+            "json" in t.lower() for t in texts
+        ):
+            return invalid(
+                "'messages' must contain the word 'json' in some form, to use "
+                "'response_format' of type 'json_object'.",
+                "messages",
+            )
+        with self.lock:
+            self.made.append({"model": body["model"], "texts": texts, "images": images})
+            if self.contents:
+                content = self.contents.pop(0)
+            else:
+                score = self.scores.pop(0) if self.scores else self.score
+                content = json.dumps(
+                    {
+                        "score": score,
+                        "characters": dict(self.characters),
+                        "reason": f"scored {score}",
+                    }
+                )
+        if self.on_ask is not None:
+            self.on_ask()
+        if self.delay:
+            time.sleep(self.delay)
+        return Reply(
+            200,
+            {
+                "id": f"chatcmpl-{len(self.made)}",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": content},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+            },
+        )
+
+    @staticmethod
+    def _picture(value: object) -> bytes | None:
+        """The picture an `image_url` part carries (a data URL's bytes, checked to be
+        an image of its type), or None when OpenAI would refuse it."""
+        if not isinstance(value, dict) or not isinstance(value.get("url"), str):
+            return None
+        if value.get("detail", "auto") not in ("auto", "low", "high"):
+            return None
+        match = DATA_URL.match(value["url"])
+        if match is None:
+            return None
+        data = raw_base64(match.group(2))
+        if data is None:
+            return None
+        try:
+            with Image.open(io.BytesIO(data)) as image:
+                image.verify()
+                kind = (image.format or "").lower()
+        except (UnidentifiedImageError, OSError):
+            return None
+        return data if kind == match.group(1) else None

@@ -1,0 +1,94 @@
+"""The job page shows what the judge said of each panel ("Checked against Aiko's
+sheet"), and flags a panel shown scored low after its redraw. A stack of its own
+(JUDGE=openai against the chat stand-in, tests/support/providers/openai_compatible.py):
+the session's e2e stack renders unjudged."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.conftest import ARTIFACTS, wait_until
+from tests.factories import png
+from tests.support.providers.openai_compatible import ChatStandIn
+from tests.support.stack import ROOT, Stack, fresh_database_url, redis_url
+from tests.support.visits import Person, setup_people
+
+PANELS = [
+    {"description": "Aiko runs through the station.", "shot": "action", "characters": ["Aiko"]},
+    {"description": "Aiko runs on.", "shot": "action", "characters": ["Aiko"]},
+]
+
+
+@pytest.fixture(scope="module")
+def chat():
+    with ChatStandIn() as standin:
+        yield standin
+
+
+@pytest.fixture(scope="module")
+def judged_stack(chat):
+    env = {
+        "DATABASE_URL": fresh_database_url("e2e_judge"),
+        "REDIS_URL": redis_url(8),
+        **chat.environment(),
+        "GPU_POOL_PREFIX": "e2e-judge",
+        "RENDER_COLD_START_SECONDS": "0",
+        "RENDER_SECONDS": "0.2",
+        "SPECULATION_LOOKAHEAD": "0",
+        "MEDIA_ROOT": str(ROOT / "var" / "e2e-judge-media"),
+        "BEAT_SCHEDULE_FILE": str(ROOT / "var" / "e2e-judge-celerybeat-schedule"),
+    }
+    with Stack(env=env, log=ARTIFACTS / "judge-stack.log") as running:
+        yield running
+
+
+def person_with_a_sheet(stack: Stack) -> tuple[Person, int, str]:
+    [(username, board, session)] = setup_people(stack, 1, "checked")
+    person = Person(stack, username, board, session)
+    person.http.get(f"{stack.base_url}/").raise_for_status()
+    csrf = {"X-CSRFToken": person.http.cookies["csrftoken"]}
+    base = f"{stack.base_url}/api/storyboards/{board}"
+    person.http.patch(
+        f"{base}/",
+        json={"characters": [{"name": "Aiko", "description": "red scarf"}], "panels": PANELS},
+        headers=csrf,
+    ).raise_for_status()
+    person.http.put(
+        f"{base}/characters/Aiko/sheet/",
+        files={"image": ("aiko.png", png((128, 128)), "image/png")},
+        headers=csrf,
+    ).raise_for_status()
+    return person, board, session
+
+
+def test_the_job_page_says_what_the_judge_checked_and_flags_a_low_panel(
+    browser, judged_stack, chat
+):
+    person, board, session = person_with_a_sheet(judged_stack)
+    chat.scores = [0.3, 0.2]  # low, and the redraw lower still: the first is shown, flagged
+    job = person.post(f"/api/storyboards/{board}/generate/").json()["job"]
+    context = browser.new_context(base_url=judged_stack.base_url)
+    context.add_cookies([{"name": "sessionid", "value": session, "url": judged_stack.base_url}])
+    page = context.new_page()
+    page.set_default_timeout(20000)
+    try:
+        page.goto(f"/comics/{board}/jobs/{job}/")
+        check = page.locator('.job-panel[data-index="1"] .check')
+        check.wait_for(state="visible")
+        text = check.inner_text()
+        assert "Checked against Aiko's sheet" in text
+        assert "score 0.3" in text and "drawn again once, free" in text
+        flag = check.locator(".check-flag")
+        assert flag.is_visible()
+        assert flag.inner_text() == "Scored low: look closely before approving"
+        assert check.get_attribute("title") == "scored 0.3"  # the judge's reason
+
+        chat.scores = [0.95]  # panel two passes at once: no flag
+        page.get_by_role("button", name="Approve").click()
+        second = page.locator('.job-panel[data-index="2"] .check')
+        second.wait_for(state="visible")
+        wait_until(lambda: "score 0.95" in second.inner_text(), what="panel two's check")
+        assert "drawn again" not in second.inner_text()
+        assert not second.locator(".check-flag").is_visible()
+    finally:
+        context.close()
