@@ -339,3 +339,49 @@ def test_a_provider_picture_that_cannot_be_composited_fails_the_render_not_the_w
         run.render()
     assert not raised.value.retryable  # the task fails it at once: released, as above
     assert job.panels.get().state == PanelState.RENDERING
+
+
+def test_a_touch_up_the_judge_redraws_is_redrawn_only_in_its_region_and_charged_once(
+    finished, account, touch, run, settings
+):
+    """The judge's redraw of a touch-up is a touch-up too: composited into the take, so
+    the outside stays the older take's, and the person pays the one credit."""
+    from tests.support.providers.openai_compatible import ChatStandIn
+
+    # Panel 2 is an action shot: drawn with another seed, the whole picture changes.
+    older = KeptArt.objects.get(storyboard=finished, art_hash=finished.panels.get(index=2).art_hash)
+    with ChatStandIn() as chat:
+        for name, value in chat.environment().items():
+            setattr(settings, name, value)
+        settings.JUDGE_MIN_SCORE, settings.JUDGE_MAX_REDRAWS = 0.6, 1
+        settings.JUDGE_TIMEOUT_SECONDS = 10.0
+        chat.scores = [0.2, 0.9]
+        answer = touch(finished, index=2)
+        assert answer.status_code == 202, answer.content
+        assert run.render() == "delivered"
+        assert len(chat.made) == 2  # the first touch-up and its redraw, both judged
+    job = Job.objects.get(pk=answer.json()["job"])
+    assert job.panels.get(index=2).judge_check["redraws"] == 1
+    assert balance(account) == (7, 0)  # one credit, whatever the judge redrew
+    newer = (
+        KeptArt.objects.filter(storyboard=finished, art_hash=older.art_hash)
+        .exclude(pk=older.pk)
+        .get()
+    )
+    before, after = pixels(take_bytes(older)), pixels(take_bytes(newer))
+    width, height = before.size
+    feather = regions.feather_pixels(width, height)
+    x, y, w, h = BOX
+    outside = Image.new("L", before.size, 255)
+    outside.paste(
+        0,
+        (
+            round(x * width) - feather,
+            round(y * height) - feather,
+            round((x + w) * width) + feather,
+            round((y + h) * height) + feather,
+        ),
+    )
+    difference = ImageChops.difference(before, after).convert("L")
+    assert ImageChops.multiply(difference, outside).getbbox() is None
+    assert_ledger_invariants()
