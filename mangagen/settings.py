@@ -536,6 +536,12 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Two choice sets share the field name `style`: a comic's drawing style and a line's
+    # balloon style; each gets its own name in the schema.
+    "ENUM_NAME_OVERRIDES": {
+        "StyleEnum": "mangagen.storyboards.models.Style",
+        "BalloonStyleEnum": "mangagen.storyboards.models.BalloonStyle",
+    },
 }
 
 # --- i18n, static, media -----------------------------------------------------

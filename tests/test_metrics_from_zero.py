@@ -118,4 +118,5 @@ def test_the_ledger_operations_started_at_zero_are_those_the_ledger_counts():
         text = source.read_text()
         counted |= set(re.findall(r'@counted\("(\w+)"\)', text))
         counted |= set(re.findall(r'operations\.labels\(op="(\w+)"', text))
+        counted |= set(re.findall(r'_notes\.note\(\("(\w+)"', text))
     assert counted and counted == set(LEDGER_OPERATIONS)

@@ -261,7 +261,12 @@ def test_every_declared_media_type_and_a_malformed_body_of_each_is_answered_in_s
         for result in schema.get_all_operations():
             operation = result.ok()
             area = operation.path.split("/")[2]
-            values = {"id": ids.get(area, ids["storyboards"]), "name": "Aiko", "lang": "ja"}
+            values = {
+                "id": ids.get(area, ids["storyboards"]),
+                "name": "Aiko",
+                "lang": "ja",
+                "index": 1,
+            }
             params = {p.name: values[p.name] for p in operation.path_parameters}
             for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
                 strategy = operation.as_strategy(generation_mode=mode, path_parameters=params)
