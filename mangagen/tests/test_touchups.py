@@ -57,6 +57,21 @@ def take_bytes(take: KeptArt) -> bytes:
         return handle.read()
 
 
+def changed_outside_and_in(before: Image.Image, after: Image.Image, box=BOX):
+    """What changed between two takes past the box and its feather (None: nothing), and
+    inside the box."""
+    width, height = before.size
+    feather = regions.feather_pixels(width, height)
+    x, y, w, h = box
+    inner = (round(x * width), round(y * height), round((x + w) * width), round((y + h) * height))
+    outside = Image.new("L", before.size, 255)
+    outside.paste(
+        0, (inner[0] - feather, inner[1] - feather, inner[2] + feather, inner[3] + feather)
+    )
+    difference = ImageChops.difference(before, after).convert("L")
+    return ImageChops.multiply(difference, outside).getbbox(), difference.crop(inner).getbbox()
+
+
 @pytest.fixture
 def finished(board, user, account, run):
     """The board drawn and approved: both panels kept, 2 credits spent."""
@@ -105,25 +120,10 @@ def test_a_box_touch_up_is_a_new_current_take_for_one_credit_and_keeps_the_outsi
     assert newer.art_hash == older.art_hash  # same panel, another take
     before, after = pixels(take_bytes(older)), pixels(take_bytes(newer))
     assert before.size == after.size
-    width, height = before.size
-    feather = regions.feather_pixels(width, height)
-    x, y, w, h = BOX
-    outside = Image.new("L", before.size, 255)
-    outside.paste(
-        0,
-        (
-            round(x * width) - feather,
-            round(y * height) - feather,
-            round((x + w) * width) + feather,
-            round((y + h) * height) + feather,
-        ),
-    )
-    difference = ImageChops.difference(before, after).convert("L")
-    assert ImageChops.multiply(difference, outside).getbbox() is None  # outside: identical
-    inside = difference.crop(
-        (round(x * width), round(y * height), round((x + w) * width), round((y + h) * height))
-    )
-    assert inside.getbbox() is not None  # inside: drawn again
+    assert before.size == after.size
+    outside, inside = changed_outside_and_in(before, after)
+    assert outside is None  # outside: identical
+    assert inside is not None  # inside: drawn again
 
     chosen = person.post(f"/api/storyboards/{finished.pk}/panels/1/takes/{older.pk}/choose/")
     assert chosen.status_code == 204
@@ -369,19 +369,6 @@ def test_a_touch_up_the_judge_redraws_is_redrawn_only_in_its_region_and_charged_
         .get()
     )
     before, after = pixels(take_bytes(older)), pixels(take_bytes(newer))
-    width, height = before.size
-    feather = regions.feather_pixels(width, height)
-    x, y, w, h = BOX
-    outside = Image.new("L", before.size, 255)
-    outside.paste(
-        0,
-        (
-            round(x * width) - feather,
-            round(y * height) - feather,
-            round((x + w) * width) + feather,
-            round((y + h) * height) + feather,
-        ),
-    )
-    difference = ImageChops.difference(before, after).convert("L")
-    assert ImageChops.multiply(difference, outside).getbbox() is None
+    outside, _ = changed_outside_and_in(before, after)
+    assert outside is None
     assert_ledger_invariants()

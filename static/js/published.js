@@ -2,6 +2,7 @@
 // chapter's reading direction (keys, buttons, swipes), a webtoon chapter as its strip, and
 // the language switch among the published translations. Everything comes from the page
 // itself (#comic-data): no API, nothing of the owner's beyond the snapshot.
+import { bindPageTurns } from "./page-turns.js";
 import { gettext } from "./i18n.js";
 
 // The strings this module adds, in one place for the interface's translation.
@@ -72,28 +73,8 @@ function turn(step) {
   render();
 }
 
-// Physical sides, in the direction of the chapter being read.
-function side(which) {
-  const forward = chapterOf(data.pages[current]).direction === "rtl" ? "left" : "right";
-  turn(which === forward ? 1 : -1);
-}
-
-document.getElementById("turn-left").addEventListener("click", () => side("left"));
-document.getElementById("turn-right").addEventListener("click", () => side("right"));
-document.addEventListener("keydown", (event) => {
-  if (event.target.closest("select, input, textarea")) return;
-  if (event.key === "ArrowLeft") side("left");
-  if (event.key === "ArrowRight") side("right");
-});
-let touchX = null;
-viewer.addEventListener("touchstart", (e) => { touchX = e.changedTouches[0].clientX; }, { passive: true });
-viewer.addEventListener("touchend", (e) => {
-  if (touchX === null) return;
-  const dx = e.changedTouches[0].clientX - touchX;
-  touchX = null;
-  if (Math.abs(dx) < 40) return;
-  side(dx > 0 ? "left" : "right"); // a swipe to the right brings in the page from the left
-});
+// Physical sides: in right-to-left reading the next page is on the left.
+bindPageTurns({ viewer, forwardSide: () => (chapterOf(data.pages[current]).direction === "rtl" ? "left" : "right"), turn });
 
 language?.addEventListener("change", () => {
   lang = language.value;

@@ -2,6 +2,7 @@
 // swipes), or the webtoon strip; layout choices are saved on the storyboard. The language
 // switch letters the pages and downloads in one of the comic's translations (?lang=).
 import { api } from "./api.js";
+import { bindPageTurns } from "./page-turns.js";
 import { gettext, ngettext } from "./i18n.js";
 
 // The strings this module adds, in one place for the interface's translation.
@@ -171,27 +172,7 @@ function turn(step) {
 }
 
 // Physical sides: in right-to-left reading the next page is on the left.
-function side(which) {
-  const forward = state.direction === "rtl" ? "left" : "right";
-  turn(which === forward ? 1 : -1);
-}
-
-document.getElementById("turn-left").addEventListener("click", () => side("left"));
-document.getElementById("turn-right").addEventListener("click", () => side("right"));
-document.addEventListener("keydown", (event) => {
-  if (event.target.closest("select, input, textarea")) return;
-  if (event.key === "ArrowLeft") side("left");
-  if (event.key === "ArrowRight") side("right");
-});
-let touchX = null;
-viewer.addEventListener("touchstart", (e) => { touchX = e.changedTouches[0].clientX; }, { passive: true });
-viewer.addEventListener("touchend", (e) => {
-  if (touchX === null) return;
-  const dx = e.changedTouches[0].clientX - touchX;
-  touchX = null;
-  if (Math.abs(dx) < 40) return;
-  side(dx > 0 ? "left" : "right"); // a swipe to the right brings in the page from the left
-});
+bindPageTurns({ viewer, forwardSide: () => (state.direction === "rtl" ? "left" : "right"), turn });
 
 async function saveLayout(layout) {
   await api("PATCH", `/api/storyboards/${id}/`, { layout });
