@@ -4,10 +4,13 @@
   reason, websocket close code, job, panel and sheet state, refused-upload code,
   per-person limit code, translation refusal and language the lettering can set
   (the enums in the code are the source of truth);
-- no file of the repository links outside it, and every relative link resolves;
+- no file of the repository links outside it, and every relative link of the
+  README and docs/ resolves, to a file and, where it names one, to a heading there;
 - `.env.example` lists exactly the environment variables that
-  `mangagen/settings.py` and the `Procfile` read, and the README's settings
-  table names each of them.
+  `mangagen/settings.py` and the `Procfile` read, and docs/settings.md's table
+  names each of them with the default the code has (as does the README's short
+  table of the settings that matter most, for the ones it names);
+- the README stays a front door: at most 300 lines.
 
 Pure: no database, no network.
 """
@@ -35,6 +38,8 @@ ROOT = Path(__file__).resolve().parents[1]
 API = ROOT / "docs" / "api.md"
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
 README = ROOT / "README.md"
+SETTINGS_DOC = ROOT / "docs" / "settings.md"
+DOCS = sorted((ROOT / "docs").glob("*.md"))
 ENV_EXAMPLE = ROOT / ".env.example"
 SETTINGS = ROOT / "mangagen" / "settings.py"
 PROCFILE = ROOT / "Procfile"
@@ -47,7 +52,7 @@ def section(text: str, heading: str) -> str:
     """The Markdown section under `heading` (a whole heading line), up to the next
     heading of the same or a higher level."""
     match = re.search(rf"^(#+) {re.escape(heading)}\s*$", text, flags=re.MULTILINE)
-    assert match, f"docs/api.md has no heading {heading!r}"
+    assert match, f"no heading {heading!r}"
     level = len(match.group(1))
     rest = text[match.end() :]
     end = re.search(rf"^#{{1,{level}}} ", rest, flags=re.MULTILINE)
@@ -147,15 +152,51 @@ def test_nothing_links_outside_the_repository():
     assert offenders == []
 
 
-@pytest.mark.parametrize("doc", [README, API, ARCHITECTURE], ids=lambda p: p.name)
+def _slug(heading: str) -> str:
+    """A heading's anchor as GitHub makes it: lower case, punctuation dropped, spaces
+    to hyphens (`## The ledger: `bench/ledger.py`` → `the-ledger-benchledgerpy`)."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def _anchors(doc: Path) -> set[str]:
+    """Every heading's anchor in a Markdown file (code blocks aside), a repeated one
+    numbered as GitHub numbers it (`-1`, `-2`…)."""
+    text = re.sub(r"```.*?```", "", doc.read_text(), flags=re.S)
+    seen: dict[str, int] = {}
+    found = set()
+    for match in re.finditer(r"^#+ (.+?)\s*$", text, flags=re.MULTILINE):
+        base = _slug(match.group(1))
+        count = seen.get(base, 0)
+        seen[base] = count + 1
+        found.add(base if count == 0 else f"{base}-{count}")
+    return found
+
+
+def test_the_anchor_maker_agrees_with_github():
+    assert _slug("Missed events in batches: `batch=1`") == "missed-events-in-batches-batch1"
+    assert _slug("Series, a cast you keep, and places") == "series-a-cast-you-keep-and-places"
+    assert "lock-order" in _anchors(ARCHITECTURE)
+
+
+@pytest.mark.parametrize("doc", [README, *DOCS], ids=lambda p: p.name)
 def test_relative_links_resolve(doc):
     broken = []
     for target in re.findall(r"\]\(([^)\s]+)\)", doc.read_text()):
-        if re.match(r"[a-z]+:", target) or target.startswith("#"):
+        if re.match(r"[a-z]+:", target):
             continue
-        if not (doc.parent / target.split("#")[0]).exists():
+        path, _, anchor = target.partition("#")
+        linked = (doc.parent / path) if path else doc
+        unnamed = anchor and linked.suffix == ".md" and anchor not in _anchors(linked)
+        if not linked.exists() or unnamed:
             broken.append(target)
     assert broken == []
+
+
+def test_the_readme_is_a_front_door():
+    """What it is, the screens, the two commands, the settings that matter most, links:
+    the rest lives in docs/, said once."""
+    assert len(README.read_text().splitlines()) <= 300
+    assert "make run" in README.read_text() and "make test" in README.read_text()
 
 
 # --- settings drift ----------------------------------------------------------------------------
@@ -210,13 +251,21 @@ def test_env_example_lists_nothing_unread():
     assert sorted(unread) == [], "in .env.example, read by nothing"
 
 
-def test_readme_settings_table_names_every_variable():
-    table = README.read_text().split("## Settings", 1)[1].split("\n## ", 1)[0]
+def test_the_settings_doc_names_every_variable():
+    table = section(SETTINGS_DOC.read_text(), "Settings")
     missing = (settings_variables() | procfile_variables()) - set(re.findall(r"`(\w+)`", table))
-    assert sorted(missing) == [], "read by the code, missing from the README's Settings table"
+    assert sorted(missing) == [], "read by the code, missing from docs/settings.md's table"
 
 
-# --- the README's defaults ---------------------------------------------------------------------
+def test_the_readme_names_only_settings_the_code_reads():
+    table = section(README.read_text(), "Settings that matter most")
+    named = set(re.findall(r"^\| ((?:`[A-Z][A-Z0-9_]*`(?:, )?)+) \|", table, flags=re.MULTILINE))
+    names = {n for row in named for n in re.findall(r"`([A-Z][A-Z0-9_]*)`", row)}
+    assert names, "the README's settings table is gone"
+    assert sorted(names - settings_variables() - procfile_variables()) == []
+
+
+# --- the settings tables' defaults ------------------------------------------------------------
 
 _UNITS = {"KB": 1024, "MB": 1024 * 1024, "GB": 1024 * 1024 * 1024}
 
@@ -266,7 +315,7 @@ def _split(cell: str) -> list[str]:
 
 
 def _as_written(part: str, default: object) -> bool:
-    """Whether a README default (`on`, `5 MB`, `` `rules` ``, `empty`, `30/min`…) says
+    """Whether a documented default (`on`, `5 MB`, `` `rules` ``, `empty`, `30/min`…) says
     the value settings.py has, a parenthesised note after it aside."""
     text = re.sub(r"\s*\(.*\)$", "", part).strip().strip("`")
     if isinstance(default, bool):
@@ -284,10 +333,15 @@ def _as_written(part: str, default: object) -> bool:
     return text == default
 
 
-def test_the_readme_says_each_settings_default():
-    """Every row of the README's settings table gives each variable's default as
-    settings.py has it (one default per variable, in order)."""
-    table = section(README.read_text(), "Settings")
+@pytest.mark.parametrize(
+    ("doc", "heading"),
+    [(SETTINGS_DOC, "Settings"), (README, "Settings that matter most")],
+    ids=["docs-settings", "readme"],
+)
+def test_each_settings_table_says_each_default(doc, heading):
+    """Every row of docs/settings.md's table, and of the README's short one, gives each
+    variable's default as settings.py has it (one default per variable, in order)."""
+    table = section(doc.read_text(), heading)
     defaults = settings_defaults()
     wrong = []
     for row in re.finditer(r"^\| ((?:`[A-Z][A-Z0-9_]*`(?:, )?)+) \| ([^|]*) \|", table, re.M):
@@ -301,6 +355,6 @@ def test_the_readme_says_each_settings_default():
                 part = parts[0]  # one default said for the whole row
             if part is None or not _as_written(part, defaults[name]):
                 wrong.append(
-                    f"{name}: README {row.group(2).strip()!r}, settings {defaults[name]!r}"
+                    f"{name}: {doc.name} {row.group(2).strip()!r}, settings {defaults[name]!r}"
                 )
     assert wrong == []

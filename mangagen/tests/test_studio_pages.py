@@ -1,5 +1,7 @@
 """The dashboard, the wizard's pages, and the render-to-folder command."""
 
+import re
+
 import pytest
 from django.core.management import CommandError, call_command
 from PIL import Image
@@ -94,3 +96,16 @@ def test_the_dashboard_reads_no_more_for_comics_with_many_jobs(client, user, boa
     ]
     assert loaded_jobs == []
     assert f'href="/comics/{board.pk}/jobs/{live.pk}/"' in page and "2 panels" in page
+
+
+@pytest.mark.parametrize("path", ["/accounts/login/", "/admin/login/"])
+def test_every_page_names_an_icon_that_is_served(client, path):
+    """Without a `<link rel="icon">` the browser asks for /favicon.ico, which nothing
+    serves: a 404 in the console of every page. The site's pages and the admin's name
+    the SVG speech bubble in static/, and that answers."""
+    page = client.get(path).content.decode()
+    link = re.search(r'<link rel="icon" href="([^"]+)" type="image/svg\+xml">', page)
+    assert link, "no <link rel=icon> in the page"
+    icon = client.get(link.group(1))
+    assert icon.status_code == 200
+    assert b"<svg" in b"".join(icon.streaming_content if icon.streaming else [icon.content])
