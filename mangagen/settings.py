@@ -547,7 +547,7 @@ SPECTACULAR_SETTINGS = {
 # --- i18n, static, media -----------------------------------------------------
 # The interface's languages (not the comics' lettering: mangagen/lettering/languages.py).
 # Catalogs live in locale/<code>/LC_MESSAGES (django.po for Python and templates,
-# djangojs.po for the scripts), committed compiled; README "Languages of the interface".
+# djangojs.po for the scripts), committed compiled; docs/features.md "Languages of the interface".
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("ja", "日本語")]
 LOCALE_PATHS = [BASE_DIR / "locale"]

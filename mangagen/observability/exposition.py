@@ -1,7 +1,7 @@
 """`GET /metrics`: every process's counters and histograms, and the shared gauges.
 
-With `PROMETHEUS_MULTIPROC_DIR` set (runstack sets it; see the README's
-"Operating it"), every process of the machine writes its counters and
+With `PROMETHEUS_MULTIPROC_DIR` set (runstack sets it; see docs/operating.md,
+"Probes, metrics and logs"), every process of the machine writes its counters and
 histograms to files there and this sums them, so any web process answers for
 all of them: daphne's, the Celery workers'. Without it, the answer is this
 process's own. Only for `Authorization: Bearer $METRICS_TOKEN` or a staff
