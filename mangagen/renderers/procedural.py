@@ -41,7 +41,7 @@ from .base import (
     TouchUpSpec,
     Waiting,
 )
-from .warmth import GpuPool, Priority
+from .gpu_pool import GpuPool, Priority
 
 INK = 0
 PAPER = 255
