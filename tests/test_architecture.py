@@ -227,6 +227,36 @@ def test_studio_layers():
     assert offenders == {}
 
 
+# Renderers draw a spec: they know no job, storyboard, character or place row, and nothing
+# of paying (a paid render's words are marked in paid_render.py, not imported here).
+RENDERERS_NEVER_IMPORT = (
+    "ledger",
+    "mangagen.paid_render",
+    "mangagen.credit_history",
+    "mangagen.quotas",
+    "mangagen.payments",
+    "mangagen.jobs",
+    "mangagen.storyboards",
+    "mangagen.characters",
+    "mangagen.places",
+)
+
+
+def test_renderers_know_no_job_storyboard_or_payment():
+    offenders = {}
+    for source in (ROOT / "mangagen" / "renderers").rglob("*.py"):
+        if "tests" in source.parts:
+            continue
+        found = sorted(
+            module
+            for module in imported_modules(source)
+            if any(module == n or module.startswith(f"{n}.") for n in RENDERERS_NEVER_IMPORT)
+        )
+        if found:
+            offenders[source.relative_to(ROOT).as_posix()] = found
+    assert offenders == {}
+
+
 def test_relative_and_function_level_imports_are_resolved():
     translations = imported_modules(ROOT / "mangagen/translations/services.py")
     assert "mangagen.translations.selectors" in translations  # from . import selectors
