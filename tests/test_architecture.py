@@ -110,7 +110,7 @@ LAYERS = {
     "characters/selectors.py": COMIC,
     "characters/images.py": COMIC,
     "characters/errors.py": COMIC,
-    "renderers": DRAWING,
+    "renderers": DRAWING,  # procedural/ (by what it draws), the providers, gpu_pool.py
     "drafting": DRAWING,
     "lettering": DRAWING,
     "formats": DRAWING,
