@@ -97,7 +97,7 @@ def run(args, *, judge: ChatStandIn | None) -> dict:
     costs: list[int] = []
     attached = 0
     with Stack(env=env, log=ROOT / "var" / f"judge-bench-{name}.log") as stack:
-        stack.shell("from mangagen.renderers.warmth import GpuPool; GpuPool().reset()")
+        stack.shell("from mangagen.renderers.gpu_pool import GpuPool; GpuPool().reset()")
         people = setup_people(stack, 2 * args.trials, name)
         for trial in range(args.trials):
             for mode in ("fresh", "attached"):

@@ -39,7 +39,7 @@ from tests.support.visits import Person, setup_people
 
 def cold_gpu(stack: Stack, provider: ReplicateStandIn | None = None) -> None:
     """Every container cold: the pool's, and the provider stand-in's workers."""
-    stack.shell("from mangagen.renderers.warmth import GpuPool; GpuPool().reset()")
+    stack.shell("from mangagen.renderers.gpu_pool import GpuPool; GpuPool().reset()")
     if provider is not None:
         provider.fleet.cool()
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 
 from django.db import close_old_connections, connection
+from django.utils.translation import gettext_noop
 
 from ledger import errors as ledger_errors
 from ledger import services as ledger
@@ -24,8 +25,9 @@ from mangagen.credit_history import RENDER_FAILED_PREFIX
 RENDER_CREDITS = 1  # a render, a panel's or a sheet's, costs one credit
 
 # What a render whose hold ended before it was shown keeps as its error: stored as it is
-# (in English) and translated when shown (mangagen/renderers/public.py).
-HOLD_ENDED = "This render's hold ended before it could be shown. Try it again."
+# (in English, marked here for the catalog) and translated when shown, like a renderer's
+# public message (mangagen/renderers/public.py `shown`).
+HOLD_ENDED = gettext_noop("This render's hold ended before it could be shown. Try it again.")
 
 logger = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ from django.contrib import admin
 
 from ledger.admin import ReadOnlyAdminMixin
 from mangagen.renderers import observed
-from mangagen.renderers.warmth import GpuPool
+from mangagen.renderers.gpu_pool import GpuPool
 
 from . import admission, metrics
 from .models import Speculation

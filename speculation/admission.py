@@ -40,7 +40,7 @@ from redis.exceptions import RedisError
 
 from mangagen.jobs.models import LIVE_STATES
 from mangagen.renderers import observed
-from mangagen.renderers.warmth import GpuPool, Priority
+from mangagen.renderers.gpu_pool import GpuPool, Priority
 
 from .models import Outcome, Speculation
 

@@ -110,7 +110,7 @@ LAYERS = {
     "characters/selectors.py": COMIC,
     "characters/images.py": COMIC,
     "characters/errors.py": COMIC,
-    "renderers": DRAWING,
+    "renderers": DRAWING,  # procedural/ (by what it draws), the providers, gpu_pool.py
     "drafting": DRAWING,
     "lettering": DRAWING,
     "formats": DRAWING,
@@ -224,6 +224,36 @@ def test_studio_layers():
         for path, targets in upward_imports().items()
         if not any(path.startswith(allowed) for allowed in LAYER_ALLOWANCE)
     }
+    assert offenders == {}
+
+
+# Renderers draw a spec: they know no job, storyboard, character or place row, and nothing
+# of paying (a paid render's words are marked in paid_render.py, not imported here).
+RENDERERS_NEVER_IMPORT = (
+    "ledger",
+    "mangagen.paid_render",
+    "mangagen.credit_history",
+    "mangagen.quotas",
+    "mangagen.payments",
+    "mangagen.jobs",
+    "mangagen.storyboards",
+    "mangagen.characters",
+    "mangagen.places",
+)
+
+
+def test_renderers_know_no_job_storyboard_or_payment():
+    offenders = {}
+    for source in (ROOT / "mangagen" / "renderers").rglob("*.py"):
+        if "tests" in source.parts:
+            continue
+        found = sorted(
+            module
+            for module in imported_modules(source)
+            if any(module == n or module.startswith(f"{n}.") for n in RENDERERS_NEVER_IMPORT)
+        )
+        if found:
+            offenders[source.relative_to(ROOT).as_posix()] = found
     assert offenders == {}
 
 

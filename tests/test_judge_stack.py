@@ -52,7 +52,7 @@ def stack(chat):
         "BEAT_SCHEDULE_FILE": str(ROOT / "var" / "judge-stack-celerybeat-schedule"),
     }
     with Stack(env=env, log=ROOT / "var" / "judge-stack.log") as running:
-        running.shell("from mangagen.renderers.warmth import GpuPool; GpuPool().reset()")
+        running.shell("from mangagen.renderers.gpu_pool import GpuPool; GpuPool().reset()")
         yield running
 
 

@@ -39,7 +39,7 @@ def stack(replicate):
         "BEAT_SCHEDULE_FILE": str(ROOT / "var" / "replicate-stack-celerybeat-schedule"),
     }
     with Stack(env=env, log=ROOT / "var" / "replicate-stack.log") as running:
-        running.shell("from mangagen.renderers.warmth import GpuPool; GpuPool().reset()")
+        running.shell("from mangagen.renderers.gpu_pool import GpuPool; GpuPool().reset()")
         yield running
 
 

@@ -34,7 +34,7 @@ from PIL import Image
 
 from mangagen import paid_render, quotas, storage
 from mangagen.renderers import CharacterSpec, SheetSpec, get_renderer, observed
-from mangagen.renderers.warmth import Priority, Withdrawn
+from mangagen.renderers.gpu_pool import Priority, Withdrawn
 from mangagen.storyboards import limits
 from mangagen.storyboards.errors import ListFull, NameTaken
 from mangagen.storyboards.lock_objects import lock_storyboard, try_lock_storyboard

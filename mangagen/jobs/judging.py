@@ -26,8 +26,8 @@ from django.conf import settings
 from mangagen.observability import metrics
 from mangagen.observability.metrics import JudgeVerdict
 from mangagen.renderers import PanelSpec, RenderError, RenderResult, observed
+from mangagen.renderers.gpu_pool import GpuPool, Withdrawn
 from mangagen.renderers.judge import Judge, Verdict, get_judge
-from mangagen.renderers.warmth import GpuPool, Withdrawn
 
 logger = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from mangagen.observability import metrics
 from mangagen.observability.metrics import RenderOutcome
 from mangagen.renderers import RenderError, get_renderer, observed, regions
 from mangagen.renderers.base import RenderResult, StateChange, TouchUpSpec
-from mangagen.renderers.warmth import Priority, Withdrawn
+from mangagen.renderers.gpu_pool import Priority, Withdrawn
 
 from . import judging, liveness, touchups
 from .events import EventType, emit

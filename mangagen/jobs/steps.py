@@ -30,7 +30,7 @@ from ledger import errors as ledger_errors
 from ledger.models import Hold
 from mangagen import paid_render
 from mangagen.queues import Queue
-from mangagen.renderers.warmth import GpuPool, Priority
+from mangagen.renderers.gpu_pool import GpuPool, Priority
 from mangagen.storyboards.lock_objects import try_lock_storyboard
 from mangagen.storyboards.services import keep_render
 

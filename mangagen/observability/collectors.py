@@ -20,7 +20,7 @@ from prometheus_client.registry import Collector
 
 from ledger.metrics import HoldsCollector
 from mangagen.broker import holdings, quick_client
-from mangagen.renderers.warmth import GpuPool, PoolState
+from mangagen.renderers.gpu_pool import GpuPool, PoolState
 
 from . import metrics
 

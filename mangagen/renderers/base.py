@@ -179,7 +179,7 @@ OnState = Callable[[StateChange], None]
 @dataclass(frozen=True)
 class Waiting:
     """How one render waits: its ticket in the provider's queue, the queue (a
-    mangagen.renderers.warmth.Priority), a heartbeat, and who is told its states."""
+    mangagen.renderers.gpu_pool.Priority), a heartbeat, and who is told its states."""
 
     ticket: str | None = None
     priority: str = "confirmed"
@@ -209,7 +209,7 @@ class Renderer:
         on_state: OnState | None = None,
     ) -> RenderResult:
         """Renders one panel. `ticket` names the render in the provider's queue,
-        `priority` is its queue (mangagen.renderers.warmth.Priority), `while_waiting`
+        `priority` is its queue (mangagen.renderers.gpu_pool.Priority), `while_waiting`
         is called about once a second while it waits or renders, and `on_state` each
         time a remote render changes state (queued, booting, rendering, unreachable).
         Raises RenderError, or Withdrawn when the ticket is withdrawn meanwhile (after

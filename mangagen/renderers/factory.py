@@ -6,11 +6,11 @@ from django.conf import settings
 
 from .base import Renderer
 from .catalog import RendererName
+from .gpu_pool import GpuPool
 from .intake import Intake, host_of
 from .provider_http import ProviderHTTP
 from .remote import Adapter, RemoteRenderer
 from .render_request import provider_size
-from .warmth import GpuPool
 
 
 def build(name: str) -> Renderer:

@@ -49,6 +49,7 @@ from .base import (
     Waiting,
 )
 from .catalog import ImagesServer
+from .gpu_pool import GpuPool, Priority
 from .intake import Intake, host_of
 from .provider_http import Answer, ProviderHTTP
 from .regions import Polarity, provider_mask
@@ -59,7 +60,6 @@ from .render_request import (
     sheet_request,
     touchup_request,
 )
-from .warmth import GpuPool, Priority
 
 EDITS_PATH = "/v1/images/edits"
 

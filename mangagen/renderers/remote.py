@@ -52,10 +52,10 @@ from .base import (
     TouchUpSpec,
     Waiting,
 )
+from .gpu_pool import GpuPool, Priority, Slot, Withdrawn
 from .intake import Picture
 from .provider_http import Answer, ProviderHTTP
 from .render_request import RenderRequest, panel_request, sheet_request, touchup_request
-from .warmth import GpuPool, Priority, Slot, Withdrawn
 
 logger = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from ledger import services as ledger
 from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.jobs import liveness, services
 from mangagen.jobs.models import Job
-from mangagen.renderers.warmth import GpuPool, Priority
+from mangagen.renderers.gpu_pool import GpuPool, Priority
 from mangagen.storyboards import services as storyboards
 from tests.support.waiting import wait_for
 

@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from mangagen.renderers.warmth import GpuPool, Priority, Withdrawn
+from mangagen.renderers.gpu_pool import GpuPool, Priority, Withdrawn
 from tests.support.waiting import wait_for
 
 CONFIRMED, SPECULATIVE = Priority.CONFIRMED, Priority.SPECULATIVE

@@ -21,7 +21,7 @@ from mangagen.characters import services as sheets
 from mangagen.jobs import judging, liveness, services
 from mangagen.jobs.models import Job, JobPanel, PanelState, RenderAttempt
 from mangagen.renderers import PanelSpec, RenderResult
-from mangagen.renderers.warmth import GpuPool, Priority
+from mangagen.renderers.gpu_pool import GpuPool, Priority
 from tests import factories
 from tests.support.providers.openai_compatible import ChatStandIn
 

@@ -13,7 +13,7 @@ from PIL import Image
 from mangagen.renderers import RenderError, get_renderer
 from mangagen.renderers.a1111 import DEFAULT_PAYLOAD
 from mangagen.renderers.base import ProviderState
-from mangagen.renderers.warmth import GpuPool, Withdrawn
+from mangagen.renderers.gpu_pool import GpuPool, Withdrawn
 from mangagen.tests.remote_renders import (
     AIKO,
     KENJI,

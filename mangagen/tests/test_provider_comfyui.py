@@ -12,7 +12,7 @@ import pytest
 
 from mangagen.renderers import RenderError, get_renderer
 from mangagen.renderers.base import ProviderState
-from mangagen.renderers.warmth import GpuPool, Withdrawn
+from mangagen.renderers.gpu_pool import GpuPool, Withdrawn
 from mangagen.renderers.workflows import REFERENCES, TXT2IMG, shipped, shipped_path
 from mangagen.tests.remote_renders import (
     AIKO,

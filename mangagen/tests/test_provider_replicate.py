@@ -14,10 +14,10 @@ from PIL import Image
 
 from mangagen.renderers import CharacterSpec, PlaceSpec, RenderError, get_renderer
 from mangagen.renderers.base import ProviderState
+from mangagen.renderers.gpu_pool import GpuPool, Priority, Withdrawn
 from mangagen.renderers.provider_http import PROVIDER_DOWN
 from mangagen.renderers.remote import Submission
 from mangagen.renderers.replicate import DEFAULT_INPUT, data_url
-from mangagen.renderers.warmth import GpuPool, Priority, Withdrawn
 from mangagen.tests.remote_renders import png, render_in_thread, replicate_settings, spec
 from tests.support.providers.replicate import ReplicateStandIn, version_of
 from tests.support.waiting import wait_for

@@ -8,7 +8,7 @@ import base64
 import pytest
 
 from mangagen.renderers import RenderError, get_renderer
-from mangagen.renderers.warmth import GpuPool, Withdrawn
+from mangagen.renderers.gpu_pool import GpuPool, Withdrawn
 from mangagen.renderers.workflows import REFERENCES, TXT2IMG, shipped
 from mangagen.tests.remote_renders import (
     AIKO,

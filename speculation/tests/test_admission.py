@@ -10,7 +10,7 @@ from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.jobs import services as jobs
 from mangagen.jobs.models import Job, JobState
 from mangagen.renderers import observed
-from mangagen.renderers.warmth import GpuPool, Priority
+from mangagen.renderers.gpu_pool import GpuPool, Priority
 from mangagen.tests.remote_renders import finished
 from speculation import admission, services
 from speculation.models import DeclineReason, Outcome, Speculation
@@ -319,7 +319,7 @@ def test_the_admin_page_stands_when_redis_is_away(make_user, client, monkeypatch
     from django.core.cache import caches
     from redis.exceptions import ConnectionError as RedisDown
 
-    from mangagen.renderers.warmth import GpuPool
+    from mangagen.renderers.gpu_pool import GpuPool
 
     def away(*args, **kwargs):
         raise RedisDown("Redis is away")

@@ -43,7 +43,7 @@ def test_generate_redo_approve_read_and_download(page, stack, shoot, tmp_path):
     sign_up(page, "reader")
     stack.manage("grant_credits", "reader", "6", "--reason", "e2e")
     board = make_comic(page)
-    stack.shell("from mangagen.renderers.warmth import GpuPool; GpuPool().reset()")  # a cold GPU
+    stack.shell("from mangagen.renderers.gpu_pool import GpuPool; GpuPool().reset()")  # a cold GPU
     page.goto(f"/comics/{board}/review/")
     page.get_by_role("button", name="Generate").click()
     expect(page).to_have_url(re.compile(rf"/comics/{board}/jobs/\d+/$"))

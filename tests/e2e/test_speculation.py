@@ -50,7 +50,7 @@ def test_the_hint_then_panel_one_without_the_cold_start(page, stack, shoot):
     sign_up(page, "speculator")
     stack.manage("grant_credits", "speculator", "5", "--reason", "e2e")
     board = make_comic(page, "Fast first panel")
-    stack.shell("from mangagen.renderers.warmth import GpuPool; GpuPool().reset()")  # cold GPU
+    stack.shell("from mangagen.renderers.gpu_pool import GpuPool; GpuPool().reset()")  # cold GPU
     page.goto(f"/comics/{board}/review/")
     generate = page.get_by_role("button", name="Generate")
     expect(generate).to_be_enabled()

@@ -31,7 +31,7 @@ def test_from_sign_up_to_a_downloaded_comic(page, stack, shoot, tmp_path):
     cards.nth(0).locator(".p-description").fill("Neo-Kyoto under rain, from above.")
     expect(page.locator("#save-state")).to_have_text("Saved", timeout=10000)
 
-    stack.shell("from mangagen.renderers.warmth import GpuPool; GpuPool().reset()")  # cold GPU
+    stack.shell("from mangagen.renderers.gpu_pool import GpuPool; GpuPool().reset()")  # cold GPU
     page.get_by_role("button", name="Next: review →").click()
     expect(page.locator("#speculation-hint")).to_be_visible(timeout=5000)
     wait_until(  # reading Review while panel one is drawn, unseen
