@@ -23,6 +23,10 @@ def tab_to(page, target, *, most: int = 60) -> None:
 
 
 def test_a_person_signs_up_and_walks_the_wizard_by_keyboard(page, tmp_path):
+    # A listener from the start keeps Chromium's file choosers intercepted: on its own,
+    # expect_file_chooser turns interception on without waiting for it, and a Space
+    # pressed meanwhile (a loaded machine) opens a chooser Playwright never reports.
+    page.on("filechooser", lambda _chooser: None)
     page.goto("/accounts/signup/")
     expect(page.get_by_label("Username")).to_be_focused()  # the form's first field has the focus
     page.keyboard.type("keys")
