@@ -181,7 +181,7 @@ def test_queued_operations_on_one_account_commit_together_with_exact_effects(
         sizes.append(len(operations))
         return real_run_batch(db, operations)
 
-    monkeypatch.setattr(fast_path, "_run_batch", counting_run_batch)
+    monkeypatch.setattr(fast_path, "run_batch", counting_run_batch)
 
     # Another connection holds the account's row: the first authorize waits
     # on it with its statement on the wire, and the rest queue behind it.
