@@ -175,7 +175,7 @@ class Combiner:
                 slot.error = exc
 
 
-_combiners: dict[tuple[str, int], Combiner] = {}
+live_combiners: dict[tuple[str, int], Combiner] = {}
 _combiners_mutex = threading.Lock()
 
 
@@ -188,9 +188,9 @@ def combiner(
     order the single path does not already have) and run side by side."""
     key = (alias, account_id)
     with _combiners_mutex:
-        found = _combiners.get(key)
+        found = live_combiners.get(key)
         if found is None:
-            found = _combiners[key] = Combiner(alias, run_batch, key)
+            found = live_combiners[key] = Combiner(alias, run_batch, key)
         return found
 
 
@@ -199,5 +199,5 @@ def _forget(found: Combiner) -> None:
     caller that fetched it just before runs it as its own leader: correct,
     merely unshared."""
     with _combiners_mutex, found._mutex:
-        if not found._busy and _combiners.get(found.key) is found:
-            del _combiners[found.key]
+        if not found._busy and live_combiners.get(found.key) is found:
+            del live_combiners[found.key]

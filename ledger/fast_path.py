@@ -178,7 +178,7 @@ def _combined(db, operation: batching.Operation) -> tuple:
     (settings.LEDGER_BATCHING, default True), else alone."""
     if not settings.LEDGER_BATCHING:
         return operation.run_alone(db)
-    return batching.combiner(db.alias, operation.account_id, _run_batch).run(operation)
+    return batching.combiner(db.alias, operation.account_id, run_batch).run(operation)
 
 
 _BATCH_SQL = (
@@ -190,7 +190,7 @@ _BATCH_SQL = (
 )
 
 
-def _run_batch(db, operations: Sequence[batching.Operation]) -> list[tuple]:
+def run_batch(db, operations: Sequence[batching.Operation]) -> list[tuple]:
     """Runs `operations` (one account's, in the order they came) as one
     `ledger_batch` statement, one transaction, and returns for each the row its
     single statement would have returned."""

@@ -250,7 +250,7 @@ def _slot_key(user_id: int, slot: int) -> str:
     return f"drawing:{user_id}:{slot}"
 
 
-def _window(user_id: int, now: float) -> list[int]:
+def spent_by_slot(user_id: int, now: float) -> list[int]:
     """The milliseconds spent in each slot of the window, oldest first (the current last)."""
     current = int(now // SLOT_SECONDS)
     slots = range(current - _SLOTS + 1, current + 1)
@@ -321,7 +321,7 @@ def check_drawing(*, user_id: int) -> None:
     if any(b.user_id == user_id and b.prepaid_ms > 0 for b in _blocks()):
         return
     now = clock()
-    window = _window(user_id, now)
+    window = spent_by_slot(user_id, now)
     if sum(window) >= _budget_ms():
         raise _spent_refusal(_retry_after(window, now, room_ms=1))
 
@@ -346,7 +346,7 @@ def _reserve(*, user_id: int, estimate: float, now: float) -> int:
     # Added first, then read: two requests at once each see the other's reservation
     # (both may be refused; never both let through past the budget).
     _add(user_id, wanted, now)
-    window = _window(user_id, now)
+    window = spent_by_slot(user_id, now)
     if sum(window) > _budget_ms():
         _add(user_id, -wanted, now)
         window[-1] -= wanted

@@ -131,6 +131,8 @@ LAYERS = {
     "quotas.py": KERNEL,
     # A paid render's hold, capture or release and wording, for panels and sheets alike.
     "paid_render.py": KERNEL,
+    # A render's retry rule, for panels and sheets alike.
+    "render_retries.py": KERNEL,
 }
 # Whatever an app's folder holds, these files answer requests.
 ENTRY_FILES = {"api.py", "views.py", "urls.py", "admin.py", "serializers.py", "consumers.py"}
@@ -269,3 +271,37 @@ def test_relative_and_function_level_imports_are_resolved():
     )
     assert place_of("mangagen.deletion") == ("deletion.py", ORCHESTRATION)
     assert place_of("mangagen.places.api") == ("places", ENTRY)
+
+
+# A name with a leading underscore is its module's own: no other module imports it
+# (production code and tests alike). What other modules call is public, named for what
+# it does (mangagen/jobs/steps.py is the jobs package's API).
+PUBLIC_NAMES_PACKAGES = ("mangagen", "ledger", "speculation", "tests")
+
+
+def underscore_imports(source: pathlib.Path) -> list[str]:
+    """Each `from x import _y` in `source`, as `x._y` (dunder names are not private)."""
+    return [
+        f"{node.module or '.'}.{alias.name}"
+        for node in ast.walk(ast.parse(source.read_text()))
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+        if alias.name.startswith("_") and not alias.name.startswith("__")
+    ]
+
+
+def test_no_module_imports_another_modules_private_names():
+    offenders = {}
+    for package in PUBLIC_NAMES_PACKAGES:
+        for source in (ROOT / package).rglob("*.py"):
+            if "migrations" in source.parts:
+                continue
+            if found := underscore_imports(source):
+                offenders[source.relative_to(ROOT).as_posix()] = found
+    assert offenders == {}
+
+
+def test_the_guard_sees_a_private_import(tmp_path):
+    source = tmp_path / "rendering.py"
+    source.write_text("from .steps import _deliver, public\nfrom x import __version__\n")
+    assert underscore_imports(source) == ["steps._deliver"]

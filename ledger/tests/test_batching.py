@@ -175,13 +175,13 @@ def test_queued_operations_on_one_account_commit_together_with_exact_effects(
     account = services.account_for(make_user())
     services.grant(account=account, amount=5, key="seed", reason="seed")
     sizes: list[int] = []
-    real_run_batch = fast_path._run_batch
+    real_run_batch = fast_path.run_batch
 
     def counting_run_batch(db, operations):
         sizes.append(len(operations))
         return real_run_batch(db, operations)
 
-    monkeypatch.setattr(fast_path, "_run_batch", counting_run_batch)
+    monkeypatch.setattr(fast_path, "run_batch", counting_run_batch)
 
     # Another connection holds the account's row: the first authorize waits
     # on it with its statement on the wire, and the rest queue behind it.
@@ -201,7 +201,7 @@ def test_queued_operations_on_one_account_commit_together_with_exact_effects(
 
     first = threading.Thread(target=place, args=(0,))
     first.start()
-    combiner = lambda: batching._combiners.get(("default", account.pk))  # noqa: E731
+    combiner = lambda: batching.live_combiners.get(("default", account.pk))  # noqa: E731
     wait_for(lambda: combiner() is not None and combiner()._busy, what="the first to lead")
     others = [threading.Thread(target=place, args=(n,)) for n in range(1, 8)]
     for t in others:
@@ -243,7 +243,7 @@ def test_a_batch_binds_ids_past_the_smallint_range(make_user):
         for n in range(2)
     ]
     assert min(h.pk for h in holds) > 32767 > account.pk
-    rows = fast_path._run_batch(connection, [batched_capture(hold) for hold in holds])
+    rows = fast_path.run_batch(connection, [batched_capture(hold) for hold in holds])
     assert [row[0] for row in rows] == ["done", "done"]
     account.refresh_from_db()
     assert (account.available, account.held) == (0, 0)
@@ -293,7 +293,7 @@ def test_a_batch_takes_its_holds_before_any_account_as_the_sweep_does(make_user)
         target=run,
         args=(
             "batch",
-            lambda: fast_path._run_batch(
+            lambda: fast_path.run_batch(
                 connection, [batched_capture(fresh), batched_capture(stale)]
             ),
         ),

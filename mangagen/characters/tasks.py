@@ -10,6 +10,7 @@ from mangagen.passing_faults import (
     backoff,
     forget_broken_connections,
 )
+from mangagen.render_retries import MAX_RENDER_RETRIES, retry_if_retryable
 from mangagen.renderers import RenderError
 from mangagen.renderers.base import RENDER_FAILED
 
@@ -17,8 +18,6 @@ from . import services
 from .dispatch import RENDER_SHEET
 
 logger = logging.getLogger(__name__)
-
-MAX_RENDER_RETRIES = 3
 
 
 @shared_task(bind=True, name=RENDER_SHEET, max_retries=MAX_RENDER_RETRIES)
@@ -32,8 +31,7 @@ def render_sheet(self, sheet_id: int) -> str:
         countdown = backoff(self.request.retries)
         raise self.retry(exc=exc, countdown=countdown, max_retries=MAX_FAULT_RETRIES) from exc
     except RenderError as exc:
-        if exc.retryable and self.request.retries < self.max_retries:
-            raise self.retry(exc=exc, countdown=2**self.request.retries) from exc
+        retry_if_retryable(self, exc=exc, retryable=exc.retryable)
         # The provider's words for the log; what it means for the person on the sheet.
         logger.warning("Render of sheet %s failed: %s", sheet_id, exc)
         services.fail_sheet_render(sheet_id=sheet_id, error=exc.public, detail=str(exc))

@@ -34,15 +34,15 @@ from .models import LIVE_STATES, GenerateOutcome, Job, JobKind, JobPanel, JobSta
 from .signals import generate_requested, job_confirmed
 from .specs import spec_of
 from .steps import (
-    _change,
-    _complete,
-    _deliver,
-    _end,
-    _has_open_hold,
-    _promote,
-    _queue_render,
-    _schedule_deadline,
+    change_job,
+    complete_job,
+    deliver_panel,
+    end_job,
+    has_open_hold,
     past_deadline,
+    promote_panel,
+    queue_render,
+    schedule_deadline,
 )
 
 
@@ -121,19 +121,19 @@ def start_job(
             confirm_by=None if confirmed else confirm_by,
             expires_at=now + timedelta(seconds=settings.JOB_TTL_SECONDS) if confirmed else None,
         )
-        JobPanel.objects.bulk_create(_job_panel(job, p, takes) for p in panels)
+        JobPanel.objects.bulk_create(job_panel_for(job, p, takes) for p in panels)
         job = lock_job(pk=job.pk)
         missing = job.panels.exclude(state=PanelState.APPROVED).order_by("index").first()
         if missing is None:  # every panel is kept: nothing to render, nothing to pay
-            _complete(job)
+            complete_job(job)
             return job
-        _change(job, current_index=missing.index)
-        _queue_render(job=job, panel=missing)
-        _schedule_deadline(job)
+        change_job(job, current_index=missing.index)
+        queue_render(job=job, panel=missing)
+        schedule_deadline(job)
     return job
 
 
-def _job_panel(job: Job, panel, takes: dict) -> JobPanel:
+def job_panel_for(job: Job, panel, takes: dict) -> JobPanel:
     """A panel whose art hash has kept art joins the job approved, with that art: free."""
     kept = takes.get(panel.art_hash)
     return JobPanel(
@@ -166,12 +166,12 @@ def confirm_job(*, job: Job) -> Job:
         # At or past confirm_by the job is due (the rule the deadline task and the
         # sweep use): it expires now rather than being confirmed.
         if past_deadline(job, timezone.now()):
-            return _end(job=job, state=JobState.EXPIRED, reason="Past its deadline.")[0]
+            return end_job(job=job, state=JobState.EXPIRED, reason="Past its deadline.")[0]
         lock_open_holds(job=job)
         if storyboard.version != job.version:
             _rebase(job=job, storyboard=storyboard)
         now = timezone.now()
-        _change(
+        change_job(
             job,
             confirmed=True,
             confirmed_at=now,
@@ -187,16 +187,16 @@ def confirm_job(*, job: Job) -> Job:
         if current is None or current.state == PanelState.APPROVED:
             # Edited back to kept art, or the panel it was drawing removed and
             # every one left kept: nothing to draw.
-            return _end(job=job, state=JobState.CANCELLED, reason="Every panel is kept.")[0]
+            return end_job(job=job, state=JobState.CANCELLED, reason="Every panel is kept.")[0]
         if current.state == PanelState.READY:
             # The person waits for this request: the look-ahead (more holds,
             # events and renders) is placed by a worker right after it.
-            _deliver(job=job, panel=current, lookahead_now=False)
-        elif current.state == PanelState.PENDING and not _has_open_hold(current):
-            _queue_render(job=job, panel=current)
+            deliver_panel(job=job, panel=current, lookahead_now=False)
+        elif current.state == PanelState.PENDING and not has_open_hold(current):
+            queue_render(job=job, panel=current)
         elif current.state in (PanelState.PENDING, PanelState.RENDERING):
-            _promote(job=job, panel=current)
-        _schedule_deadline(job)
+            promote_panel(job=job, panel=current)
+        schedule_deadline(job)
     return job
 
 
@@ -215,7 +215,7 @@ def _rebase(*, job: Job, storyboard: Storyboard) -> None:
         if new is None:
             panel.delete()
             continue
-        kept = _job_panel(job, new, takes)
+        kept = job_panel_for(job, new, takes)
         panel.content_hash, panel.art_hash, panel.spec = new.content_hash, new.art_hash, kept.spec
         panel.state, panel.image, panel.faces = kept.state, kept.image, kept.faces
         panel.error, panel.hold = "", None
@@ -223,7 +223,7 @@ def _rebase(*, job: Job, storyboard: Storyboard) -> None:
         panel.save()
     existing = set(job.panels.values_list("index", flat=True))
     JobPanel.objects.bulk_create(
-        _job_panel(job, p, takes) for i, p in fresh.items() if i not in existing
+        job_panel_for(job, p, takes) for i, p in fresh.items() if i not in existing
     )
     current = job.panels.exclude(state=PanelState.APPROVED).order_by("index").first()
     if current is not None:
@@ -249,19 +249,19 @@ def approve_panel(*, job: Job, index: int) -> Job:
         emit(job=job, type=EventType.PANEL_APPROVED, data={"index": index})
         following = lock_next_unapproved_panel(job=job, after=index)  # kept art needs no render
         if following is None:
-            _complete(job)
+            complete_job(job)
             return job
         job.current_index = following.index
         job.save(update_fields=["current_index"])
         if following.state == PanelState.READY:
-            _deliver(job=job, panel=following)
-        elif following.state in (PanelState.PENDING, PanelState.FAILED) and not _has_open_hold(
+            deliver_panel(job=job, panel=following)
+        elif following.state in (PanelState.PENDING, PanelState.FAILED) and not has_open_hold(
             following
         ):
-            _queue_render(job=job, panel=following)
+            queue_render(job=job, panel=following)
         else:  # already rendering (look-ahead): it is delivered when it lands
-            _promote(job=job, panel=following)
-            _change(job, state=JobState.RENDERING)
+            promote_panel(job=job, panel=following)
+            change_job(job, state=JobState.RENDERING)
     return job
 
 
@@ -275,7 +275,7 @@ def redo_panel(*, job: Job, index: int) -> Job:
         panel = _decision_panel(
             job, index, allowed=(PanelState.DELIVERED, PanelState.FAILED), verb="redo"
         )
-        _queue_render(job=job, panel=panel)
+        queue_render(job=job, panel=panel)
     return job
 
 
@@ -286,7 +286,7 @@ def cancel_job(*, job: Job, reason: str = "Cancelled.", only_if_unconfirmed: boo
     job confirmed by then, as its locked row says, is left as it is.
     """
     only_if = (lambda locked: not locked.confirmed) if only_if_unconfirmed else None
-    return _end(job=job, state=JobState.CANCELLED, reason=reason, only_if=only_if)[0]
+    return end_job(job=job, state=JobState.CANCELLED, reason=reason, only_if=only_if)[0]
 
 
 # A person's decisions on a panel, and the states a refusal names, in the person's words.

@@ -60,10 +60,10 @@ def check_render(
         return Checked(first, None)
     best, best_verdict, redraws = first, verdict, 0
     while best_verdict.score < settings.JUDGE_MIN_SCORE and redraws < settings.JUDGE_MAX_REDRAWS:
-        if not _room_for_a_redraw(first, started):
+        if not room_for_a_redraw(first, started):
             break
         redraws += 1
-        again = _redraw(redraw, seed=seed + SEED_STRIDE * redraws, ticket=ticket, n=redraws)
+        again = run_redraw(redraw, seed=seed + SEED_STRIDE * redraws, ticket=ticket, n=redraws)
         if again is None:
             break
         verdict = _ask(judge, again, spec)
@@ -103,7 +103,7 @@ def _ask(judge: Judge, result: RenderResult, spec: PanelSpec) -> Verdict | None:
         metrics.judge_seconds.observe(time.monotonic() - started)
 
 
-def _room_for_a_redraw(first: RenderResult, started: float) -> bool:
+def room_for_a_redraw(first: RenderResult, started: float) -> bool:
     """Whether a redraw may start now: a container is free beyond the confirmed renders
     waiting, and the render task has time left for one more render and its check."""
     spent = time.monotonic() - started + first.seconds
@@ -120,7 +120,7 @@ def _room_for_a_redraw(first: RenderResult, started: float) -> bool:
     return free - state.waiting_confirmed > 0
 
 
-def _redraw(redraw: Redraw, *, seed: int, ticket: str, n: int) -> RenderResult | None:
+def run_redraw(redraw: Redraw, *, seed: int, ticket: str, n: int) -> RenderResult | None:
     """One redraw under a ticket of its own (a remote render of the same ticket would
     follow the first one's submission), withdrawn with the render it redraws."""
     pool = GpuPool()

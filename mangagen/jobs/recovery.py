@@ -19,15 +19,13 @@ from . import dispatch, liveness
 from .events import EventType, emit
 from .lock_objects import lock_job, lock_panel_by_pk
 from .models import LIVE_STATES, Job, JobPanel, JobState, PanelState
-from .steps import _end, _send_render, past_deadline
+from .steps import due_at, end_job, past_deadline, send_panel_render
 
 
 def expire_due_jobs(*, now: datetime | None = None) -> int:
     """Expires every live job past its deadline (confirm_by or the TTL); returns how many."""
     now = now or timezone.now()
-    due = Job.objects.filter(state__in=LIVE_STATES).filter(
-        Q(confirmed=True, expires_at__lte=now) | Q(confirmed=False, confirm_by__lte=now)
-    )
+    due = Job.objects.filter(state__in=LIVE_STATES).filter(due_at(now))
     return sum(_expire_if_due(job=job, now=now) for job in due.order_by("pk"))
 
 
@@ -167,7 +165,7 @@ def _send_again(job: Job, panel: JobPanel, *, now: datetime, why: str) -> None:
         type=EventType.PANEL_REQUEUED,
         data={"index": panel.index, "attempt": panel.attempts, "why": why},
     )
-    _send_render(job=job, panel=panel)
+    send_panel_render(job=job, panel=panel)
 
 
 def expire_job_if_due(*, job_id: int, now: datetime | None = None) -> bool:
@@ -180,7 +178,7 @@ def expire_job_if_due(*, job_id: int, now: datetime | None = None) -> bool:
 def _expire_if_due(*, job: Job, now: datetime) -> bool:
     """Expires the job if its locked row says it is live and past its deadline (the
     deadline task's and the sweep's one rule); returns whether this call ended it."""
-    return _end(
+    return end_job(
         job=job,
         state=JobState.EXPIRED,
         reason="Past its deadline.",

@@ -3,7 +3,7 @@ panel rendering; render holding no database connection, beating; keep what it dr
 and what a render tells its job on the way (the provider's state, a retry, a failure).
 
 A render task redelivered, or sent again by a sweep (recovery.py), is safe: only the
-attempt the panel still waits for (`_lock_attempt`) does anything.
+attempt the panel still waits for (`lock_attempt`) does anything.
 """
 
 from __future__ import annotations
@@ -30,12 +30,12 @@ from .models import JobKind, JobPanel, JobState, PanelState, RenderAttempt
 from .selectors import credits_of
 from .specs import panel_spec
 from .steps import (
-    _change,
-    _deliver,
-    _lock_attempt,
-    _priority,
-    _queue_lookahead,
-    _waits_for,
+    change_job,
+    deliver_panel,
+    lock_attempt,
+    queue_lookahead_renders,
+    render_priority,
+    waits_for,
 )
 
 logger = logging.getLogger(__name__)
@@ -60,7 +60,7 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> RenderOutcome:
     name = liveness.ticket(job_id, index, attempt)
     heartbeat = liveness.Heartbeat(name)
     with transaction.atomic():
-        job, panel = _lock_attempt(job_id, index, attempt)
+        job, panel = lock_attempt(job_id, index, attempt)
         if job is None or panel is None:
             return RenderOutcome.STALE
         twin = panel.state == PanelState.RENDERING and liveness.alive(name)
@@ -70,12 +70,12 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> RenderOutcome:
     if twin and not _outlive_twin(job_id=job_id, index=index, attempt=attempt, name=name):
         return RenderOutcome.DUPLICATE
     with transaction.atomic():
-        job, panel = _lock_attempt(job_id, index, attempt)
+        job, panel = lock_attempt(job_id, index, attempt)
         if job is None or panel is None:
             return RenderOutcome.STALE
         if panel.state == PanelState.RENDERING and liveness.alive(name):
             return RenderOutcome.DUPLICATE
-        priority = _priority(job, panel)
+        priority = render_priority(job, panel)
         # Alive from the moment the panel says RENDERING (the sweep's clock starts there),
         # not from when this worker, slowed down on a loaded machine, gets to its wait.
         heartbeat.beat()
@@ -83,7 +83,7 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> RenderOutcome:
         panel.render_started_at = timezone.now()
         panel.save(update_fields=["state", "render_started_at"])
         if index == job.current_index and job.state != JobState.RENDERING:
-            _change(job, state=JobState.RENDERING)
+            change_job(job, state=JobState.RENDERING)
         wait = getattr(renderer, "expected_wait", lambda: None)()
         emit(
             job=job,
@@ -152,7 +152,7 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> RenderOutcome:
     with transaction.atomic():
         job = lock_job(pk=job_id)
         panel = try_lock_panel(job=job, index=index)
-        if panel is None or not _waits_for(job, panel, attempt):
+        if panel is None or not waits_for(job, panel, attempt):
             # Cancelled, expired or replaced while rendering: GPU time spent for nothing,
             # logged so what speculation wastes can be counted. (Sent again by the sweep
             # while it still ran, the panel still waits for this attempt: it is delivered.)
@@ -184,12 +184,12 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> RenderOutcome:
             },
         )
         if job.confirmed and index == job.current_index:
-            _deliver(job=job, panel=panel)
+            deliver_panel(job=job, panel=panel)
             _ended(job_id, index, attempt, outcome=RenderOutcome.DELIVERED, phases=phases)
             delivered = True
         else:
             if index == job.current_index and job.state != JobState.AWAITING_DECISION:
-                _change(job, state=JobState.AWAITING_DECISION)
+                change_job(job, state=JobState.AWAITING_DECISION)
             _ended(job_id, index, attempt, outcome=RenderOutcome.READY, phases=phases)
             delivered = False
     if delivered:
@@ -217,7 +217,7 @@ def note_provider_state(*, job_id: int, index: int, attempt: int, change: StateC
     booting, drawing, the provider not answering: `panel.provider`), while it still is
     the render the panel waits for."""
     with transaction.atomic():
-        job, panel = _lock_attempt(job_id, index, attempt)
+        job, panel = lock_attempt(job_id, index, attempt)
         if job is not None and panel is not None and panel.state == PanelState.RENDERING:
             data = {"index": index, "attempt": attempt, "state": str(change.state)}
             emit(
@@ -309,7 +309,7 @@ def fail_render(*, job_id: int, index: int, attempt: int, error: str, detail: st
     log and the hold's release, which operators read (the person's history shows
     "The render failed; nothing was charged")."""
     with transaction.atomic():
-        job, panel = _lock_attempt(job_id, index, attempt)
+        job, panel = lock_attempt(job_id, index, attempt)
         if job is None or panel is None:
             return
         logger.warning("Render %s failed: %s", liveness.ticket(job_id, index, attempt), detail)
@@ -334,7 +334,7 @@ def fail_render(*, job_id: int, index: int, attempt: int, error: str, detail: st
         )
         emit(job=job, type=EventType.CREDITS, data=credits_of(user_id=job.owner_id))
         if index == job.current_index:
-            _change(job, state=JobState.AWAITING_DECISION)
+            change_job(job, state=JobState.AWAITING_DECISION)
     touchups.settle_own_job(job_id=job_id)  # a touch-up's own job fails with it
 
 
@@ -346,4 +346,4 @@ def queue_lookahead(*, job_id: int) -> int:
         job = try_lock_job(pk=job_id)
         if job is None or not job.live or not job.confirmed:
             return 0
-        return _queue_lookahead(job=job)
+        return queue_lookahead_renders(job=job)

@@ -13,8 +13,8 @@ KEY UPDATE); then the job row, then its panel rows, then (when a transaction
 resolves more than one) the panels' pending holds by pk, then the ledger's
 own locks (hold → key → accounts by pk). The worker's and the sweeps' paths,
 which neither create nor end a job, start at the job row. Every conditional end re-checks its
-condition on the locked job row (`_end(only_if=…)`). A job's state changes
-through `_change` (save, then `job.state`).
+condition on the locked job row (`end_job(only_if=…)`). A job's state changes
+through `change_job` (save, then `job.state`).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from ledger import errors as ledger_errors
@@ -49,16 +50,27 @@ from .selectors import credits_of, image_url, reader_url, state_data
 from .signals import job_ended
 
 
-def past_deadline(job: Job, now: datetime) -> bool:
-    """The one deadline rule: due at `confirm_by` (unconfirmed) or `expires_at`, inclusive.
+def deadline_of(job: Job) -> datetime | None:
+    """A job's deadline: `confirm_by` until it is confirmed, then `expires_at`."""
+    return job.expires_at if job.confirmed else job.confirm_by
 
-    confirm_job, the deadline task and the sweep all ask this, of the locked row.
+
+def past_deadline(job: Job, now: datetime) -> bool:
+    """The one deadline rule: due at its deadline (`deadline_of`), inclusive.
+
+    confirm_job, the deadline task and the sweep all ask this, of the locked row;
+    `due_at` is the same rule as a query, for the sweep to find the candidates.
     """
-    deadline = job.expires_at if job.confirmed else job.confirm_by
+    deadline = deadline_of(job)
     return deadline is not None and deadline <= now
 
 
-def _end(
+def due_at(now: datetime) -> Q:
+    """`past_deadline` as a filter on jobs: the rows whose deadline is at or before `now`."""
+    return Q(confirmed=True, expires_at__lte=now) | Q(confirmed=False, confirm_by__lte=now)
+
+
+def end_job(
     *,
     job: Job,
     state: str,
@@ -82,13 +94,13 @@ def _end(
             if panel.state in (PanelState.PENDING, PanelState.RENDERING) and panel.attempts:
                 _withdraw(job=job, panel=panel)
             paid_render.release(panel.hold, reason=f"job {state}: {reason}")
-        _change(job, state=state, finished_at=now or timezone.now(), end_reason=reason)
+        change_job(job, state=state, finished_at=now or timezone.now(), end_reason=reason)
         emit(job=job, type=EventType.CREDITS, data=credits_of(user_id=job.owner_id))
         job_ended.send(sender=Job, job=job, state=state, reason=reason)
     return job, True
 
 
-def _change(job: Job, **changes) -> None:
+def change_job(job: Job, **changes) -> None:
     """The one way a job changes state: set the fields, save them, and tell its clients
     (`job.state`, in the same transaction). The caller holds the job's row lock."""
     for name, value in changes.items():
@@ -97,7 +109,7 @@ def _change(job: Job, **changes) -> None:
     emit(job=job, type=EventType.JOB_STATE, data=state_data(job))
 
 
-def _lock_attempt(job_id: int, index: int, attempt: int) -> tuple[Job | None, JobPanel | None]:
+def lock_attempt(job_id: int, index: int, attempt: int) -> tuple[Job | None, JobPanel | None]:
     """Locks a live job and its panel if `attempt` is still the panel's current render.
 
     (None, None) otherwise: a redelivered or superseded task then does nothing.
@@ -106,10 +118,10 @@ def _lock_attempt(job_id: int, index: int, attempt: int) -> tuple[Job | None, Jo
     if job is None or not job.live:
         return None, None
     panel = try_lock_panel(job=job, index=index)
-    return job, (panel if panel is not None and _waits_for(job, panel, attempt) else None)
+    return job, (panel if panel is not None and waits_for(job, panel, attempt) else None)
 
 
-def _waits_for(job: Job, panel: JobPanel, attempt: int) -> bool:
+def waits_for(job: Job, panel: JobPanel, attempt: int) -> bool:
     """Whether the live job's panel still waits for this attempt's render: queued
     (perhaps sent again by a sweep) or rendering, under the attempt's own hold."""
     return (
@@ -120,7 +132,7 @@ def _waits_for(job: Job, panel: JobPanel, attempt: int) -> bool:
     )
 
 
-def _queue_lookahead(*, job: Job) -> int:
+def queue_lookahead_renders(*, job: Job) -> int:
     """While the person decides on panel i, panels i+1…i+k render ahead under their own holds.
 
     They go to the capped `speculative` queue and are delivered (paid) only
@@ -135,18 +147,18 @@ def _queue_lookahead(*, job: Job) -> int:
         through=job.current_index + settings.SPECULATION_LOOKAHEAD,
     )
     for panel in ahead:
-        if _has_open_hold(panel):
+        if has_open_hold(panel):
             continue
         try:
             with transaction.atomic():
-                _queue_render(job=job, panel=panel, lookahead=True)
+                queue_render(job=job, panel=panel, lookahead=True)
         except (ledger_errors.InsufficientCredits, ledger_errors.AccountFlagged):
             break
         placed += 1
     return placed
 
 
-def _queue_render(*, job: Job, panel: JobPanel, lookahead: bool = False) -> None:
+def queue_render(*, job: Job, panel: JobPanel, lookahead: bool = False) -> None:
     """Places the render's hold (the key names job, panel and attempt) and enqueues it on commit."""
     panel.attempts += 1
     hold = paid_render.place_hold(
@@ -164,15 +176,15 @@ def _queue_render(*, job: Job, panel: JobPanel, lookahead: bool = False) -> None
     panel.lookahead = lookahead
     panel.save(update_fields=["attempts", "hold", "state", "error", "queued_at", "lookahead"])
     if panel.index == job.current_index and job.state != JobState.QUEUED:
-        _change(job, state=JobState.QUEUED)
+        change_job(job, state=JobState.QUEUED)
     emit(
         job=job, type=EventType.PANEL_QUEUED, data={"index": panel.index, "attempt": panel.attempts}
     )
     emit(job=job, type=EventType.CREDITS, data=credits_of(user_id=job.owner_id))
-    _send_render(job=job, panel=panel)
+    send_panel_render(job=job, panel=panel)
 
 
-def _promote(*, job: Job, panel: JobPanel) -> None:
+def promote_panel(*, job: Job, panel: JobPanel) -> None:
     """A speculative render the person now waits for becomes confirmed work at once.
 
     Waiting for a container, its ticket moves to the pool's confirmed queue
@@ -187,7 +199,7 @@ def _promote(*, job: Job, panel: JobPanel) -> None:
         panel.save(update_fields=["lookahead"])
     transaction.on_commit(lambda: GpuPool().promote(name), robust=True)
     if panel.state == PanelState.PENDING:
-        _send_render(job=job, panel=panel)  # now confirmed work: the `render` queue
+        send_panel_render(job=job, panel=panel)  # now confirmed work: the `render` queue
 
 
 def _withdraw(*, job: Job, panel: JobPanel) -> None:
@@ -196,7 +208,7 @@ def _withdraw(*, job: Job, panel: JobPanel) -> None:
     transaction.on_commit(lambda: GpuPool().withdraw(name), robust=True)
 
 
-def _priority(job: Job, panel: JobPanel) -> Priority:
+def render_priority(job: Job, panel: JobPanel) -> Priority:
     """Confirmed work is what a person is waiting for; the rest is speculation."""
     if job.confirmed and not panel.lookahead and panel.index == job.current_index:
         return Priority.CONFIRMED
@@ -204,13 +216,13 @@ def _priority(job: Job, panel: JobPanel) -> Priority:
 
 
 def queue_for(job: Job, panel: JobPanel) -> Queue:
-    """The one queue rule: the render a person waits for (`_priority`: confirmed job,
+    """The one queue rule: the render a person waits for (`render_priority`: confirmed job,
     its current panel, not look-ahead) goes to `render`; every other render (an
     unconfirmed job's, the look-ahead) to the capped `speculative` queue."""
-    return Queue.RENDER if _priority(job, panel) == Priority.CONFIRMED else Queue.SPECULATIVE
+    return Queue.RENDER if render_priority(job, panel) == Priority.CONFIRMED else Queue.SPECULATIVE
 
 
-def _send_render(*, job: Job, panel: JobPanel) -> None:
+def send_panel_render(*, job: Job, panel: JobPanel) -> None:
     """Enqueues the panel's current attempt on commit, on the queue `queue_for` picks:
     every render is sent this way (placed, promoted, or sent again by a sweep)."""
     dispatch.render_on_commit(
@@ -218,7 +230,7 @@ def _send_render(*, job: Job, panel: JobPanel) -> None:
     )
 
 
-def _deliver(*, job: Job, panel: JobPanel, lookahead_now: bool = True) -> None:
+def deliver_panel(*, job: Job, panel: JobPanel, lookahead_now: bool = True) -> None:
     """Shows a ready panel to its confirmed job's owner; this is when the render is paid.
 
     Then the next panels render ahead: placed here, or (`lookahead_now=False`)
@@ -249,10 +261,10 @@ def _deliver(*, job: Job, panel: JobPanel, lookahead_now: bool = True) -> None:
         )
         emit(job=job, type=EventType.CREDITS, data=credits_of(user_id=job.owner_id))
     if job.state != JobState.AWAITING_DECISION:  # (an attached job may be already)
-        _change(job, state=JobState.AWAITING_DECISION)
+        change_job(job, state=JobState.AWAITING_DECISION)
     if panel.state == PanelState.DELIVERED and settings.SPECULATION_LOOKAHEAD:
         if lookahead_now:
-            _queue_lookahead(job=job)
+            queue_lookahead_renders(job=job)
         else:
             dispatch.lookahead_on_commit(job_id=job.pk)
 
@@ -271,13 +283,13 @@ def _keep(*, job: Job, panel: JobPanel) -> None:
     )
 
 
-def _complete(job: Job) -> None:
-    _change(job, state=JobState.COMPLETED, finished_at=timezone.now())
+def complete_job(job: Job) -> None:
+    change_job(job, state=JobState.COMPLETED, finished_at=timezone.now())
     emit(job=job, type=EventType.JOB_DONE, data={"reader_url": reader_url(job)})
     job_ended.send(sender=Job, job=job, state=job.state, reason="completed")
 
 
-def _has_open_hold(panel: JobPanel) -> bool:
+def has_open_hold(panel: JobPanel) -> bool:
     return (
         panel.hold_id is not None
         and panel.hold is not None
@@ -285,13 +297,13 @@ def _has_open_hold(panel: JobPanel) -> bool:
     )
 
 
-def _schedule_deadline(job: Job) -> None:
+def schedule_deadline(job: Job) -> None:
     """A task at the deadline, when it is near; the periodic sweep is the backstop.
 
     Far deadlines (the 2 h TTL) are left to the sweep alone: Redis redelivers
     any task unacknowledged past the visibility timeout, ETA tasks included.
     """
-    deadline = job.expires_at if job.confirmed else job.confirm_by
+    deadline = deadline_of(job)
     horizon = settings.CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] / 2
     if deadline is not None and (deadline - timezone.now()).total_seconds() < horizon:
         dispatch.expire_on_commit(job_id=job.pk, eta=deadline)

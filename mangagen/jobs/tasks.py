@@ -14,6 +14,7 @@ from mangagen.passing_faults import (
     forget_broken_connections,
 )
 from mangagen.queues import Queue
+from mangagen.render_retries import MAX_RENDER_RETRIES, retry_if_retryable
 from mangagen.renderers import RenderError
 from mangagen.renderers.base import RENDER_FAILED
 
@@ -21,8 +22,6 @@ from . import recovery, rendering
 from .dispatch import EXPIRE_JOB, QUEUE_LOOKAHEAD, RENDER_PANEL
 
 logger = logging.getLogger(__name__)
-
-MAX_RENDER_RETRIES = 3
 
 
 @shared_task(bind=True, name=RENDER_PANEL, max_retries=MAX_RENDER_RETRIES)
@@ -57,13 +56,17 @@ def _render(task, job_id: int, index: int, attempt: int) -> str:
     except RenderError as exc:
         # The provider's own words go to the log and to operators; the person is told
         # only what it means for them (exc.public).
-        if exc.retryable and task.request.retries < task.max_retries:
-            countdown = 2**task.request.retries
-            logger.warning("Render of job %s panel %s will be retried: %s", job_id, index, exc)
+        error = exc
+
+        def note_retry(countdown: int) -> None:
+            logger.warning("Render of job %s panel %s will be retried: %s", job_id, index, error)
             rendering.note_render_retry(
-                job_id=job_id, index=index, attempt=attempt, error=exc.public, retry_in=countdown
+                job_id=job_id, index=index, attempt=attempt, error=error.public, retry_in=countdown
             )
-            raise task.retry(exc=exc, countdown=countdown, queue=queue) from exc
+
+        retry_if_retryable(
+            task, exc=exc, retryable=exc.retryable, queue=queue, before_retry=note_retry
+        )
         rendering.fail_render(
             job_id=job_id, index=index, attempt=attempt, error=exc.public, detail=str(exc)
         )

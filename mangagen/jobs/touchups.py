@@ -1,6 +1,6 @@
 """Touch-ups: one region of a panel's kept picture drawn again, a paid render like any other.
 
-A touch-up is a render attempt of a job's panel (steps.py `_queue_render`: one hold of
+A touch-up is a render attempt of a job's panel (steps.py `queue_render`: one hold of
 one credit, the `render` queue, a render's events) that carries a `TouchUp` row: the
 take it is drawn over, the canonical mask (mangagen/renderers/regions.py) and what to
 draw. The worker (rendering.py) asks the renderer to `touch_up` instead of `render`,
@@ -36,11 +36,11 @@ from mangagen.storyboards.lock_objects import lock_storyboard
 from mangagen.storyboards.models import KeptArt, Storyboard
 from mangagen.storyboards.selectors import current_takes
 
-from .decisions import _job_panel, approve_panel, cancel_job
+from .decisions import approve_panel, cancel_job, job_panel_for
 from .errors import IllegalTransition, NothingToTouchUp, TouchUpBusy, TouchUpUnsupported
 from .lock_objects import lock_job, lock_panel, try_lock_panel
 from .models import LIVE_STATES, Job, JobKind, JobState, PanelState, TouchUp
-from .steps import _end, _queue_render, _schedule_deadline
+from .steps import end_job, queue_render, schedule_deadline
 
 logger = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ def touch_up(
         storyboard = lock_storyboard(pk=storyboard.pk)
         job = _job_for(user=user, storyboard=storyboard, panel=panel, take=take)
         job_panel = lock_panel(job=job, index=index)
-        _queue_render(job=job, panel=job_panel)
+        queue_render(job=job, panel=job_panel)
         touch = TouchUp(
             attempt=job.render_attempts.get(index=index, attempt=job_panel.attempts),
             take=take,
@@ -174,9 +174,9 @@ def _own_job(*, user, storyboard: Storyboard, panel) -> Job:
         expires_at=now + timedelta(seconds=settings.JOB_TTL_SECONDS),
         current_index=panel.index,
     )
-    _job_panel(job, panel, current_takes(storyboard=storyboard)).save()
+    job_panel_for(job, panel, current_takes(storyboard=storyboard)).save()
     job = lock_job(pk=job.pk)
-    _schedule_deadline(job)
+    schedule_deadline(job)
     return job
 
 
@@ -238,4 +238,4 @@ def settle_own_job(*, job_id: int) -> None:
         except IllegalTransition:
             logger.info("Touch-up job %s moved on before it could be completed", job_id)
     elif panel.state == PanelState.FAILED:
-        _end(job=job, state=JobState.FAILED, reason=panel.error or "The touch-up failed.")
+        end_job(job=job, state=JobState.FAILED, reason=panel.error or "The touch-up failed.")

@@ -53,7 +53,7 @@ def burn(ms: float) -> None:
 
 
 def spent_ms(user_id: int) -> int:
-    return sum(quotas._window(user_id, quotas.clock()))
+    return sum(quotas.spent_by_slot(user_id, quotas.clock()))
 
 
 # --- the budget ------------------------------------------------------------------------

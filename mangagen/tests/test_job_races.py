@@ -145,7 +145,7 @@ def test_cancels_and_the_hold_sweep_in_parallel_never_deadlock(funded, settings,
         with transaction.atomic():
             locked = Job.objects.select_for_update().get(pk=job.pk)
             for panel in locked.panels.select_for_update().filter(index__gt=1):
-                steps._queue_render(job=locked, panel=panel, lookahead=True)
+                steps.queue_render(job=locked, panel=panel, lookahead=True)
         jobs.append(job)
     Hold.objects.filter(state=Hold.State.PENDING).update(
         expires_at=timezone.now() - timedelta(seconds=1)

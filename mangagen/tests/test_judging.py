@@ -262,16 +262,16 @@ def test_room_for_a_redraw_is_a_free_container_and_time_left(settings):
     pool = GpuPool()
     first = RenderResult(b"", "image/png", 1, 1, "procedural", 1.0, False)
     now = time.monotonic()
-    assert judging._room_for_a_redraw(first, now)
+    assert judging.room_for_a_redraw(first, now)
     slot = pool.try_acquire(ticket="busy", priority=Priority.CONFIRMED)
     assert slot is not None
-    assert not judging._room_for_a_redraw(first, now)
+    assert not judging.room_for_a_redraw(first, now)
     pool.release(slot)
-    assert judging._room_for_a_redraw(first, now)
+    assert judging.room_for_a_redraw(first, now)
     # A render as long as the task's time limit leaves no time for another.
     slow = RenderResult(b"", "image/png", 1, 1, "procedural", 200.0, False)
     settings.RENDER_TASK_TIME_LIMIT = 300
-    assert not judging._room_for_a_redraw(slow, now)
+    assert not judging.room_for_a_redraw(slow, now)
 
 
 def test_a_redraw_waiting_for_a_container_is_withdrawn_with_the_render_it_redraws(settings):
@@ -292,7 +292,7 @@ def test_a_redraw_waiting_for_a_container_is_withdrawn_with_the_render_it_redraw
     outcome: dict = {}
 
     def redraw_it():
-        outcome["result"] = judging._redraw(
+        outcome["result"] = judging.run_redraw(
             lambda seed, ticket, beat: renderer.render(
                 spec, seed, ticket=ticket, priority=Priority.SPECULATIVE, while_waiting=beat
             ),

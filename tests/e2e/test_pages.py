@@ -37,9 +37,11 @@ def test_typo_fix_is_free_one_panel_redrawn_pages_read_right_to_left(page, stack
     page.request.patch(  # a typo in panel 2's balloon
         f"/api/storyboards/{board}/",
         data={
-            "panels": _panels(page, board, {2: {"dialogue": [{"speaker": "Aiko", "text": TYPO}]}})
+            "panels": panels_with(
+                page, board, {2: {"dialogue": [{"speaker": "Aiko", "text": TYPO}]}}
+            )
         },
-        headers=_headers(page),
+        headers=csrf_headers(page),
     )
 
     # Review quotes exactly what Generate will draw and charge.
@@ -144,12 +146,12 @@ def test_typo_fix_is_free_one_panel_redrawn_pages_read_right_to_left(page, stack
     shutil.copy(pdf, ARTIFACTS / "rooftops.pdf")
 
 
-def _headers(page) -> dict:
+def csrf_headers(page) -> dict:
     csrf = next(c["value"] for c in page.context.cookies() if c["name"] == "csrftoken")
     return {"X-CSRFToken": csrf, "Content-Type": "application/json"}
 
 
-def _panels(page, board: int, changes: dict) -> list[dict]:
+def panels_with(page, board: int, changes: dict) -> list[dict]:
     panels = page.request.get(f"/api/storyboards/{board}/").json()["panels"]
     for index, fields in changes.items():
         panels[index - 1].update(fields)

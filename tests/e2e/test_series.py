@@ -13,7 +13,7 @@ from tests.factories import pdf_page_count
 
 from .conftest import wait_until
 from .test_character_sheets import approve_all, credits
-from .test_pages import _headers
+from .test_pages import csrf_headers
 from .test_wizard import sign_up
 
 CHAPTER_ONE = 'Aiko waits on the roof. "He is late," Aiko said.\n\nKenji runs up the stairs.'
@@ -132,7 +132,7 @@ def test_a_series_keeps_its_cast_and_reads_and_downloads_as_one(page, stack, sho
         answer = page.request.put(
             f"/api/storyboards/{board['id']}/translations/fr/",
             data={"title": title},
-            headers=_headers(page),
+            headers=csrf_headers(page),
         )
         assert answer.status == 200, answer.text()
     page.goto(f"/comics/{two['id']}/read/?lang=fr")

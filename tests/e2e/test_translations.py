@@ -13,7 +13,7 @@ from mangagen.tests.standin import Canned
 
 from .conftest import ARTIFACTS, wait_until
 from .test_generate import make_comic
-from .test_pages import _headers, _panels, approve_all, credits, save_storyboard
+from .test_pages import approve_all, credits, csrf_headers, panels_with, save_storyboard
 from .test_wizard import sign_up
 
 
@@ -57,7 +57,7 @@ def test_translate_in_the_editor_read_in_japanese_download_the_japanese_cbz(
     page.request.patch(  # a caption on panel 1 and a line for Kenji on panel 3
         f"/api/storyboards/{board}/",
         data={
-            "panels": _panels(
+            "panels": panels_with(
                 page,
                 board,
                 {
@@ -66,7 +66,7 @@ def test_translate_in_the_editor_read_in_japanese_download_the_japanese_cbz(
                 },
             )
         },
-        headers=_headers(page),
+        headers=csrf_headers(page),
     )
     page.goto(f"/comics/{board}/review/")
     page.get_by_role("button", name="Generate").click()
