@@ -6,14 +6,11 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from mangagen.api.credits import PublicTransfersView
 from mangagen.api.me import MeView
 from mangagen.api.unrouted import SlashedPath, unrouted
-from mangagen.characters.images import sheet_image
-from mangagen.jobs.images import render_image
-from mangagen.library.images import library_image
 from mangagen.observability.exposition import metrics_view
 from mangagen.pages.api import page_image
 from mangagen.payments import api as payments
-from mangagen.places.images import place_image
 from mangagen.publishing import urls as publishing
+from mangagen.views.images import library_image, place_image, render_image, sheet_image
 from mangagen.views import accounts, credits, languages, studio, translations
 from mangagen.views import series as series_pages
 
