@@ -173,9 +173,7 @@ def draw_ahead(panel: JobPanel) -> None:
     the request that first shows it (the job page right after Generate) only sends
     it. Nothing is revealed: the image is served only by `render_image`'s checks."""
     job = panel.job
-    shown = Shown(
-        panel.image, job.storyboard, panel.art_hash, panel.faces, panel.spec, panel.index
-    )
+    shown = Shown(panel.image, job.storyboard, panel.art_hash, panel.faces, panel.spec, panel.index)
     path = (panel.image.name or "").removeprefix("renders/")
     etag, key, _, lettered = lettering_of(shown, path)
     if cached(key, etag) is None:
