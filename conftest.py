@@ -214,7 +214,7 @@ def media(request, settings, tmp_path):
     """The media storage, once on local disk (MEDIA_ROOT) and once in a bucket of the
     local S3 server; on s3 the test also proves nothing was written to MEDIA_ROOT.
     Request it after `instant_renders` (which picks its own MEDIA_ROOT)."""
-    from mangagen.storage_config import storages
+    from mangagen.kernel.storage_config import storages
 
     root = tmp_path / "media-root"
     root.mkdir()

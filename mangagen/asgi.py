@@ -7,7 +7,7 @@ import django
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mangagen.settings")
 django.setup(set_prefix=False)  # as django.core.asgi.get_asgi_application does
 
-from mangagen.asgi_handler import OneCrossingASGIHandler  # noqa: E402
+from mangagen.web.asgi_handler import OneCrossingASGIHandler  # noqa: E402
 
 # Django's ASGI handler, its middleware chain entered once per request (asgi_handler.py).
 django_asgi_app = OneCrossingASGIHandler()

@@ -3,7 +3,7 @@
 from asgiref.sync import ThreadSensitiveContext
 from django.urls import path
 
-from mangagen.consumers import JobEventsConsumer
+from mangagen.web.consumers import JobEventsConsumer
 
 websocket_urlpatterns = [
     path("ws/jobs/<int:job_id>/", JobEventsConsumer.as_asgi()),

@@ -13,10 +13,10 @@ import environ
 from django.core.exceptions import ImproperlyConfigured
 from django_guid.integrations import CeleryIntegration
 
-from mangagen import storage_config
 from mangagen.drafting.catalog import DrafterName
+from mangagen.kernel import storage_config
+from mangagen.kernel.queues import Queue
 from mangagen.observability.logs import logging_config
-from mangagen.queues import Queue
 from mangagen.renderers import templates, workflows
 from mangagen.renderers.catalog import ImagesServer, RendererName, refuse_unknown
 
@@ -132,7 +132,7 @@ TEMPLATES = [
             "context_processors": [
                 "django.template.context_processors.request",
                 "django.template.context_processors.i18n",
-                "mangagen.views.languages.catalog_context",
+                "mangagen.views.interface_languages.catalog_context",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
@@ -428,7 +428,7 @@ if JUDGE_MAX_REDRAWS < 0 or JUDGE_TIMEOUT_SECONDS <= 0 or JUDGE_IMAGE_SIDE < 64:
         "JUDGE_MAX_REDRAWS is 0 or more, JUDGE_TIMEOUT_SECONDS over 0, JUDGE_IMAGE_SIDE 64 or more."
     )
 
-# --- Per-person bounds (mangagen/quotas.py), websockets, retention ---------------
+# --- Per-person bounds (mangagen/kernel/quotas.py), websockets, retention ---------------
 MAX_STORYBOARDS_PER_PERSON = env.int("MAX_STORYBOARDS_PER_PERSON", default=200)
 MAX_LIVE_JOBS_PER_PERSON = env.int("MAX_LIVE_JOBS_PER_PERSON", default=3)
 DRAFT_DAILY_QUOTA = env.int("DRAFT_DAILY_QUOTA", default=50)
@@ -439,7 +439,7 @@ DRAWING_CPU_SECONDS_PER_MINUTE = env.float("DRAWING_CPU_SECONDS_PER_MINUTE", def
 # The bytes a person's stored pictures may take in all: their own sheet pictures (a
 # look keeps its newest, see mangagen/characters/services.py), copies of sheets into
 # another comic (rendered ones included), places' pictures and the library's copies
-# (mangagen/quotas.py). SHEET_UPLOAD_BYTES_PER_PERSON, its older name from when it
+# (mangagen/kernel/quotas.py). SHEET_UPLOAD_BYTES_PER_PERSON, its older name from when it
 # bounded uploaded sheets alone, is read when it is not set.
 PICTURE_BYTES_PER_PERSON = env.int(
     "PICTURE_BYTES_PER_PERSON",
@@ -450,12 +450,13 @@ PICTURE_BYTES_PER_PERSON = env.int(
 # the budget is refused before anything is drawn (mangagen/series/exports.py).
 EXPORT_DRAWING_SECONDS_PER_PAGE = env.float("EXPORT_DRAWING_SECONDS_PER_PAGE", default=0.25)
 # The bytes one image's lettered pictures may take in the cache, all its languages
-# together (mangagen/jobs/images.py); the ones drawn longest ago leave first.
+# together (mangagen/jobs/lettered_images.py); the ones drawn longest ago leave first.
 LETTERED_CACHE_BYTES_PER_IMAGE = env.int("LETTERED_CACHE_BYTES_PER_IMAGE", default=4 * 1024 * 1024)
 WS_IDLE_SECONDS = env.float("WS_IDLE_SECONDS", default=600.0)
 WS_MAX_CONNECTIONS_PER_PERSON = env.int("WS_MAX_CONNECTIONS_PER_PERSON", default=12)
 RETENTION_DAYS = env.int("RETENTION_DAYS", default=90)
-# Each app prunes its own records; the composition root names them (mangagen/retention.py).
+# Each app prunes its own records; the composition root names them
+# (mangagen/orchestration/pruning.py).
 RETENTION_PRUNERS = [
     "mangagen.jobs.retention.prune_job_events",
     "speculation.retention.prune_declined",
@@ -565,7 +566,7 @@ MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(BASE_DIR / "media")))
 MEDIA_URL = "media/"
 
 # Every render, kept take, sheet, page build and export goes through Django's
-# default storage (mangagen/storage.py): MEDIA_ROOT on this machine, or a bucket
+# default storage (mangagen/kernel/storage.py): MEDIA_ROOT on this machine, or a bucket
 # of any S3-compatible service that every web process and worker shares. Never
 # served directly: the views check the owner and stream the bytes.
 STORAGE_BACKEND = env.str("STORAGE_BACKEND", default="local")

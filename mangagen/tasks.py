@@ -2,10 +2,10 @@
 
 from celery import shared_task
 
-from mangagen import retention
+from mangagen.orchestration import pruning as retention
 
 
 @shared_task(name="mangagen.tasks.prune")
 def prune() -> dict[str, int]:
-    """Daily: prune what is older than RETENTION_DAYS (see mangagen/retention.py)."""
+    """Daily: prune what is older than RETENTION_DAYS (see mangagen/orchestration/pruning.py)."""
     return retention.prune()

@@ -6,16 +6,13 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from mangagen.api.credits import PublicTransfersView
 from mangagen.api.me import MeView
 from mangagen.api.unrouted import SlashedPath, unrouted
-from mangagen.characters.images import sheet_image
-from mangagen.jobs.images import render_image
-from mangagen.library.images import library_image
 from mangagen.observability.exposition import metrics_view
 from mangagen.pages.api import page_image
 from mangagen.payments import api as payments
-from mangagen.places.images import place_image
 from mangagen.publishing import urls as publishing
-from mangagen.views import accounts, credits, languages, studio, translations
+from mangagen.views import accounts, credits, interface_languages, studio, translations
 from mangagen.views import series as series_pages
+from mangagen.views.images import library_image, place_image, render_image, sheet_image
 
 register_converter(SlashedPath, "slashed")
 
@@ -51,7 +48,7 @@ urlpatterns = [
     # The interface's language: set_language (the switcher, which keeps it in a cookie) and
     # the scripts' catalog. URLs carry no language prefix: the API's paths are fixed.
     path("i18n/", include("django.conf.urls.i18n")),
-    path("jsi18n/<str:lang>/", languages.javascript_catalog, name="javascript-catalog"),
+    path("jsi18n/<str:lang>/", interface_languages.javascript_catalog, name="javascript-catalog"),
     path("admin/", admin.site.urls),
     path("api/me/", MeView.as_view(), name="api-me"),
     # Ahead of ledger.urls: people's history without operators' names and notes.

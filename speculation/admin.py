@@ -8,7 +8,7 @@ from ledger.admin import ReadOnlyAdminMixin
 from mangagen.renderers import observed
 from mangagen.renderers.gpu_pool import GpuPool
 
-from . import admission, metrics
+from . import admission, report
 from .models import Speculation
 
 
@@ -36,7 +36,7 @@ class SpeculationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         except redis.RedisError:
             pool = None  # shown as unknown; the rest of the page stands
         extra = {
-            "periods": metrics.report(),
+            "periods": report.report(),
             "render_cost": settings.RENDER_COST_USD,
             "gpu_warm_per_day": settings.GPU_WARM_USD_PER_DAY,
             "dwell": {
@@ -62,6 +62,6 @@ class SpeculationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
                 "unproven": admission.unproven_inflight(),
                 "unproven_cap": admission.unproven_cap(),
             },
-            "chart": metrics.hourly(),
+            "chart": report.hourly(),
         }
         return super().changelist_view(request, {**(extra_context or {}), **extra})

@@ -3,7 +3,7 @@ its `DeclineReason`); only a malformed request is."""
 
 from __future__ import annotations
 
-from mangagen.errors import InvalidInput
+from mangagen.kernel.errors import InvalidInput
 
 
 class NoToken(InvalidInput):

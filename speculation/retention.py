@@ -16,8 +16,8 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from .lock_objects import lock_declined_before
-from .metrics import WIDEST_PERIOD
 from .models import DeclinedDaily, Speculation
+from .report import WIDEST_PERIOD
 
 
 def prune_declined(*, before: datetime, now: datetime | None = None) -> int:

@@ -87,13 +87,12 @@ ENTRY, ORCHESTRATION, FEATURES, COMIC_EDITS, COMIC, DRAWING, KERNEL = 6, 5, 4, 3
 LAYERS = {
     "views": ENTRY,
     "api": ENTRY,
-    "consumers.py": ENTRY,
+    "web": ENTRY,  # the websocket consumer, the ASGI handler, the daphne server
     "admin.py": ENTRY,
     "management": ENTRY,
     "templatetags": ENTRY,
     "tasks.py": ENTRY,  # the periodic tasks: prune, sweep
-    "deletion.py": ORCHESTRATION,
-    "retention.py": ORCHESTRATION,
+    "orchestration": ORCHESTRATION,  # deleting a comic, pruning
     "jobs": FEATURES,
     "characters": FEATURES,
     "pages": FEATURES,
@@ -108,31 +107,22 @@ LAYERS = {
     "places": COMIC,
     "characters/models.py": COMIC,
     "characters/selectors.py": COMIC,
-    "characters/images.py": COMIC,
+    "characters/picture_budget.py": COMIC,  # counts sheets, places and the library's copies
+    "library/models.py": COMIC,
     "characters/errors.py": COMIC,
     "renderers": DRAWING,  # procedural/ (by what it draws), the providers, gpu_pool.py
     "drafting": DRAWING,
     "lettering": DRAWING,
     "formats": DRAWING,
     "storyboards/limits.py": KERNEL,  # numbers every app validates with; imports nothing
-    "errors.py": KERNEL,
-    "storage.py": KERNEL,
-    "storage_config.py": KERNEL,
-    "queues.py": KERNEL,
-    "broker.py": KERNEL,
+    # Errors, storage, queues, the broker, the chat client, quotas and the drawing budget,
+    # a paid render's hold and wording, the render retry rule, for every area alike.
+    "kernel": KERNEL,
     "celery.py": KERNEL,
-    "credit_history.py": KERNEL,
-    "chat.py": KERNEL,
-    "passing_faults.py": KERNEL,
     "observability": KERNEL,
     # /metrics: the view and the collector it runs at each scrape (the GPU pool's state).
     "observability/exposition.py": ENTRY,
     "observability/collectors.py": ENTRY,
-    "quotas.py": KERNEL,
-    # A paid render's hold, capture or release and wording, for panels and sheets alike.
-    "paid_render.py": KERNEL,
-    # A render's retry rule, for panels and sheets alike.
-    "render_retries.py": KERNEL,
 }
 # Whatever an app's folder holds, these files answer requests.
 ENTRY_FILES = {"api.py", "views.py", "urls.py", "admin.py", "serializers.py", "consumers.py"}
@@ -140,18 +130,11 @@ ENTRY_FILES = {"api.py", "views.py", "urls.py", "admin.py", "serializers.py", "c
 WIRING = COMPOSITION_ROOT | {
     "settings_test.py",
     "wsgi.py",
-    "daphne_server.py",
-    "asgi_handler.py",
     "models.py",
     "apps.py",
 }
 # Known upward imports, each to go.
 LAYER_ALLOWANCE = {
-    # jobs/images.py answers image requests with api/errors.py's plain error response.
-    "mangagen/jobs/images.py",
-    # quotas counts each app's rows (function-level imports of their models): a limit
-    # checked in one module, read by every layer.
-    "mangagen/quotas.py",
     # The chat drafter checks its answer with the storyboard's write serializer.
     "mangagen/drafting/openai_chat.py",
 }
@@ -233,9 +216,9 @@ def test_studio_layers():
 # of paying (a paid render's words are marked in paid_render.py, not imported here).
 RENDERERS_NEVER_IMPORT = (
     "ledger",
-    "mangagen.paid_render",
-    "mangagen.credit_history",
-    "mangagen.quotas",
+    "mangagen.kernel.paid_render",
+    "mangagen.kernel.credit_history",
+    "mangagen.kernel.quotas",
     "mangagen.payments",
     "mangagen.jobs",
     "mangagen.storyboards",
@@ -269,7 +252,7 @@ def test_relative_and_function_level_imports_are_resolved():
         "storyboards",
         COMIC_EDITS,
     )
-    assert place_of("mangagen.deletion") == ("deletion.py", ORCHESTRATION)
+    assert place_of("mangagen.orchestration.comic_deletion") == ("orchestration", ORCHESTRATION)
     assert place_of("mangagen.places.api") == ("places", ENTRY)
 
 
@@ -305,3 +288,28 @@ def test_the_guard_sees_a_private_import(tmp_path):
     source = tmp_path / "rendering.py"
     source.write_text("from .steps import _deliver, public\nfrom x import __version__\n")
     assert underscore_imports(source) == ["steps._deliver"]
+
+
+# The project package's own folder holds the composition root and little else: shared
+# code lives in kernel/, the web edge in web/ and views/, cross-area work in
+# orchestration/ (docs/architecture.md, "The package map").
+ROOT_MODULES = {
+    "__init__.py",
+    "settings.py",
+    "settings_test.py",
+    "urls.py",
+    "routing.py",
+    "asgi.py",
+    "wsgi.py",
+    "celery.py",
+    "apps.py",
+    "models.py",  # the app's models, gathered for Django
+    "admin.py",  # the admin site's wiring
+    "tasks.py",  # the project's periodic tasks
+}
+
+
+def test_the_project_package_holds_the_root_and_little_else():
+    loose = {source.name for source in (ROOT / "mangagen").glob("*.py")}
+    assert loose <= ROOT_MODULES
+    assert len(ROOT_MODULES) <= 12

@@ -37,7 +37,7 @@ def test_every_emit_names_a_member_of_the_enum():
 
 def test_generate_outcomes_and_queues_are_enums():
     from mangagen.jobs.models import GenerateOutcome
-    from mangagen.queues import Queue
+    from mangagen.kernel.queues import Queue
 
     assert {o.value for o in GenerateOutcome} == {"created", "attached", "existing"}
     assert {q.value for q in Queue} == {"render", "speculative"}

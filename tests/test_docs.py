@@ -25,13 +25,13 @@ import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from mangagen.characters.models import SheetState, UploadProblem
-from mangagen.consumers import CloseCode
 from mangagen.jobs.events import EventType
 from mangagen.jobs.models import JobState, PanelState
+from mangagen.kernel.quotas import Limit
 from mangagen.lettering import languages
-from mangagen.quotas import Limit
 from mangagen.routing import websocket_urlpatterns
 from mangagen.translations.errors import Refusal
+from mangagen.web.consumers import CloseCode
 from speculation.models import DeclineReason
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -14,6 +14,7 @@ import requests
 from prometheus_client.parser import text_string_to_metric_families
 
 from ledger.errors import LedgerCode
+from mangagen.kernel.quotas import Limit
 from mangagen.observability.metrics import (
     LEDGER_OPERATIONS,
     RenderOutcome,
@@ -21,7 +22,6 @@ from mangagen.observability.metrics import (
     SpeculationOutcome,
     TaskOutcome,
 )
-from mangagen.quotas import Limit
 from speculation.models import DeclineReason
 from tests.support.stack import ROOT, Stack, fresh_database_url, redis_url
 

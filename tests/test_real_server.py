@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import websocket
 
-from mangagen.consumers import CloseCode
+from mangagen.web.consumers import CloseCode
 from tests.support.people import Visitor, close_code
 from tests.support.stack import ROOT, WebServer, migrated_database_url, redis_url
 from tests.support.waiting import wait_for

@@ -19,8 +19,8 @@ from drf_spectacular.generators import SchemaGenerator
 
 from mangagen.api.schema import declared
 from mangagen.characters.errors import Refused
-from mangagen.errors import Code
-from mangagen.quotas import Limit
+from mangagen.kernel.errors import Code
+from mangagen.kernel.quotas import Limit
 
 API = Path(__file__).resolve().parents[1] / "docs" / "api.md"
 

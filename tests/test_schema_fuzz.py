@@ -140,7 +140,7 @@ def test_every_answer_is_one_the_served_schema_declares(web, stripe):
 
 def test_a_multipart_body_reaches_django_whatever_it_holds(web):
     """daphne's Twisted no longer answers a multipart body it cannot parse with a bare 400
-    before Django (mangagen/daphne_server.py): the API answers it, in its own shape."""
+    before Django (mangagen/web/daphne_server.py): the API answers it, in its own shape."""
     person = Visitor(web.base_url)
     board = person.post("/api/storyboards/", {"title": "Multipart", "story": "Aiko runs."})
     assert board.status_code == 201, board.text

@@ -8,7 +8,7 @@ from rest_framework import serializers
 
 from ledger.api import TransfersView
 from ledger.serializers import TransferSerializer
-from mangagen.credit_history import public_reason
+from mangagen.kernel.credit_history import public_reason
 
 
 class PublicTransferSerializer(TransferSerializer):

@@ -1,8 +1,8 @@
 """One error shape for the whole API: {"error": "<code>", "detail": "<human text>", …extra}.
 
 The one DRF exception handler (settings REST_FRAMEWORK["EXCEPTION_HANDLER"]):
-an ApplicationError (mangagen/errors.py) or a ledger error is answered with
-its own code and status; DRF's own errors keep their codes (`mangagen.errors.Code`).
+an ApplicationError (mangagen/kernel/errors.py) or a ledger error is answered with
+its own code and status; DRF's own errors keep their codes (`mangagen.kernel.errors.Code`).
 Views catch none of them, and build no error body: a view outside DRF answers
 an ApplicationError with `plain_error_response`. docs/api.md, "Errors", lists
 the codes; the OpenAPI schema declares them per operation (`mangagen.api.schema`).
@@ -20,7 +20,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from ledger import errors as ledger_errors
 from ledger.errors import LedgerCode
-from mangagen.errors import ApplicationError, Code
+from mangagen.kernel.errors import ApplicationError, Code
 
 from .parsers import body_refusal
 

@@ -31,7 +31,7 @@ from rest_framework import serializers
 from rest_framework.permissions import SAFE_METHODS
 
 from ledger.errors import LedgerError
-from mangagen.errors import ApplicationError, Code
+from mangagen.kernel.errors import ApplicationError, Code
 
 from .errors import ledger_status
 from .throttles import WritesThrottle

@@ -9,7 +9,7 @@ still redirects `/api/me` to `/api/me/`.
 from django.http import HttpRequest, JsonResponse
 from django.utils.translation import gettext
 
-from mangagen.errors import NotFound
+from mangagen.kernel.errors import NotFound
 
 from .errors import plain_error_response
 

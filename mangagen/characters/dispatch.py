@@ -11,7 +11,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from mangagen.celery import app as celery_app
-from mangagen.queues import Queue
+from mangagen.kernel.queues import Queue
 
 RENDER_SHEET = "mangagen.characters.tasks.render_sheet"
 

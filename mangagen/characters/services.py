@@ -1,6 +1,6 @@
 """Writes to character sheets: render one (paid like a panel), upload one, delete one.
 
-Charging rule, the same as a panel's (mangagen/paid_render.py): one hold per
+Charging rule, the same as a panel's (mangagen/kernel/paid_render.py): one hold per
 render; capture when the sheet is shown to its owner (the render lands: from then on the Characters
 step shows it); release on every other path (failure, a newer sheet
 replacing it, deletion). An upload costs nothing.
@@ -16,7 +16,7 @@ usual one, each outfit) keeps the pictures of its SHEETS_KEPT_PER_CHARACTER
 newest sheets (never one a live job draws from), and a person's uploaded
 pictures and copies of sheets (into a chapter or from the cast library, rendered
 ones included) count toward PICTURE_BYTES_PER_PERSON with every other stored
-picture of theirs (mangagen/quotas.py).
+picture of theirs (mangagen/characters/picture_budget.py).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 from PIL import Image
 
-from mangagen import paid_render, quotas, storage
+from mangagen.kernel import paid_render, storage
 from mangagen.renderers import CharacterSpec, SheetSpec, get_renderer, observed
 from mangagen.renderers.gpu_pool import Priority, Withdrawn
 from mangagen.storyboards import limits
@@ -52,6 +52,7 @@ from .lock_objects import (
     try_lock_sheet,
 )
 from .models import CharacterSheet, SheetSource, SheetState
+from .picture_budget import check_picture_bytes
 from .selectors import is_lost
 
 logger = logging.getLogger(__name__)
@@ -177,7 +178,7 @@ def upload_sheet(
     once committed), except sheets whose hash is in `in_use` (a live job draws from
     them). Raises NoSuchCharacter, NoSuchOutfit, or Refused (UPLOADS_FULL) when the
     person's stored pictures would take more than PICTURE_BYTES_PER_PERSON
-    (quotas.check_picture_bytes); then nothing changes.
+    (picture_budget.check_picture_bytes); then nothing changes.
     """
     with storage.deleted_if_raised() as saved, transaction.atomic():
         storyboard = lock_storyboard(pk=storyboard.pk)
@@ -215,10 +216,10 @@ def _past_the_newest(
 def _check_picture_bytes(
     *, storyboard: Storyboard, adding: int, leaving: list[CharacterSheet]
 ) -> None:
-    """PICTURE_BYTES_PER_PERSON (quotas.py), less what the sheets `leaving` free: those
+    """PICTURE_BYTES_PER_PERSON (picture_budget.py), less what the sheets `leaving` free: those
     it counts (uploaded ones, and copies, which have no hold of their own)."""
     freed = sum(s.bytes for s in leaving if s.source == SheetSource.UPLOADED or s.hold_id is None)
-    quotas.check_picture_bytes(owner_id=storyboard.owner_id, adding=adding, freeing=freed)
+    check_picture_bytes(owner_id=storyboard.owner_id, adding=adding, freeing=freed)
 
 
 def _delete_sheets(sheets: list[CharacterSheet]) -> None:

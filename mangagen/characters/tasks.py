@@ -4,13 +4,13 @@ import logging
 
 from celery import shared_task
 
-from mangagen.passing_faults import (
+from mangagen.kernel.passing_faults import (
     MAX_FAULT_RETRIES,
     PASSING_FAULTS,
     backoff,
     forget_broken_connections,
 )
-from mangagen.render_retries import MAX_RENDER_RETRIES, retry_if_retryable
+from mangagen.kernel.render_retries import MAX_RENDER_RETRIES, retry_if_retryable
 from mangagen.renderers import RenderError
 from mangagen.renderers.base import RENDER_FAILED
 

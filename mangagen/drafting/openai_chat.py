@@ -3,7 +3,7 @@
 The model's answer is validated with the same rules as a person's edits; an
 unusable answer (bad JSON, wrong shape, over the limits, an HTTP error) falls
 back to the rule-based draft with a notice saying so, in the fixed words of
-its kind of failure (`mangagen.chat.ChatFailure`); what went wrong exactly goes
+its kind of failure (`mangagen.kernel.chat_client.ChatFailure`); what went wrong exactly goes
 to the log.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from django.utils.translation import gettext
 
-from mangagen.chat import ChatFailed, ChatFailure, ask_json
+from mangagen.kernel.chat_client import ChatFailed, ChatFailure, ask_json
 from mangagen.storyboards import limits
 from mangagen.storyboards.models import BalloonStyle
 

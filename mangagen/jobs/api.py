@@ -15,8 +15,8 @@ from rest_framework.views import APIView
 
 from ledger import errors as ledger_errors
 from mangagen.api.schema import refuses
-from mangagen.errors import InvalidInput
-from mangagen.quotas import Limit
+from mangagen.kernel.errors import InvalidInput
+from mangagen.kernel.quotas import Limit
 from mangagen.storyboards.api import owned_storyboard
 
 from . import services, touchups

@@ -15,7 +15,7 @@ from django.utils import timezone
 from django.utils.functional import Promise
 from django.utils.translation import gettext, gettext_lazy
 
-from mangagen import paid_render, quotas
+from mangagen.kernel import paid_render, quotas
 from mangagen.storyboards.lock_objects import lock_storyboard
 from mangagen.storyboards.models import Storyboard, panels_complete
 from mangagen.storyboards.selectors import current_takes
@@ -44,6 +44,20 @@ from .steps import (
     queue_render,
     schedule_deadline,
 )
+
+
+def check_live_jobs(*, user, storyboard) -> None:
+    """Raises LimitReached when `user` already renders MAX_LIVE_JOBS_PER_PERSON other comics."""
+    cap = settings.MAX_LIVE_JOBS_PER_PERSON
+    others = Job.objects.filter(owner=user, confirmed=True, state__in=LIVE_STATES).exclude(
+        storyboard=storyboard
+    )
+    if others.count() >= cap:
+        raise quotas.LimitReached(
+            quotas.Limit.LIVE_JOBS,
+            gettext("%(cap)s of your comics are rendering already; finish or stop one first.")
+            % {"cap": cap},
+        )
 
 
 def generate(*, user, storyboard: Storyboard) -> tuple[Job, GenerateOutcome]:
@@ -81,7 +95,7 @@ def _generate(*, user, storyboard: Storyboard) -> tuple[Job, GenerateOutcome]:
             if live.version == storyboard.version:
                 return live, GenerateOutcome.EXISTING
             cancel_job(job=live, reason="The storyboard changed; a new job replaced this one.")
-        quotas.check_live_jobs(user=user, storyboard=storyboard)
+        check_live_jobs(user=user, storyboard=storyboard)
         try:
             return start_job(user=user, storyboard=storyboard), GenerateOutcome.CREATED
         except IntegrityError:

@@ -16,9 +16,9 @@ import redis
 from django.conf import settings
 from django.db import transaction
 
-from mangagen import broker
 from mangagen.celery import app as celery_app
-from mangagen.queues import Queue
+from mangagen.kernel import broker
+from mangagen.kernel.queues import Queue
 
 RENDER_PANEL = "mangagen.jobs.tasks.render_panel"
 EXPIRE_JOB = "mangagen.jobs.tasks.expire_job"

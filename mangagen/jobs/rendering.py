@@ -16,7 +16,7 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
 
-from mangagen import paid_render
+from mangagen.kernel import paid_render
 from mangagen.observability import metrics
 from mangagen.observability.metrics import RenderOutcome
 from mangagen.renderers import RenderError, get_renderer, observed, regions
@@ -263,7 +263,7 @@ def _draw_lettering_ahead(panel_pk: int) -> None:
     """After a render commits, its worker draws the lettered picture the person will
     be shown, so that showing it costs a cache read. Best effort: the image view
     draws it itself on a miss."""
-    from .images import draw_ahead  # the image view imports the page composer
+    from .lettered_images import draw_ahead  # it imports the page composer
 
     try:
         panel = JobPanel.objects.select_related("job__storyboard").get(pk=panel_pk)

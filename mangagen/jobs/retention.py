@@ -14,10 +14,10 @@ from datetime import datetime, timedelta
 from django.core.cache import cache
 from django.db import transaction
 
-from mangagen import storage
+from mangagen.kernel import storage
 from mangagen.storyboards.models import KeptArt
 
-from .images import lettered_cache_key
+from .lettered_images import lettered_cache_key
 from .lock_objects import lock_panels_with_images_under, try_lock_job
 from .models import LIVE_STATES, Job, JobEvent
 

@@ -1,7 +1,7 @@
 """The render job's shared steps: what the person's decisions (decisions.py), the worker
 (rendering.py) and the sweeps (recovery.py) all do to a job.
 
-Charging rule (mangagen/paid_render.py, a sheet's too): one hold per render;
+Charging rule (mangagen/kernel/paid_render.py, a sheet's too): one hold per render;
 capture when the image is delivered to a confirmed job; release on every
 other path (cancel, expiry, failure, invalidation). A person pays for each
 render they are shown, redos included, and nothing else.
@@ -29,8 +29,8 @@ from django.utils import timezone
 
 from ledger import errors as ledger_errors
 from ledger.models import Hold
-from mangagen import paid_render
-from mangagen.queues import Queue
+from mangagen.kernel import paid_render
+from mangagen.kernel.queues import Queue
 from mangagen.renderers.gpu_pool import GpuPool, Priority
 from mangagen.storyboards.lock_objects import try_lock_storyboard
 from mangagen.storyboards.services import keep_render

@@ -5,16 +5,16 @@ import logging
 
 from celery import shared_task
 
-from mangagen.observability import logs, metrics
-from mangagen.observability.metrics import RenderOutcome
-from mangagen.passing_faults import (
+from mangagen.kernel.passing_faults import (
     MAX_FAULT_RETRIES,
     PASSING_FAULTS,
     backoff,
     forget_broken_connections,
 )
-from mangagen.queues import Queue
-from mangagen.render_retries import MAX_RENDER_RETRIES, retry_if_retryable
+from mangagen.kernel.queues import Queue
+from mangagen.kernel.render_retries import MAX_RENDER_RETRIES, retry_if_retryable
+from mangagen.observability import logs, metrics
+from mangagen.observability.metrics import RenderOutcome
 from mangagen.renderers import RenderError
 from mangagen.renderers.base import RENDER_FAILED
 

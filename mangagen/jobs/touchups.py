@@ -29,7 +29,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_noop
 
-from mangagen.errors import InvalidInput
+from mangagen.kernel.errors import InvalidInput
 from mangagen.renderers import PanelSpec, get_renderer, regions
 from mangagen.renderers.base import TouchUpSpec
 from mangagen.storyboards.lock_objects import lock_storyboard

@@ -11,9 +11,9 @@ from mangagen.api.schema import refuses
 from mangagen.api.throttles import WritesThrottle
 from mangagen.characters.errors import NoSuchCharacter
 from mangagen.characters.models import UploadProblem
-from mangagen.errors import NotFound
+from mangagen.kernel.errors import NotFound
+from mangagen.kernel.quotas import Limit
 from mangagen.places.errors import NoSuchPlace
-from mangagen.quotas import Limit
 from mangagen.storyboards import limits
 from mangagen.storyboards.api import fresh_storyboard, owned_storyboard
 from mangagen.storyboards.errors import ListFull, NameTaken

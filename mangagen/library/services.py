@@ -5,7 +5,7 @@ Adding brings the same sheets under the same hashes (and the same picture), so n
 is rendered or paid again; the panels of the comic are hashed again in the same
 transaction. Saving a name the library already has (ignoring case) replaces that entry.
 The library keeps copies of the pictures: the comic they came from may be deleted. Every
-copy counts toward PICTURE_BYTES_PER_PERSON (mangagen/quotas.py).
+copy counts toward PICTURE_BYTES_PER_PERSON (mangagen/characters/picture_budget.py).
 """
 
 from __future__ import annotations
@@ -14,19 +14,35 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils.translation import gettext
 
-from mangagen import quotas, storage
 from mangagen.characters.errors import NoSuchCharacter
+from mangagen.characters.picture_budget import check_picture_bytes
 from mangagen.characters.selectors import sheet_rows_in_use
 from mangagen.characters.services import add_character
+from mangagen.kernel import quotas, storage
 from mangagen.places.errors import NoSuchPlace
 from mangagen.places.models import Place
 from mangagen.places.services import add_place
+from mangagen.storyboards import limits
 from mangagen.storyboards.lock_objects import lock_storyboard
 from mangagen.storyboards.models import Character, Storyboard
 from mangagen.storyboards.rehashing import rehash_storyboard
 
 from .lock_objects import lock_entry
 from .models import CastMember, CastSheet, SavedPlace
+
+
+def check_library(*, entries) -> None:
+    """Raises LimitReached when a library list (`entries`: the person's cast members, or
+    their places, as a queryset) already holds limits.MAX_LIBRARY."""
+    if entries.count() >= limits.MAX_LIBRARY:
+        raise quotas.LimitReached(
+            quotas.Limit.LIBRARY,
+            gettext(
+                "Your library keeps at most %(cap)s characters and as many places; "
+                "remove one to save another."
+            )
+            % {"cap": limits.MAX_LIBRARY},
+        )
 
 
 def save_character(*, owner, storyboard: Storyboard, name: str) -> tuple[CastMember, bool]:
@@ -45,7 +61,7 @@ def save_character(*, owner, storyboard: Storyboard, name: str) -> tuple[CastMem
         pictures = {
             outfit: _read(sheet.image) for (who, outfit), sheet in in_use.items() if who == name
         }
-        quotas.check_picture_bytes(
+        check_picture_bytes(
             owner_id=owner.pk,
             adding=sum(map(len, pictures.values())),
             freeing=sum(s.bytes for s in old),
@@ -79,7 +95,7 @@ def save_place(*, owner, storyboard: Storyboard, name: str) -> tuple[SavedPlace,
         saved, created = _entry(SavedPlace, owner=owner, name=name)
         old = [saved.picture] if saved.picture else []
         picture = _read(place.picture) if place.picture else b""
-        quotas.check_picture_bytes(
+        check_picture_bytes(
             owner_id=owner.pk,
             adding=len(picture),
             freeing=saved.picture_bytes if old else 0,
@@ -164,7 +180,7 @@ def _entry(model, *, owner, name: str):
     if entry is not None:
         entry.name = name
         return entry, False
-    quotas.check_library(entries=model.objects.filter(owner=owner))
+    check_library(entries=model.objects.filter(owner=owner))
     return model(owner=owner, name=name), True
 
 

@@ -19,7 +19,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from ledger.metrics import HoldsCollector
-from mangagen.broker import holdings, quick_client
+from mangagen.kernel.broker import holdings, quick_client
 from mangagen.renderers.gpu_pool import GpuPool, PoolState
 
 from . import metrics

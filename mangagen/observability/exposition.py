@@ -30,7 +30,7 @@ from prometheus_client.registry import Collector
 from ledger import metrics as ledger_metrics
 from mangagen.accounts.throttle import client_address
 from mangagen.api.errors import plain_error_response
-from mangagen.errors import NotAuthenticated, PermissionDenied
+from mangagen.kernel.errors import NotAuthenticated, PermissionDenied
 
 from . import metrics
 from .collectors import ScrapeTimeCollector

@@ -20,7 +20,7 @@ from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 from django.db.migrations.executor import MigrationExecutor
 from django.http import HttpRequest, JsonResponse
 
-from mangagen.broker import quick_client
+from mangagen.kernel.broker import quick_client
 
 logger = logging.getLogger(__name__)
 

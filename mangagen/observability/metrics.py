@@ -127,7 +127,8 @@ db_connection_errors = Counter(
 )
 limit_refusals = Counter(
     LIMIT_REFUSALS_TOTAL,
-    "Requests a per-person limit refused (429), by the limit's error code (mangagen/quotas.py).",
+    "Requests a per-person limit refused (429), by the limit's error code "
+    "(mangagen/kernel/quotas.py).",
     ["limit"],
 )
 drawing_cpu_seconds = Counter(

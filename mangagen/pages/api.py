@@ -16,10 +16,10 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from mangagen import quotas
 from mangagen.api.errors import plain_error_response
 from mangagen.api.schema import refuses
-from mangagen.quotas import Limit
+from mangagen.kernel import quotas
+from mangagen.kernel.quotas import Limit
 from mangagen.storyboards.api import owned_storyboard
 from mangagen.storyboards.models import ExportFormat, PageFormat, Storyboard
 from mangagen.translations.errors import NoSuchTranslation

@@ -33,7 +33,7 @@ from django.db import IntegrityError
 from django.utils import timezone
 from PIL import Image
 
-from mangagen import quotas, storage
+from mangagen.kernel import quotas, storage
 from mangagen.lettering import Letterable
 from mangagen.storyboards.models import KeptArt, PageFormat, Storyboard
 from mangagen.storyboards.selectors import current_takes

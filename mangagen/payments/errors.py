@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from mangagen.errors import ApplicationError, InvalidInput
+from mangagen.kernel.errors import ApplicationError, InvalidInput
 
 
 class PaymentRefusal(StrEnum):

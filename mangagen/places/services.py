@@ -1,7 +1,8 @@
 """Writes to a comic's places: the list (with the storyboard's edits) and each place's picture.
 
 A picture is the person's own (checked and re-encoded like a sheet upload) and
-costs nothing: it counts toward PICTURE_BYTES_PER_PERSON (mangagen/quotas.py). Its
+costs nothing: it counts toward PICTURE_BYTES_PER_PERSON
+(mangagen/characters/picture_budget.py). Its
 hash joins the art hash of the panels set there, so the storyboard's panels are
 hashed again in the same transaction.
 """
@@ -15,7 +16,8 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils.translation import gettext
 
-from mangagen import quotas, storage
+from mangagen.characters.picture_budget import check_picture_bytes
+from mangagen.kernel import storage
 from mangagen.storyboards import limits
 from mangagen.storyboards.errors import ListFull, NameTaken
 from mangagen.storyboards.lock_objects import lock_storyboard
@@ -73,7 +75,7 @@ def set_picture(*, storyboard: Storyboard, name: str, image: bytes) -> Place:
         storyboard = lock_storyboard(pk=storyboard.pk)
         place = _place(storyboard, name)
         old = place.picture.name if place.picture else ""
-        quotas.check_picture_bytes(
+        check_picture_bytes(
             owner_id=storyboard.owner_id,
             adding=len(image),
             freeing=place.picture_bytes if old else 0,
@@ -126,7 +128,7 @@ def add_place(
     if picture:
         with picture.open("rb") as handle:
             data = handle.read()
-        quotas.check_picture_bytes(owner_id=storyboard.owner_id, adding=len(data))
+        check_picture_bytes(owner_id=storyboard.owner_id, adding=len(data))
         place.picture_hash = digest
         place.picture.save("picture.png", ContentFile(data), save=False)
         place.picture_bytes = len(data)

@@ -9,8 +9,8 @@ from rest_framework.views import APIView
 from mangagen.api.bodies import json_object
 from mangagen.api.schema import refuses
 from mangagen.api.throttles import WritesThrottle
+from mangagen.kernel.quotas import Limit
 from mangagen.pages.errors import NothingToExport
-from mangagen.quotas import Limit
 from mangagen.series.api import owned_series
 from mangagen.storyboards.api import owned_storyboard
 

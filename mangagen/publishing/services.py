@@ -24,7 +24,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from mangagen import storage
+from mangagen.kernel import storage
 from mangagen.lettering import languages
 from mangagen.pages import exports
 from mangagen.pages.builds import comic_of, image_png, page_names

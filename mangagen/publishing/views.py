@@ -12,8 +12,8 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.permissions import AllowAny
 from rest_framework.views import APIView
 
-from mangagen import storage
 from mangagen.api.throttles import AddressThrottle
+from mangagen.kernel import storage
 
 from . import selectors
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from PIL import Image
 
-from mangagen.chat import ask_json_at
+from mangagen.kernel.chat_client import ask_json_at
 
 from .base import PanelSpec
 

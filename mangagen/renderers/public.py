@@ -2,7 +2,7 @@
 
 A failed panel or sheet keeps its renderer's public message (`RenderError.public`),
 or the paid render's (its hold ended: marked where it is written, in
-mangagen/paid_render.py, for the renderers know nothing of paying), as it was, in
+mangagen/kernel/paid_render.py, for the renderers know nothing of paying), as it was, in
 English; `shown` translates any of them when it is read. Not imported by settings
 (which import `base`): `gettext_noop` here already reads them.
 """

@@ -8,13 +8,13 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from mangagen import deletion
 from mangagen.api.schema import refuses
 from mangagen.api.throttles import WritesThrottle
 from mangagen.characters.models import UploadProblem
+from mangagen.kernel.quotas import Limit
+from mangagen.orchestration import comic_deletion as deletion
 from mangagen.pages.api import LANG, DownloadView, attachment
 from mangagen.pages.errors import NothingToExport, UnknownFormat
-from mangagen.quotas import Limit
 from mangagen.storyboards.api import fresh_storyboard
 from mangagen.storyboards.serializers import StoryboardSerializer
 from mangagen.translations.errors import NoSuchTranslation

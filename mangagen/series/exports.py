@@ -22,7 +22,7 @@ from django.utils.text import slugify
 from django.utils.translation import gettext
 from PIL import Image
 
-from mangagen import quotas
+from mangagen.kernel import quotas
 from mangagen.lettering import languages, one_line
 from mangagen.pages import exports
 from mangagen.pages.builds import Comic, comic_of, page_png

@@ -11,25 +11,39 @@ from __future__ import annotations
 
 from django.db import transaction
 from django.db.models import F
+from django.utils.translation import gettext
 
-from mangagen import quotas, storage
 from mangagen.characters.services import add_character
+from mangagen.kernel import quotas, storage
 from mangagen.places.services import add_place
 from mangagen.storyboards import limits
 from mangagen.storyboards.lock_objects import lock_storyboard
 from mangagen.storyboards.models import Storyboard, Style
 from mangagen.storyboards.rehashing import rehash_storyboard
-from mangagen.storyboards.services import create_storyboard
+from mangagen.storyboards.services import check_storyboards, create_storyboard
 
 from .lock_objects import lock_series
 from .models import Series
 from .selectors import series_cast
 
 
+def check_series(*, owner) -> None:
+    """Raises LimitReached when `owner` already has limits.MAX_SERIES series."""
+    if Series.objects.filter(owner=owner).count() >= limits.MAX_SERIES:
+        raise quotas.LimitReached(
+            quotas.Limit.SERIES,
+            gettext(
+                "You have %(cap)s series, the most one account may keep; "
+                "delete one to start another."
+            )
+            % {"cap": limits.MAX_SERIES},
+        )
+
+
 @transaction.atomic
 def create_series(*, owner, title: str, style: str = Style.MANGA) -> Series:
     """Raises LimitReached past limits.MAX_SERIES series."""
-    quotas.check_series(owner=owner)
+    check_series(owner=owner)
     return Series.objects.create(owner=owner, title=title, style=style)
 
 
@@ -60,7 +74,7 @@ def start_chapter(*, series: Series, story: str, title: str = "") -> Storyboard:
     PICTURE_BYTES_PER_PERSON
     (nothing is made, and no copied file is left in the storage).
     """
-    quotas.check_storyboards(owner=series.owner)
+    check_storyboards(owner=series.owner)
     with storage.deleted_if_raised() as saved, transaction.atomic():
         series = lock_series(pk=series.pk)
         before = series.chapters.order_by(F("chapter").desc(nulls_last=True), "-pk").first()

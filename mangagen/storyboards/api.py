@@ -9,10 +9,10 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from mangagen import deletion
 from mangagen.api.schema import refuses
 from mangagen.api.throttles import WritesThrottle
-from mangagen.quotas import Limit
+from mangagen.kernel.quotas import Limit
+from mangagen.orchestration import comic_deletion as deletion
 
 from . import selectors, services
 from .errors import EmptyStory

@@ -4,7 +4,7 @@ editor (a series' new chapter, the person's library) are refused here too."""
 
 from enum import StrEnum
 
-from mangagen.errors import ApplicationError
+from mangagen.kernel.errors import ApplicationError
 
 
 class StoryboardRefusal(StrEnum):

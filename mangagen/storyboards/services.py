@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from mangagen import quotas
 from mangagen.drafting import Draft, StoryContext, get_drafter
+from mangagen.kernel import quotas
 from mangagen.lettering import languages
 from mangagen.places.selectors import places_of
 from mangagen.places.services import replace_places
@@ -21,6 +22,20 @@ from .lock_objects import lock_kept_art, lock_storyboard
 from .models import BalloonStyle, Character, KeptArt, Panel, Storyboard, Style
 from .naming import renamed
 from .rehashing import rehash_storyboard
+
+
+def check_storyboards(*, owner) -> None:
+    """Raises LimitReached when `owner` already has MAX_STORYBOARDS_PER_PERSON."""
+    cap = settings.MAX_STORYBOARDS_PER_PERSON
+    if Storyboard.objects.filter(owner=owner).count() >= cap:
+        raise quotas.LimitReached(
+            quotas.Limit.STORYBOARDS,
+            gettext(
+                "You have %(cap)s comics, the most one account may keep; "
+                "delete one to start another."
+            )
+            % {"cap": cap},
+        )
 
 
 @transaction.atomic
@@ -52,7 +67,7 @@ def start_storyboard(
 ) -> Storyboard:
     """A person's new comic, with any characters, places and panels given. Raises
     LimitReached when they already keep MAX_STORYBOARDS_PER_PERSON (nothing is made)."""
-    quotas.check_storyboards(owner=owner)
+    check_storyboards(owner=owner)
     storyboard = create_storyboard(
         owner=owner, title=title, story=story, style=style, language=language
     )

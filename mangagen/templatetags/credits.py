@@ -2,7 +2,7 @@
 
 from django import template
 
-from mangagen.credit_history import public_reference as _public_reference
+from mangagen.kernel.credit_history import public_reference as _public_reference
 
 register = template.Library()
 

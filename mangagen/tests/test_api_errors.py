@@ -4,9 +4,9 @@ import pytest
 
 from ledger import errors as ledger_errors
 from mangagen.api.errors import exception_handler
-from mangagen.errors import ApplicationError
 from mangagen.jobs import services as jobs
-from mangagen.quotas import Limit, LimitReached
+from mangagen.kernel.errors import ApplicationError
+from mangagen.kernel.quotas import Limit, LimitReached
 
 
 class Teapot(ApplicationError):

@@ -1,10 +1,10 @@
-"""A request through the ASGI handler enters a thread once (mangagen/asgi_handler.py)."""
+"""A request through the ASGI handler enters a thread once (mangagen/web/asgi_handler.py)."""
 
 from asgiref.sync import SyncToAsync, async_to_sync
 from asgiref.testing import ApplicationCommunicator
 from django.core.handlers.asgi import ASGIHandler
 
-from mangagen.asgi_handler import OneCrossingASGIHandler
+from mangagen.web.asgi_handler import OneCrossingASGIHandler
 
 
 def answer(handler, path: str, monkeypatch) -> tuple[int, dict, int]:

@@ -7,7 +7,7 @@ import pytest
 from rest_framework.throttling import ScopedRateThrottle
 
 from ledger import services as ledger
-from mangagen import quotas
+from mangagen.kernel import quotas
 from mangagen.storyboards import services as storyboards
 
 pytestmark = pytest.mark.django_db

@@ -14,14 +14,14 @@ from PIL import Image
 from ledger import services as ledger
 from ledger.models import Hold, Transfer
 from ledger.tests.invariants import assert_ledger_invariants
-from mangagen import deletion
 from mangagen.celery import app as celery_app
 from mangagen.characters import services as sheets
 from mangagen.characters import tasks
 from mangagen.characters.models import CharacterSheet, SheetState
-from mangagen.credit_history import public_reason
 from mangagen.jobs import services as jobs
 from mangagen.jobs import tasks as job_tasks
+from mangagen.kernel.credit_history import public_reason
+from mangagen.orchestration import comic_deletion as deletion
 from mangagen.renderers import CharacterSpec, PanelSpec, RenderError
 from mangagen.renderers.procedural import Look, ProceduralRenderer
 from mangagen.storyboards import selectors

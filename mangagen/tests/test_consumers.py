@@ -176,7 +176,7 @@ def test_live_events_follow_the_replay(client, user, job):
 def test_events_published_during_the_replay_are_neither_lost_nor_doubled(
     client, user, job, monkeypatch
 ):
-    from mangagen import consumers
+    from mangagen.web import consumers
 
     cookie = cookie_for(client, user)
     original = consumers.events_after
@@ -256,7 +256,7 @@ def test_a_late_attach_that_asks_for_batches_gets_the_log_in_one_message(client,
 def test_a_long_log_comes_in_messages_of_at_most_catch_up_batch_events(
     client, user, job, monkeypatch
 ):
-    from mangagen import consumers
+    from mangagen.web import consumers
 
     monkeypatch.setattr(consumers, "CATCH_UP_BATCH", 2)
     cookie = cookie_for(client, user)
@@ -452,7 +452,7 @@ def test_frames_that_mean_nothing_are_ignored_and_the_slot_is_given_back(
 def test_a_ping_brings_a_dropped_last_event(client, user, job, monkeypatch):
     """A dropped event shows no gap until the next one: a quiet job's page
     pings (once a minute), and the answer comes after what the log holds."""
-    from mangagen import consumers
+    from mangagen.web import consumers
 
     monkeypatch.setattr(consumers, "PING_LOG_READ_SECONDS", 0)
     cookie = cookie_for(client, user)
@@ -474,14 +474,14 @@ def test_a_ping_brings_a_dropped_last_event(client, user, job, monkeypatch):
 
 
 def test_catching_up_reads_the_log_to_its_end(client, user, job, monkeypatch):
-    from mangagen import consumers
+    from mangagen.web import consumers
 
     monkeypatch.setattr(consumers, "CATCH_UP_BATCH", 2)  # five events: three batches
     assert [e["seq"] for e in replayed(job, cookie_for(client, user), after=0)] == [1, 2, 3, 4, 5]
 
 
 def test_pings_in_a_loop_read_the_log_at_most_once_a_while(client, user, job, monkeypatch):
-    from mangagen import consumers
+    from mangagen.web import consumers
 
     reads = []
     original = consumers.events_after
@@ -511,7 +511,7 @@ def test_a_stream_keeps_its_slot_past_the_lease_while_it_is_open(
 ):
     """The slot's lease is renewed while its stream is open: however long the
     stream lives, the person's cap holds (a counter's expiry once reset it)."""
-    from mangagen import consumers
+    from mangagen.web import consumers
 
     settings.WS_MAX_CONNECTIONS_PER_PERSON = 1
     settings.WS_IDLE_SECONDS = 600

@@ -19,9 +19,9 @@ import zipfile
 import pytest
 from django.core.cache import cache
 
-from mangagen import quotas
 from mangagen.jobs import selectors
-from mangagen.jobs.images import lettered_cache_key
+from mangagen.jobs.lettered_images import lettered_cache_key
+from mangagen.kernel import quotas
 from mangagen.pages import builds
 from mangagen.pages.models import PageBuild
 from mangagen.series.models import Series

@@ -10,10 +10,10 @@ from django.utils import timezone
 from ledger import services as ledger
 from ledger.models import Hold
 from ledger.tests.invariants import assert_ledger_invariants
-from mangagen import paid_render
 from mangagen.jobs import dispatch, rendering, services, tasks
 from mangagen.jobs.models import Job
-from mangagen.storage_config import storages
+from mangagen.kernel import paid_render
+from mangagen.kernel.storage_config import storages
 from mangagen.storyboards import services as storyboards
 from tests.support.s3 import ACCESS_KEY, SECRET_KEY
 from tests.support.tcp_proxy import TcpProxy

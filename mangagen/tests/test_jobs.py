@@ -479,13 +479,13 @@ def test_a_rendered_panel_is_lettered_ahead_of_its_first_request(
 ):
     """The worker draws the lettering right after the render commits, so the
     request that first shows the panel does not draw it."""
-    from mangagen.jobs import images
+    from mangagen.jobs import lettered_images
 
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
     job, _ = generate()
     assert render() == "delivered"
     drawn = []
-    monkeypatch.setattr(images, "compose_panel", lambda *a, **k: drawn.append(a))
+    monkeypatch.setattr(lettered_images, "compose_panel", lambda *a, **k: drawn.append(a))
     client.force_login(user)
     url = selectors.image_url(job.panels.get(index=1), job)
     response = client.get(url)

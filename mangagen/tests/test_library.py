@@ -6,7 +6,7 @@ import pytest
 
 from ledger import services as ledger
 from mangagen.characters import services as sheets
-from mangagen.deletion import delete_comic
+from mangagen.orchestration.comic_deletion import delete_comic
 from mangagen.places import services as places
 from mangagen.storyboards import services as storyboards
 from tests import factories
@@ -152,12 +152,12 @@ def test_no_one_else_reads_or_uses_anothers_library(person, user, source, make_u
 def test_copies_of_rendered_sheets_count_toward_the_picture_budget(person, user, source, settings):
     """A paid render's own picture is bounded by its price; its free copies (into the
     library, then into another comic) count toward PICTURE_BYTES_PER_PERSON."""
-    from mangagen import quotas
+    from mangagen.characters import picture_budget
     from mangagen.characters.models import CharacterSheet
 
     rendered = CharacterSheet.objects.filter(storyboard=source).exclude(image="")
     drawn = sum(s.bytes for s in rendered)
-    stored = quotas.stored_picture_bytes(owner_id=user.pk)
+    stored = picture_budget.stored_picture_bytes(owner_id=user.pk)
     assert stored == source.places.get().picture_bytes, "paid renders are not counted"
 
     settings.PICTURE_BYTES_PER_PERSON = stored + drawn - 1
@@ -168,7 +168,7 @@ def test_copies_of_rendered_sheets_count_toward_the_picture_budget(person, user,
 
     settings.PICTURE_BYTES_PER_PERSON = stored + drawn
     member = post(person, "/api/cast/", {"storyboard": source.pk, "name": "Aiko"}).json()
-    assert quotas.stored_picture_bytes(owner_id=user.pk) == stored + drawn
+    assert picture_budget.stored_picture_bytes(owner_id=user.pk) == stored + drawn
     other = factories.storyboard(user, title="Second", panels=[])
     again = post(person, f"/api/storyboards/{other.pk}/characters/", {"cast": member["id"]})
     assert again.status_code == 400 and again.json()["error"] == "sheet_uploads_full"

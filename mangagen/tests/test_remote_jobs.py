@@ -20,10 +20,10 @@ from prometheus_client import REGISTRY
 
 from ledger.models import Hold, Transfer
 from ledger.tests.invariants import assert_ledger_invariants
-from mangagen.credit_history import public_reason
 from mangagen.jobs import services, tasks
 from mangagen.jobs.events import EventType
 from mangagen.jobs.models import Job, RenderAttempt
+from mangagen.kernel.credit_history import public_reason
 from mangagen.observability import metrics
 from mangagen.observability.metrics import RenderOutcome
 from mangagen.renderers.models import RenderSample

@@ -8,9 +8,9 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from ledger.models import Hold
-from mangagen import retention
 from mangagen.jobs.events import emit
 from mangagen.jobs.models import Job, JobEvent, JobState
+from mangagen.orchestration import pruning as retention
 from mangagen.storyboards import services as storyboards
 
 pytestmark = pytest.mark.django_db

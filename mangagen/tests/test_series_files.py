@@ -14,10 +14,11 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test.client import BOUNDARY, MULTIPART_CONTENT, encode_multipart
 
-from mangagen import deletion, quotas
+from mangagen.characters import picture_budget
 from mangagen.characters import services as sheets
 from mangagen.characters.models import CharacterSheet
 from mangagen.jobs import services as jobs
+from mangagen.orchestration import comic_deletion as deletion
 from mangagen.storyboards import services as storyboards
 from mangagen.storyboards.models import Storyboard
 from mangagen.tests.test_series import CAST, PANELS, chapter, new_series, post
@@ -121,7 +122,7 @@ def test_a_chapter_refused_half_way_through_its_copies_leaves_no_file(
     kenji = f"/api/storyboards/{one.pk}/characters/Kenji/sheet/"
     assert multipart(person, kenji, picture(3)).status_code == 200
     uploaded = {s.name: s.bytes for s in CharacterSheet.objects.filter(storyboard=one)}
-    stored = quotas.stored_picture_bytes(owner_id=one.owner_id)
+    stored = picture_budget.stored_picture_bytes(owner_id=one.owner_id)
     settings.PICTURE_BYTES_PER_PERSON = stored + uploaded["Aiko"]
     before, boards = media.names(), Storyboard.objects.count()
 

@@ -21,11 +21,12 @@ from PIL import Image, ImageCms
 
 from ledger.models import Hold
 from ledger.tests.invariants import assert_ledger_invariants
-from mangagen import deletion, retention
 from mangagen.characters.models import CharacterSheet
 from mangagen.jobs import selectors, services
-from mangagen.jobs.images import lettered_cache_key
+from mangagen.jobs.lettered_images import lettered_cache_key
 from mangagen.jobs.models import Job
+from mangagen.orchestration import comic_deletion as deletion
+from mangagen.orchestration import pruning as retention
 from mangagen.pages import builds
 from mangagen.pages.models import PageBuild
 from mangagen.storyboards.models import KeptArt
@@ -133,7 +134,7 @@ def test_a_request_still_reading_an_old_version_gets_whole_files(media, account,
 def one_minute(monkeypatch):
     """The drawing budget's clock stays in one minute: a test that spends the budget
     and is refused must not see the minute turn between the two."""
-    from mangagen import quotas
+    from mangagen.kernel import quotas
 
     monkeypatch.setattr(quotas, "clock", lambda: 1_800_000_030.0)
 

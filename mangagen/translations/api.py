@@ -15,8 +15,8 @@ from rest_framework.views import APIView
 
 from mangagen.api.schema import refuses
 from mangagen.api.throttles import WritesThrottle
+from mangagen.kernel.quotas import Limit
 from mangagen.lettering import one_line
-from mangagen.quotas import Limit
 from mangagen.storyboards import limits
 from mangagen.storyboards.api import owned_storyboard
 

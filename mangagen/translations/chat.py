@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.utils.translation import gettext
 
-from mangagen.chat import ChatFailed, ask_json
+from mangagen.kernel.chat_client import ChatFailed, ask_json
 from mangagen.lettering import languages, one_line
 
 from .errors import TranslatorFailed

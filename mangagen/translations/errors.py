@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from mangagen.errors import ApplicationError
+from mangagen.kernel.errors import ApplicationError
 
 
 class Refusal(StrEnum):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils.translation import gettext, ngettext
 
-from mangagen import quotas
+from mangagen.kernel import quotas
 from mangagen.lettering import languages
 from mangagen.storyboards import limits
 from mangagen.storyboards.lock_objects import lock_storyboard

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_POST
 
 from ledger import selectors as ledger_selectors
 from ledger import services as ledger
-from mangagen.credit_history import public_reason
+from mangagen.kernel.credit_history import public_reason
 from mangagen.payments.packs import packs
 
 

@@ -8,8 +8,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
-from mangagen import quotas
-from mangagen.errors import ApplicationError
+from mangagen.kernel import quotas
+from mangagen.kernel.errors import ApplicationError
 from mangagen.lettering import languages
 from mangagen.series import selectors, services
 from mangagen.series.models import Series

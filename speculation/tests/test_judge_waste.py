@@ -9,7 +9,7 @@ from django.utils import timezone
 from mangagen.jobs import services as jobs
 from mangagen.jobs.models import JobPanel
 from mangagen.storyboards import services as storyboards
-from speculation import metrics
+from speculation import report
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
 
@@ -33,11 +33,11 @@ def test_the_judges_acceptance_and_redraws_are_counted_with_their_cost(
     ]
     for panel, check in zip(job.panels.order_by("index"), checks, strict=True):
         JobPanel.objects.filter(pk=panel.pk).update(rendered_at=now, judge_check=check)
-    day = metrics.period(label="day", since=now - timedelta(hours=1), until=now + timedelta(1))
+    day = report.period(label="day", since=now - timedelta(hours=1), until=now + timedelta(1))
     assert (day.judged, day.judge_accepted, day.judge_redraws) == (3, 1, 3)
     assert day.judge_acceptance == pytest.approx(1 / 3)
     assert day.judge_redraw_cost == pytest.approx(0.03)
-    before = metrics.period(label="before", since=now - timedelta(days=2), until=now)
+    before = report.period(label="before", since=now - timedelta(days=2), until=now)
     assert before.judged == 0 and before.judge_acceptance is None
     client.force_login(make_user("boss", is_staff=True, is_superuser=True))
     html = client.get("/admin/speculation/speculation/").content.decode()

@@ -13,7 +13,7 @@ from mangagen.jobs import services as jobs
 from mangagen.jobs.events import EventType
 from mangagen.jobs.models import Job
 from mangagen.tests.remote_renders import replicate_settings
-from speculation import metrics, services
+from speculation import report, services
 from speculation.models import Outcome
 from speculation.tests.test_speculation import balance, fund, make_board
 from tests.support.providers.replicate import ReplicateStandIn
@@ -60,7 +60,7 @@ def test_leaving_review_cancels_panel_one_at_the_provider_and_the_page_shows_it(
     assert [p.status for p in replicate.predictions.values()] == ["canceled"]
     assert balance(user) == (3, 0)
 
-    day = metrics.report()[0]
+    day = report.report()[0]
     assert day.cancelled_at_provider == 1 and day.provider_seconds_saved > 0
     assert day.renders_wasted == 0  # stopped before it drew: no GPU time thrown away
     client.force_login(make_user("boss", is_staff=True, is_superuser=True))

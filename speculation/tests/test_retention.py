@@ -6,7 +6,7 @@ import pytest
 from django.utils import timezone
 
 from mangagen.storyboards import services as storyboards
-from speculation import metrics
+from speculation import report
 from speculation.models import DeclinedDaily, Outcome, Speculation
 from speculation.retention import prune_declined
 
@@ -30,8 +30,8 @@ def history(user):
 
 def figures(now):
     periods = [
-        *metrics.report(now=now),
-        metrics.period(label="Year", since=now - timedelta(days=365), until=now),
+        *report.report(now=now),
+        report.period(label="Year", since=now - timedelta(days=365), until=now),
     ]
     return [(p.outcomes, p.declined) for p in periods]
 

@@ -11,7 +11,7 @@ from mangagen.jobs import dispatch
 from mangagen.jobs import services as jobs
 from mangagen.jobs.models import Job, JobState
 from mangagen.storyboards import services as storyboards
-from speculation import metrics, services
+from speculation import report, services
 from speculation.models import Outcome, Speculation
 from tests import factories
 
@@ -303,7 +303,7 @@ def test_outcomes_feed_the_metrics(
         render_seconds=4.0, delivered_at=hit_job.confirmed_at + timedelta(seconds=0.5)
     )
 
-    day = metrics.report()[0]
+    day = report.report()[0]
     assert day.outcomes == {"hit": 1, "abandoned": 1, "declined": 1}
     assert day.declined == {"insufficient_credits": 1}
     assert day.hit_rate == 0.5
@@ -328,7 +328,7 @@ def test_the_admin_speculation_page_shows_the_figures(
     services.speculate(user=broke, storyboard=make_board(broke))  # declined: no credits
     client.force_login(make_user("ops", is_staff=True, is_superuser=True))
     page = client.get("/admin/speculation/speculation/").content.decode()
-    periods = metrics.report()
+    periods = report.report()
     assert [p.label for p in periods] == ["Last day", "Last week", "Last month"]
     for label in ("Last day", "Last week", "Last month"):
         assert f"<th>{label}</th>" in page

@@ -15,7 +15,7 @@ from pathlib import Path
 import boto3
 from botocore.config import Config
 
-from mangagen.storage_config import storages
+from mangagen.kernel.storage_config import storages
 from tests.support.stack import free_port, stop
 from tests.support.waiting import wait_for
 

@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 from ledger import errors, services
 from ledger.models import Transfer
 
-# Marks the journal line as an operator's (mangagen/credit_history.py hides its words).
+# Marks the journal line as an operator's (mangagen/kernel/credit_history.py hides its words).
 REASON_PREFIX = "manage.py grant_credits: "
 
 

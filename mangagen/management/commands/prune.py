@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand
 
-from mangagen import retention
+from mangagen.orchestration import pruning as retention
 
 
 class Command(BaseCommand):

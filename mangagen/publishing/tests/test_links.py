@@ -12,7 +12,7 @@ from django.test import Client
 from PIL import Image
 from rest_framework.throttling import ScopedRateThrottle
 
-from mangagen import deletion
+from mangagen.orchestration import comic_deletion as deletion
 from mangagen.publishing import selectors, services
 from mangagen.publishing.models import ReadingLink
 from mangagen.storyboards import services as storyboards

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mangagen import deletion
+from mangagen.orchestration import comic_deletion as deletion
 from mangagen.publishing import services
 from mangagen.publishing.models import ReadingLink
 from mangagen.storyboards import services as storyboards

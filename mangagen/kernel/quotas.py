@@ -8,7 +8,11 @@ renders a person sees, and charging for a draft they may throw away would
 make the first step of every comic cost money. The free rule-based drafter
 (`DRAFTER=rules`) has no quota.
 
-The caps on comics and live jobs are counted, not locked: two requests at the
+The caps themselves are checked where their rows live (a comic's count in
+storyboards/services.py, a series' in series/services.py, the library's in
+library/services.py, live jobs in jobs/decisions.py, stored pictures in
+characters/picture_budget.py), each raising this module's LimitReached; this
+module knows no model. The caps on comics and live jobs are counted, not locked: two requests at the
 same instant may both pass, so a person can end one over. They bound growth;
 they are not money, which the ledger guards exactly.
 """
@@ -29,7 +33,7 @@ from django.core.cache import cache
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from mangagen.errors import ApplicationError
+from mangagen.kernel.errors import ApplicationError
 from mangagen.observability import metrics
 
 
@@ -63,120 +67,6 @@ class LimitReached(ApplicationError):
 
 for _limit in Limit:  # every code on the dashboard from the start, at zero
     metrics.limit_refusals.labels(limit=_limit)
-
-
-def check_storyboards(*, owner) -> None:
-    """Raises LimitReached when `owner` already has MAX_STORYBOARDS_PER_PERSON."""
-    from mangagen.storyboards.models import Storyboard
-
-    cap = settings.MAX_STORYBOARDS_PER_PERSON
-    if Storyboard.objects.filter(owner=owner).count() >= cap:
-        raise LimitReached(
-            Limit.STORYBOARDS,
-            gettext(
-                "You have %(cap)s comics, the most one account may keep; "
-                "delete one to start another."
-            )
-            % {"cap": cap},
-        )
-
-
-def check_series(*, owner) -> None:
-    """Raises LimitReached when `owner` already has limits.MAX_SERIES series."""
-    from mangagen.series.models import Series
-    from mangagen.storyboards import limits
-
-    if Series.objects.filter(owner=owner).count() >= limits.MAX_SERIES:
-        raise LimitReached(
-            Limit.SERIES,
-            gettext(
-                "You have %(cap)s series, the most one account may keep; "
-                "delete one to start another."
-            )
-            % {"cap": limits.MAX_SERIES},
-        )
-
-
-def check_library(*, entries) -> None:
-    """Raises LimitReached when a library list (`entries`: the person's cast members, or
-    their places, as a queryset) already holds limits.MAX_LIBRARY."""
-    from mangagen.storyboards import limits
-
-    if entries.count() >= limits.MAX_LIBRARY:
-        raise LimitReached(
-            Limit.LIBRARY,
-            gettext(
-                "Your library keeps at most %(cap)s characters and as many places; "
-                "remove one to save another."
-            )
-            % {"cap": limits.MAX_LIBRARY},
-        )
-
-
-def stored_picture_bytes(*, owner_id: int) -> int:
-    """The bytes of the pictures PICTURE_BYTES_PER_PERSON counts for one person: their
-    own sheet pictures, copies of sheets into another comic (rendered ones included: a
-    rendered sheet with no hold of its own is a copy, and copies cost nothing), their
-    places' pictures, and their library's copies. A paid render's own picture is bounded
-    by its price, not here."""
-    from django.db.models import Q, Sum
-
-    from mangagen.characters.models import CharacterSheet, SheetSource
-    from mangagen.library.models import CastSheet, SavedPlace
-    from mangagen.places.models import Place
-
-    def total(rows, field: str) -> int:
-        return rows.aggregate(total=Sum(field))["total"] or 0
-
-    sheets = CharacterSheet.objects.filter(storyboard__owner_id=owner_id).exclude(image="")
-    free = Q(source=SheetSource.UPLOADED) | Q(hold__isnull=True)
-    places = Place.objects.filter(storyboard__owner_id=owner_id).exclude(picture="")
-    saved = SavedPlace.objects.filter(owner_id=owner_id).exclude(picture="")
-    return (
-        total(sheets.filter(free), "bytes")
-        + total(places, "picture_bytes")
-        + total(CastSheet.objects.filter(member__owner_id=owner_id), "bytes")
-        + total(saved, "picture_bytes")
-    )
-
-
-def check_picture_bytes(*, owner_id: int, adding: int, freeing: int = 0) -> None:
-    """Raises Refused (`sheet_uploads_full`, 400) when the person's stored pictures
-    (stored_picture_bytes), less the `freeing` bytes the same change lets go, plus the
-    `adding` bytes it stores, would pass PICTURE_BYTES_PER_PERSON; then the caller
-    changes nothing. Counted, not locked, as the other caps are."""
-    from mangagen.characters.errors import Refused
-    from mangagen.characters.models import UploadProblem
-
-    cap = settings.PICTURE_BYTES_PER_PERSON
-    stored = stored_picture_bytes(owner_id=owner_id)
-    if stored - freeing + adding > cap:
-        raise Refused(
-            UploadProblem.UPLOADS_FULL,
-            gettext(
-                "Your pictures (sheets, places and the copies in your library and comics) "
-                "would take more than %(mb)s MB in all; delete pictures you no longer use, "
-                "then try again."
-            )
-            % {"mb": cap // (1024 * 1024)},
-            extra={"budget": "PICTURE_BYTES_PER_PERSON", "limit_bytes": cap},
-        )
-
-
-def check_live_jobs(*, user, storyboard) -> None:
-    """Raises LimitReached when `user` already renders MAX_LIVE_JOBS_PER_PERSON other comics."""
-    from mangagen.jobs.models import LIVE_STATES, Job
-
-    cap = settings.MAX_LIVE_JOBS_PER_PERSON
-    others = Job.objects.filter(owner=user, confirmed=True, state__in=LIVE_STATES).exclude(
-        storyboard=storyboard
-    )
-    if others.count() >= cap:
-        raise LimitReached(
-            Limit.LIVE_JOBS,
-            gettext("%(cap)s of your comics are rendering already; finish or stop one first.")
-            % {"cap": cap},
-        )
 
 
 def take_draft(*, user, now: datetime | None = None) -> None:

@@ -12,7 +12,7 @@ from ledger import services as ledger
 from mangagen.jobs import services as jobs
 from mangagen.jobs.models import Job, RenderAttempt
 from mangagen.storyboards import services as storyboards
-from speculation import metrics, services
+from speculation import report, services
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
 
@@ -54,14 +54,14 @@ def test_panel_ten_is_not_counted_as_panel_one(user, run):
         job = run(jobs.approve_panel, job=job, index=index)
     assert RenderAttempt.objects.filter(job=job).count() == 11
 
-    day = metrics.report()[0]
+    day = report.report()[0]
     assert (day.credits_held, day.credits_captured, day.credits_released) == (1, 1, 0)
 
 
 def test_each_figure_is_one_query_however_many_jobs(make_user, run):
     def queries() -> int:
         with CaptureQueriesContext(connection) as captured:
-            metrics.period(
+            report.period(
                 label="day", since=Job.objects.earliest("pk").created_at, until=timezone.now()
             )
         return len(captured)

@@ -15,7 +15,7 @@ def storages(
     secret_key: str = "",
     region: str = "us-east-1",
 ) -> dict:
-    """Django's STORAGES: the media storage (mangagen/storage.py) and static files.
+    """Django's STORAGES: the media storage (mangagen/kernel/storage.py) and static files.
 
     `local` keeps files under MEDIA_ROOT; `s3` in `bucket` of any S3-compatible
     service (`endpoint_url` empty: AWS itself). Raises ValueError for anything else,
@@ -23,7 +23,7 @@ def storages(
     """
     if backend == "local":
         return {
-            "default": {"BACKEND": "mangagen.storage.LocalMediaStorage"},
+            "default": {"BACKEND": "mangagen.kernel.storage.LocalMediaStorage"},
             "staticfiles": STATICFILES,
         }
     if backend != "s3":

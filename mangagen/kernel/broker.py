@@ -11,7 +11,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from mangagen.queues import Queue
+from mangagen.kernel.queues import Queue
 
 PRIORITY_SEPARATOR = "\x06\x16"
 PRIORITY_STEPS = (0, 3, 6, 9)

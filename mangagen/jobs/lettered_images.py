@@ -1,5 +1,7 @@
-"""Rendered images are never public: only the owner, only once delivered.
+"""A shown panel's picture, lettered: what the image view (mangagen/views/images.py)
+sends, and what a render's worker draws ahead.
 
+Rendered images are never public: only the owner, only once delivered.
 A panel is shown with its lettering drawn over the art from the storyboard's
 current text (while the panel's picture is still the one the storyboard
 asks for; otherwise the text the job started with), so a text edit shows at
@@ -24,19 +26,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
 from django.db.models.fields.files import FieldFile
-from django.http import Http404, HttpResponse, HttpResponseNotModified
 
-from mangagen import quotas
-from mangagen.api.errors import plain_error_response
 from mangagen.lettering import Letterable
 from mangagen.pages.builds import REVISION
 from mangagen.pages.compose import PanelArt, compose_panel
 from mangagen.storyboards.models import KeptArt, Storyboard
 from mangagen.translations import selectors as translations
-from mangagen.translations.errors import NoSuchTranslation
 
 from .models import SHOWN_STATES, JobPanel
 
@@ -46,7 +43,7 @@ LETTERED_TTL = 3600
 
 
 @dataclass
-class _Shown:
+class Shown:
     image: FieldFile
     storyboard: Storyboard
     art_hash: str
@@ -55,7 +52,7 @@ class _Shown:
     index: int | None = None
 
 
-def _find(user, name: str) -> _Shown | None:
+def find_shown(user, name: str) -> Shown | None:
     panel = (
         JobPanel.objects.select_related("job", "job__storyboard")
         .filter(image=name, job__owner=user, job__confirmed=True, state__in=SHOWN_STATES)
@@ -63,7 +60,7 @@ def _find(user, name: str) -> _Shown | None:
     )
     if panel is not None:
         job = panel.job
-        return _Shown(
+        return Shown(
             panel.image, job.storyboard, panel.art_hash, panel.faces, panel.spec, panel.index
         )
     kept = (
@@ -73,11 +70,11 @@ def _find(user, name: str) -> _Shown | None:
     )
     if kept is None:
         return None
-    return _Shown(kept.image, kept.storyboard, kept.art_hash, kept.faces, {})
+    return Shown(kept.image, kept.storyboard, kept.art_hash, kept.faces, {})
 
 
-def _lettering(
-    shown: _Shown, path: str, language: str | None = None
+def lettering_of(
+    shown: Shown, path: str, language: str | None = None
 ) -> tuple[str, str, str, Callable[[], bytes]]:
     """The ETag, the cache key (one per image), the language it is lettered in ("" for
     the original's, whatever `language` spelled it; else the translation's code) and
@@ -131,7 +128,7 @@ def _lettering(
     return f'"{digest.hexdigest()[:32]}"', lettered_cache_key(path), lettered_in, lettered
 
 
-def _cached(key: str, etag: str, language: str = "") -> bytes | None:
+def cached(key: str, etag: str, language: str = "") -> bytes | None:
     """The lettered picture in the cache, if it was drawn with this text (the ETag).
 
     One entry per image: a mapping of language ("" for the original's) to
@@ -143,7 +140,7 @@ def _cached(key: str, etag: str, language: str = "") -> bytes | None:
     return None
 
 
-def _store(key: str, etag: str, png: bytes, language: str = "") -> None:
+def store(key: str, etag: str, png: bytes, language: str = "") -> None:
     """Keeps `png` as the image's picture in `language`, and the most recently drawn of
     its others while they fit in LETTERED_CACHE_BYTES_PER_IMAGE with it (a picture
     larger than that on its own is not kept: it is drawn each time it is shown)."""
@@ -176,43 +173,8 @@ def draw_ahead(panel: JobPanel) -> None:
     the request that first shows it (the job page right after Generate) only sends
     it. Nothing is revealed: the image is served only by `render_image`'s checks."""
     job = panel.job
-    shown = _Shown(
-        panel.image, job.storyboard, panel.art_hash, panel.faces, panel.spec, panel.index
-    )
+    shown = Shown(panel.image, job.storyboard, panel.art_hash, panel.faces, panel.spec, panel.index)
     path = (panel.image.name or "").removeprefix("renders/")
-    etag, key, _, lettered = _lettering(shown, path)
-    if _cached(key, etag) is None:
-        _store(key, etag, lettered())
-
-
-@login_required
-def render_image(request, path: str):
-    shown = _find(request.user, f"renders/{path}")
-    if shown is None:
-        raise Http404("No such image.")
-    try:
-        etag, key, language, lettered = _lettering(shown, path, request.GET.get("lang"))
-    except NoSuchTranslation as missing:  # nothing read from the cache, nothing stored
-        return plain_error_response(missing)
-    if request.headers.get("If-None-Match") == etag:
-        return HttpResponseNotModified()
-    # Drawn once per picture and text, not on every request: a person's first paint
-    # after Generate and every other tab then skip the lettering (and a render's
-    # worker draws it ahead: draw_ahead). The budget is checked before the cache is
-    # read: reading it decodes the image's whole entry.
-    try:
-        quotas.check_drawing(user_id=request.user.pk)
-        png = _cached(key, etag, language)
-        if png is None:
-            with quotas.drawing(user_id=request.user.pk):
-                png = lettered()
-            _store(key, etag, png, language)
-    except quotas.LimitReached as refused:
-        return plain_error_response(refused)
-    except FileNotFoundError as gone:  # its file left storage (the comic is going)
-        raise Http404("No such image.") from gone
-    response = HttpResponse(png, content_type="image/png")
-    response["ETag"] = etag
-    response["Cache-Control"] = "private, no-cache"  # the lettering may change under this URL
-    response["X-Content-Type-Options"] = "nosniff"
-    return response
+    etag, key, _, lettered = lettering_of(shown, path)
+    if cached(key, etag) is None:
+        store(key, etag, lettered())

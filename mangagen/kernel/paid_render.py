@@ -20,7 +20,7 @@ from django.utils.translation import gettext_noop
 from ledger import errors as ledger_errors
 from ledger import services as ledger
 from ledger.models import Hold
-from mangagen.credit_history import RENDER_FAILED_PREFIX
+from mangagen.kernel.credit_history import RENDER_FAILED_PREFIX
 
 RENDER_CREDITS = 1  # a render, a panel's or a sheet's, costs one credit
 

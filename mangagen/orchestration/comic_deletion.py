@@ -15,11 +15,11 @@ import logging
 from django.core.cache import cache
 from django.db import transaction
 
-from mangagen import storage
 from mangagen.characters.services import end_sheet_renders
-from mangagen.jobs.images import lettered_cache_key
+from mangagen.jobs.lettered_images import lettered_cache_key
 from mangagen.jobs.models import LIVE_STATES, JobPanel
 from mangagen.jobs.services import cancel_job
+from mangagen.kernel import storage
 from mangagen.publishing.services import end_links_of, end_series_link
 from mangagen.series.models import Series
 from mangagen.series.services import end_series

@@ -1,7 +1,7 @@
 """The one retry rule of a render, a panel's or a character sheet's: a render error the
 provider calls retryable is tried again, after 1, 2, 4 s, at most MAX_RENDER_RETRIES
 times; then the render fails. (Faults that pass, a dropped connection, have their own
-rule: mangagen/passing_faults.py.)"""
+rule: mangagen/kernel/passing_faults.py.)"""
 
 from __future__ import annotations
 

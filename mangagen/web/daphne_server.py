@@ -1,4 +1,4 @@
-"""`python -m mangagen.daphne_server`: daphne, with every request body left to Django.
+"""`python -m mangagen.web.daphne_server`: daphne, with every request body left to Django.
 
 Twisted's HTTP request, under daphne's, parses each POST form body into
 `request.args` before daphne sees it, which daphne never reads: it hands the

@@ -8,7 +8,8 @@ money records) are never pruned.
 
 Files have shorter lives: an ended job's own copies of its renders go a day
 after it ended (`jobs.retention.RENDERS_KEPT_AFTER_END`; the comic keeps what
-it delivered). A deleted comic's files go when it is deleted (mangagen/deletion.py).
+it delivered). A deleted comic's files go when it is deleted
+(mangagen/orchestration/comic_deletion.py).
 """
 
 from __future__ import annotations
