@@ -13,27 +13,14 @@ from .text import one_line
 # Where a renderer that reports no faces is assumed to have put them, by shot:
 # (y of the faces as a fraction of the height, radius as a fraction of the height).
 SHOT_ZONES = {
-    "establishing": (0.7, 0.05),
-    "wide": (0.66, 0.07),
-    "medium": (0.62, 0.15),
-    "close-up": (0.6, 0.3),
-    "extreme-close-up": (0.5, 0.25),
-    "action": (0.45, 0.1),
-}
+    "establishing": (0.7, 0.05), "wide": (0.66, 0.07), "medium": (0.62, 0.15),
+    "close-up": (0.6, 0.3), "extreme-close-up": (0.5, 0.25), "action": (0.45, 0.1),
+}  # fmt: skip
 
 
 # Where a character the blocking places stands, as a fraction of the width, when the
 # renderer reported no faces (the procedural renderer's figures stand there too).
 BLOCKING_X = {"left": 0.22, "center": 0.5, "right": 0.78}
-
-
-@dataclass(frozen=True)
-class Speaker:
-    """A face: centre and radius as fractions of the panel's width (x) and height (y, r)."""
-
-    x: float
-    y: float
-    r: float
 
 
 # A dialogue line's balloon: how it is drawn (docs/api.md, "Lettering you direct").
@@ -91,6 +78,15 @@ class SoundEffect:
 
 def _unit(value) -> float:
     return min(1.0, max(0.0, float(value)))
+
+
+@dataclass(frozen=True)
+class Speaker:
+    """A face: centre and radius as fractions of the panel's width (x) and height (y, r)."""
+
+    x: float
+    y: float
+    r: float
 
 
 @dataclass(frozen=True)

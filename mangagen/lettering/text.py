@@ -101,18 +101,16 @@ def draw_text(
     size = block.font.size
     line_h = size * LEADING
     top = cy - block.text_h / 2
+    pen = _pen(block, ink, stroke)
     for i, line in enumerate(block.lines):
         tw = draw.textlength(line, font=block.font)
         left = cx - tw / 2 if centred else x0 + size * 0.5
-        draw.text(
-            (left, top + i * line_h + line_h / 2),
-            line,
-            font=block.font,
-            fill=ink,
-            anchor="lm",
-            stroke_width=stroke,
-            stroke_fill=ink,
-        )
+        draw.text((left, top + i * line_h + line_h / 2), line, anchor="lm", **pen)
+
+
+def _pen(block: Block, ink, stroke: int) -> dict:
+    """How each glyph is drawn: in the block's font and `ink`, bolder by `stroke`."""
+    return {"font": block.font, "fill": ink, "stroke_width": stroke, "stroke_fill": ink}
 
 
 def _columns(image: Image.Image, block: Block, cx: float, cy: float, *, ink, stroke: int) -> None:
@@ -150,15 +148,7 @@ def _columns(image: Image.Image, block: Block, cx: float, cy: float, *, ink, str
                     anchor="mm",
                 )
             else:
-                draw.text(
-                    (x, y),
-                    char,
-                    font=block.font,
-                    fill=ink,
-                    anchor="mm",
-                    stroke_width=stroke,
-                    stroke_fill=ink,
-                )
+                draw.text((x, y), char, anchor="mm", **_pen(block, ink, stroke))
 
 
 def wrap(draw: ImageDraw.ImageDraw, text: str, f, width: float) -> list[str]:
