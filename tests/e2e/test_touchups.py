@@ -17,15 +17,13 @@ def headers(page) -> dict:
     return {"X-CSRFToken": csrf, "Content-Type": "application/json"}
 
 
-def takes(page, board: int) -> list[dict]:
-    return page.request.get(f"/api/storyboards/{board}/panels/1/takes/").json()["takes"]
-
-
-def test_drag_a_box_redraw_it_toggle_and_keep_the_earlier_one(page, stack, shoot):
-    sign_up(page, "retoucher")
-    stack.manage("grant_credits", "retoucher", "5", "--reason", "e2e")
+def generated(page, stack, name: str, title: str) -> tuple[int, int]:
+    """A new person's comic of one panel, given 5 credits and generated: its storyboard's
+    id and its job's."""
+    sign_up(page, name)
+    stack.manage("grant_credits", name, "5", "--reason", "e2e")
     board = page.request.post(
-        "/api/storyboards/", data={"title": "Touch-ups"}, headers=headers(page)
+        "/api/storyboards/", data={"title": title}, headers=headers(page)
     ).json()["id"]
     page.request.patch(
         f"/api/storyboards/{board}/",
@@ -33,7 +31,16 @@ def test_drag_a_box_redraw_it_toggle_and_keep_the_earlier_one(page, stack, shoot
         headers=headers(page),
     )
     job = page.request.post(f"/api/storyboards/{board}/generate/", headers=headers(page)).json()
-    page.goto(f"/comics/{board}/jobs/{job['job']}/")
+    return board, job["job"]
+
+
+def takes(page, board: int) -> list[dict]:
+    return page.request.get(f"/api/storyboards/{board}/panels/1/takes/").json()["takes"]
+
+
+def test_drag_a_box_redraw_it_toggle_and_keep_the_earlier_one(page, stack, shoot):
+    board, job = generated(page, stack, "retoucher", "Touch-ups")
+    page.goto(f"/comics/{board}/jobs/{job}/")
     panel = page.locator('.job-panel[data-index="1"]')
     expect(panel).to_have_attribute("data-state", "delivered", timeout=30000)
     expect(page.locator("#job-credits")).to_have_text("4")
@@ -89,24 +96,14 @@ def test_drag_a_box_redraw_it_toggle_and_keep_the_earlier_one(page, stack, shoot
 
 
 def test_in_the_reader_paint_a_mask_with_a_brush_and_redraw_it(page, stack, shoot):
-    sign_up(page, "painter")
-    stack.manage("grant_credits", "painter", "5", "--reason", "e2e")
-    board = page.request.post(
-        "/api/storyboards/", data={"title": "Brushwork"}, headers=headers(page)
-    ).json()["id"]
-    page.request.patch(
-        f"/api/storyboards/{board}/",
-        data={"characters": [{"name": "Aiko", "description": "red scarf"}], "panels": PANELS},
-        headers=headers(page),
-    )
-    job = page.request.post(f"/api/storyboards/{board}/generate/", headers=headers(page)).json()
+    board, job = generated(page, stack, "painter", "Brushwork")
 
     def delivered():
-        body = page.request.get(f"/api/jobs/{job['job']}/").json()
+        body = page.request.get(f"/api/jobs/{job}/").json()
         return body["panels"][0]["state"] == "delivered"
 
     wait_until(delivered, timeout=30, what="panel one to be delivered")
-    approved = page.request.post(f"/api/jobs/{job['job']}/panels/1/approve/", headers=headers(page))
+    approved = page.request.post(f"/api/jobs/{job}/panels/1/approve/", headers=headers(page))
     assert approved.status == 200
     page.goto(f"/comics/{board}/read/")
     expect(page.locator("#reader")).to_have_attribute("data-ready", "1")
