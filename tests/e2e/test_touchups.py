@@ -34,6 +34,19 @@ def generated(page, stack, name: str, title: str) -> tuple[int, int]:
     return board, job["job"]
 
 
+def drag(page, picture, *points: tuple[float, float]) -> None:
+    """The mouse pressed on `picture` at the first point, moved through the others and
+    released at the last: fractions of the picture across and down."""
+    frame = picture.bounding_box()
+    assert frame is not None
+    at = [(frame["x"] + frame["width"] * x, frame["y"] + frame["height"] * y) for x, y in points]
+    page.mouse.move(*at[0])
+    page.mouse.down()
+    for point in at[1:]:
+        page.mouse.move(*point)
+    page.mouse.up()
+
+
 def takes(page, board: int) -> list[dict]:
     return page.request.get(f"/api/storyboards/{board}/panels/1/takes/").json()["takes"]
 
@@ -50,14 +63,8 @@ def test_drag_a_box_redraw_it_toggle_and_keep_the_earlier_one(page, stack, shoot
     expect(dialog).to_be_visible()
     picture = dialog.locator("#touchup-picture")
     expect(picture).to_have_js_property("complete", True)
-    frame = picture.bounding_box()
-    assert frame is not None
     # Drag from 20 % to 50 % across and 30 % to 70 % down.
-    page.mouse.move(frame["x"] + frame["width"] * 0.2, frame["y"] + frame["height"] * 0.3)
-    page.mouse.down()
-    page.mouse.move(frame["x"] + frame["width"] * 0.35, frame["y"] + frame["height"] * 0.5)
-    page.mouse.move(frame["x"] + frame["width"] * 0.5, frame["y"] + frame["height"] * 0.7)
-    page.mouse.up()
+    drag(page, picture, (0.2, 0.3), (0.35, 0.5), (0.5, 0.7))
     box = dialog.get_by_role("group", name=re.compile("The part to redraw"))
     expect(box).to_be_focused()
     expect(box).to_have_attribute("aria-description", "From 20% to 50% across, 30% to 70% down")
@@ -114,13 +121,7 @@ def test_in_the_reader_paint_a_mask_with_a_brush_and_redraw_it(page, stack, shoo
     expect(picture).to_have_js_property("complete", True)
     dialog.get_by_label("Paint with a brush").check()
     dialog.get_by_label("Brush size").fill("40")
-    frame = picture.bounding_box()
-    assert frame is not None
-    page.mouse.move(frame["x"] + frame["width"] * 0.3, frame["y"] + frame["height"] * 0.4)
-    page.mouse.down()
-    page.mouse.move(frame["x"] + frame["width"] * 0.5, frame["y"] + frame["height"] * 0.5)
-    page.mouse.move(frame["x"] + frame["width"] * 0.6, frame["y"] + frame["height"] * 0.6)
-    page.mouse.up()
+    drag(page, picture, (0.3, 0.4), (0.5, 0.5), (0.6, 0.6))
     shoot("touchup-brush")
     dialog.get_by_role("button", name="Redraw this part — 1 credit").click()
     expect(dialog.get_by_role("status")).to_contain_text("Redrawn", timeout=30000)
