@@ -11,22 +11,15 @@ from __future__ import annotations
 import io
 
 import pytest
-import requests
 from PIL import Image
-from prometheus_client.parser import text_string_to_metric_families
 
 from tests.factories import png
 from tests.support.providers.openai_compatible import ChatStandIn
-from tests.support.stack import ROOT, Stack, fresh_database_url, redis_url
+from tests.support.stack import counted, stack_of_its_own
 from tests.support.visits import Person, setup_people
 from tests.support.waiting import wait_for
 
-METRICS_TOKEN = "judge-stack-metrics"
 SHEET = png((256, 256), (200, 20, 20))
-PANELS = [
-    {"description": "Aiko runs through the station.", "shot": "action", "characters": ["Aiko"]},
-    {"description": "Aiko runs on.", "shot": "action", "characters": ["Aiko"]},
-]
 
 
 @pytest.fixture(scope="module")
@@ -38,33 +31,16 @@ def chat():
 @pytest.fixture(scope="module")
 def stack(chat):
     env = {
-        "DATABASE_URL": fresh_database_url("judge_stack"),
-        "REDIS_URL": redis_url(7),
         **chat.environment(),
         "JUDGE_MIN_SCORE": "0.6",
         "JUDGE_MAX_REDRAWS": "1",
         "JUDGE_TIMEOUT_SECONDS": "10",
-        "GPU_POOL_PREFIX": "judge-stack",
-        "SPECULATION_LOOKAHEAD": "0",
         "SPECULATION_MIN_CHANCE": "0",
-        "METRICS_TOKEN": METRICS_TOKEN,
-        "MEDIA_ROOT": str(ROOT / "var" / "judge-stack-media"),
-        "BEAT_SCHEDULE_FILE": str(ROOT / "var" / "judge-stack-celerybeat-schedule"),
+        "METRICS_TOKEN": "judge-stack-metrics",
     }
-    with Stack(env=env, log=ROOT / "var" / "judge-stack.log") as running:
+    with stack_of_its_own("judge-stack", redis_db=7, env=env) as running:
         running.shell("from mangagen.renderers.gpu_pool import GpuPool; GpuPool().reset()")
         yield running
-
-
-def headers(person: Person) -> dict[str, str]:
-    if "csrftoken" not in person.http.cookies:
-        person.http.get(f"{person.stack.base_url}/").raise_for_status()
-    return {"X-CSRFToken": person.http.cookies["csrftoken"]}
-
-
-def credits(person: Person) -> tuple[int, int]:
-    me = person.http.get(f"{person.stack.base_url}/api/me/").json()["credits"]
-    return me["available"], me["held"]
 
 
 def job_of(person: Person, job: int) -> dict:
@@ -78,20 +54,6 @@ def delivered(person: Person, job: int, index: int) -> dict | None:
     return panel if panel["state"] == "delivered" else None
 
 
-def counted(stack: Stack, name: str, **labels: str) -> float:
-    answer = requests.get(
-        f"{stack.base_url}/metrics",
-        headers={"Authorization": f"Bearer {METRICS_TOKEN}"},
-        timeout=10,
-    )
-    answer.raise_for_status()
-    for family in text_string_to_metric_families(answer.text):
-        for sample in family.samples:
-            if sample.name == name and sample.labels == labels:
-                return sample.value
-    return 0.0
-
-
 def colour_of(picture: bytes) -> tuple[int, ...]:
     with Image.open(io.BytesIO(picture)) as image:
         return image.convert("RGB").getpixel((image.width // 2, image.height // 2))
@@ -100,20 +62,8 @@ def colour_of(picture: bytes) -> tuple[int, ...]:
 def test_a_drifted_render_is_redrawn_shown_checked_and_charged_once(stack, chat):
     [(username, board, session)] = setup_people(stack, 1, "judged")
     person = Person(stack, username, board, session)
-    base = f"{stack.base_url}/api/storyboards/{board}"
-    patched = person.http.patch(
-        f"{base}/",
-        json={"characters": [{"name": "Aiko", "description": "red scarf"}], "panels": PANELS},
-        headers=headers(person),
-    )
-    assert patched.status_code == 200, patched.text
-    sheet = person.http.put(
-        f"{base}/characters/Aiko/sheet/",
-        files={"image": ("aiko.png", SHEET, "image/png")},
-        headers=headers(person),
-    )
-    assert sheet.status_code == 200, sheet.text
-    assert credits(person) == (50, 0)
+    person.with_a_sheet(SHEET)
+    assert person.credits() == (50, 0)
 
     chat.scores = [0.2, 0.9]
     generated = person.post(f"/api/storyboards/{board}/generate/")
@@ -124,7 +74,7 @@ def test_a_drifted_render_is_redrawn_shown_checked_and_charged_once(stack, chat)
     )
     assert panel["check"]["score"] == 0.9 and panel["check"]["redraws"] == 1
     assert panel["check"]["reason"] == "scored 0.9" and panel["check"]["low"] is False
-    assert credits(person) == (49, 0)  # drawn twice, charged once
+    assert person.credits() == (49, 0)  # drawn twice, charged once
     assert len(chat.made) == 2
     for made in chat.made:  # the render, then Aiko's sheet, with the description
         assert len(made["images"]) == 2
@@ -145,7 +95,7 @@ def test_a_drifted_render_is_redrawn_shown_checked_and_charged_once(stack, chat)
         lambda: delivered(person, job, 2), timeout=90, every=0.3, what="panel two delivered"
     )
     assert panel["check"] is None
-    assert credits(person) == (48, 0)
+    assert person.credits() == (48, 0)
     wait_for(
         lambda: counted(stack, "mangagen_judge_total", verdict="unchecked") == 1,
         every=0.5,

@@ -7,15 +7,11 @@ leaves Review is cancelled at Replicate and costs nothing. Both are counted in
 from __future__ import annotations
 
 import pytest
-import requests
-from prometheus_client.parser import text_string_to_metric_families
 
 from tests.support.providers.replicate import ReplicateStandIn
-from tests.support.stack import ROOT, Stack, fresh_database_url, redis_url
+from tests.support.stack import Stack, counted, stack_of_its_own
 from tests.support.visits import Person, setup_people
 from tests.support.waiting import wait_for
-
-METRICS_TOKEN = "replicate-stack-metrics"
 
 
 @pytest.fixture(scope="module")
@@ -27,25 +23,14 @@ def replicate():
 @pytest.fixture(scope="module")
 def stack(replicate):
     env = {
-        "DATABASE_URL": fresh_database_url("replicate_stack"),
-        "REDIS_URL": redis_url(5),
         **replicate.environment(),
         "RENDER_HTTP_BACKOFF_SECONDS": "0.2",
-        "GPU_POOL_PREFIX": "replicate-stack",
-        "SPECULATION_LOOKAHEAD": "0",
         "SPECULATION_MIN_CHANCE": "0",
-        "METRICS_TOKEN": METRICS_TOKEN,
-        "MEDIA_ROOT": str(ROOT / "var" / "replicate-stack-media"),
-        "BEAT_SCHEDULE_FILE": str(ROOT / "var" / "replicate-stack-celerybeat-schedule"),
+        "METRICS_TOKEN": "replicate-stack-metrics",
     }
-    with Stack(env=env, log=ROOT / "var" / "replicate-stack.log") as running:
+    with stack_of_its_own("replicate-stack", redis_db=5, env=env) as running:
         running.shell("from mangagen.renderers.gpu_pool import GpuPool; GpuPool().reset()")
         yield running
-
-
-def credits(person: Person) -> tuple[int, int]:
-    me = person.http.get(f"{person.stack.base_url}/api/me/").json()["credits"]
-    return me["available"], me["held"]
 
 
 def outcome_of(stack: Stack, job: int) -> str:
@@ -55,27 +40,12 @@ def outcome_of(stack: Stack, job: int) -> str:
     ).strip()
 
 
-def counted(stack: Stack, name: str, **labels: str) -> float:
-    """A sample of /metrics (summed over the stack's processes), 0 when absent."""
-    answer = requests.get(
-        f"{stack.base_url}/metrics",
-        headers={"Authorization": f"Bearer {METRICS_TOKEN}"},
-        timeout=10,
-    )
-    answer.raise_for_status()
-    for family in text_string_to_metric_families(answer.text):
-        for sample in family.samples:
-            if sample.name == name and sample.labels == labels:
-                return sample.value
-    return 0.0
-
-
 def test_generate_is_delivered_from_replicate_and_charged_once(stack, replicate):
     [(username, board, session)] = setup_people(stack, 1, "maker")
     person = Person(stack, username, board, session)
     _, attached = person.generate_and_wait()
     assert not attached
-    assert credits(person) == (49, 0)
+    assert person.credits() == (49, 0)
     assert [p.status for p in replicate.predictions.values()] == ["succeeded"]
     assert outcome_of(stack, person.job) == "delivered"
     # The worker counts it once the delivery has committed, and Replicate's boot (3 s)
@@ -96,7 +66,7 @@ def test_a_speculation_left_on_review_is_cancelled_at_replicate_and_costs_nothin
     before = set(replicate.predictions)
     job = person.reach_review(speculate=True, debounce=0)
     assert job is not None and person.answer["hint"] is True
-    assert credits(person) == (49, 1)  # the speculation's hold
+    assert person.credits() == (49, 1)  # the speculation's hold
     wait_for(
         lambda: [p for i, p in replicate.predictions.items() if i not in before],
         timeout=30,
@@ -111,7 +81,7 @@ def test_a_speculation_left_on_review_is_cancelled_at_replicate_and_costs_nothin
     )
     mine = [p for i, p in replicate.predictions.items() if i not in before]
     assert [p.status for p in mine] == ["canceled"]
-    assert credits(person) == (50, 0)  # nothing charged, the hold released
+    assert person.credits() == (50, 0)  # nothing charged, the hold released
     wait_for(
         lambda: counted(stack, "mangagen_renders_total", outcome="cancelled_at_provider") == 1,
         every=0.5,

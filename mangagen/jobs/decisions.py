@@ -124,16 +124,12 @@ def start_job(
         takes = current_takes(storyboard=storyboard)
         if not confirmed and all(p.art_hash in takes for p in panels):
             raise NothingToRender(gettext("Every panel is already drawn and kept."))
-        job = Job.objects.create(
-            owner=user,
+        job = new_job(
+            user=user,
             storyboard=storyboard,
-            version=storyboard.version,
-            style=storyboard.style,
-            cast={c.name: c.description for c in storyboard.characters.all()},
             confirmed=confirmed,
-            confirmed_at=now if confirmed else None,
+            now=now,
             confirm_by=None if confirmed else confirm_by,
-            expires_at=now + timedelta(seconds=settings.JOB_TTL_SECONDS) if confirmed else None,
         )
         JobPanel.objects.bulk_create(job_panel_for(job, p, takes) for p in panels)
         job = lock_job(pk=job.pk)
@@ -145,6 +141,27 @@ def start_job(
         queue_render(job=job, panel=missing)
         schedule_deadline(job)
     return job
+
+
+def new_job(*, user, storyboard: Storyboard, confirmed: bool, now: datetime, **fields) -> Job:
+    """A job of the storyboard as it is (its version, style and cast) with `fields`:
+    confirmed `now` (and so expiring, `expiry_of`), or not confirmed yet."""
+    return Job.objects.create(
+        owner=user,
+        storyboard=storyboard,
+        version=storyboard.version,
+        style=storyboard.style,
+        cast={c.name: c.description for c in storyboard.characters.all()},
+        confirmed=confirmed,
+        confirmed_at=now if confirmed else None,
+        expires_at=expiry_of(now) if confirmed else None,
+        **fields,
+    )
+
+
+def expiry_of(confirmed_at: datetime) -> datetime:
+    """When a job confirmed at `confirmed_at` expires: JOB_TTL_SECONDS later."""
+    return confirmed_at + timedelta(seconds=settings.JOB_TTL_SECONDS)
 
 
 def job_panel_for(job: Job, panel, takes: dict) -> JobPanel:
@@ -189,7 +206,7 @@ def confirm_job(*, job: Job) -> Job:
             job,
             confirmed=True,
             confirmed_at=now,
-            expires_at=now + timedelta(seconds=settings.JOB_TTL_SECONDS),
+            expires_at=expiry_of(now),
             # as _rebase left them
             version=job.version,
             style=job.style,

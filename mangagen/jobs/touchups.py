@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
-from datetime import timedelta
 
-from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
@@ -36,7 +34,7 @@ from mangagen.storyboards.lock_objects import lock_storyboard
 from mangagen.storyboards.models import KeptArt, Storyboard
 from mangagen.storyboards.selectors import current_takes
 
-from .decisions import approve_panel, cancel_job, job_panel_for
+from .decisions import approve_panel, cancel_job, job_panel_for, new_job
 from .errors import IllegalTransition, NothingToTouchUp, TouchUpBusy, TouchUpUnsupported
 from .lock_objects import lock_job, lock_panel, try_lock_panel
 from .models import LIVE_STATES, Job, JobKind, JobState, PanelState, TouchUp
@@ -161,17 +159,12 @@ def _job_for(*, user, storyboard: Storyboard, panel, take: KeptArt) -> Job:
 
 def _own_job(*, user, storyboard: Storyboard, panel) -> Job:
     """A touch-up's own job: confirmed, holding just the panel (with its kept picture)."""
-    now = timezone.now()
-    job = Job.objects.create(
-        owner=user,
+    job = new_job(
+        user=user,
         storyboard=storyboard,
-        version=storyboard.version,
-        style=storyboard.style,
-        cast={c.name: c.description for c in storyboard.characters.all()},
-        kind=JobKind.TOUCHUP,
         confirmed=True,
-        confirmed_at=now,
-        expires_at=now + timedelta(seconds=settings.JOB_TTL_SECONDS),
+        now=timezone.now(),
+        kind=JobKind.TOUCHUP,
         current_index=panel.index,
     )
     job_panel_for(job, panel, current_takes(storyboard=storyboard)).save()

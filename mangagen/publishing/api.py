@@ -1,7 +1,7 @@
 """The owner's side of reading links (docs/api.md, "Reading links"): publish, publish
 again, stop sharing; for a comic and for a series. Another person's comic: 404."""
 
-from drf_spectacular.utils import OpenApiTypes, extend_schema
+from drf_spectacular.utils import OpenApiTypes, extend_schema, extend_schema_view
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -29,55 +29,73 @@ def _published(link, created: bool) -> Response:
     return Response(selectors.link_json(link), status=code)
 
 
-class PublishComicView(APIView):
+# The calls that read and change a reading link (its link, publishing, stopping), by
+# what they name the thing shared.
+CALLS = {
+    "storyboard": (selectors.link_of_comic, services.publish_comic, services.stop_sharing_comic),
+    "series": (selectors.link_of_series, services.publish_series, services.stop_sharing_series),
+}
+
+
+# A reading link's owner side, a comic's or a series': the owner's thing, found by its
+# key (`owned`; `whole` to publish it), its link, publishing it (again), stopping. A
+# comment, not a docstring: the schema would take a view's docstring for its operations'.
+class _Publishing(APIView):
     throttle_classes = [WritesThrottle]
     throttle_scope = "export"
+    what: str  # what is shared, as the schema's summaries name it
+    keyword: str  # what the CALLS name it
+    publishing: str  # the schema's summary of publishing it
 
-    @extend_schema(responses=OpenApiTypes.OBJECT, summary="The comic's reading link, if shared")
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        whose = f"{cls.what}'" if cls.what.endswith("s") else f"{cls.what}'s"
+        extend_schema_view(
+            get=extend_schema(
+                responses=OpenApiTypes.OBJECT, summary=f"The {whose} reading link, if shared"
+            ),
+            post=extend_schema(
+                request=PublishSerializer,
+                responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT},
+                summary=cls.publishing,
+            ),
+            delete=extend_schema(
+                request=None, responses={204: None}, summary=f"Stop sharing the {cls.what}"
+            ),
+        )(cls)
+
+    def owned(self, request, pk: int, *, whole: bool = False):
+        raise NotImplementedError
+
     def get(self, request, pk: int):
-        storyboard = owned_storyboard(request, pk, with_parts=False)
-        return Response(
-            {"link": selectors.link_json(selectors.link_of_comic(storyboard=storyboard))}
-        )
+        link_of, _, _ = CALLS[self.keyword]
+        link = link_of(**{self.keyword: self.owned(request, pk)})
+        return Response({"link": selectors.link_json(link)})
 
     @refuses(NothingToExport, Limit.DRAWING)
-    @extend_schema(
-        request=PublishSerializer,
-        responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT},
-        summary="Publish the comic as it is now (again: the same link, the current version)",
-    )
     def post(self, request, pk: int):
+        _, publish, _ = CALLS[self.keyword]
         options = _options(request)
-        storyboard = owned_storyboard(request, pk)
-        return _published(*services.publish_comic(storyboard=storyboard, options=options))
+        shared = self.owned(request, pk, whole=True)
+        return _published(*publish(**{self.keyword: shared}, options=options))
 
-    @extend_schema(request=None, responses={204: None}, summary="Stop sharing the comic")
     def delete(self, request, pk: int):
-        services.stop_sharing_comic(storyboard=owned_storyboard(request, pk, with_parts=False))
+        _, _, stop_sharing = CALLS[self.keyword]
+        stop_sharing(**{self.keyword: self.owned(request, pk)})
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class PublishSeriesView(APIView):
-    throttle_classes = [WritesThrottle]
-    throttle_scope = "export"
+class PublishComicView(_Publishing):
+    what, keyword = "comic", "storyboard"
+    publishing = "Publish the comic as it is now (again: the same link, the current version)"
 
-    @extend_schema(responses=OpenApiTypes.OBJECT, summary="The series' reading link, if shared")
-    def get(self, request, pk: int):
-        series = owned_series(request, pk)
-        return Response({"link": selectors.link_json(selectors.link_of_series(series=series))})
+    def owned(self, request, pk: int, *, whole: bool = False):
+        return owned_storyboard(request, pk, with_parts=whole)
 
-    @refuses(NothingToExport, Limit.DRAWING)
-    @extend_schema(
-        request=PublishSerializer,
-        responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT},
-        summary="Publish the series' drawn chapters, in order, as they are now",
-    )
-    def post(self, request, pk: int):
-        options = _options(request)
-        series = owned_series(request, pk)
-        return _published(*services.publish_series(series=series, options=options))
 
-    @extend_schema(request=None, responses={204: None}, summary="Stop sharing the series")
-    def delete(self, request, pk: int):
-        services.stop_sharing_series(series=owned_series(request, pk))
-        return Response(status=status.HTTP_204_NO_CONTENT)
+class PublishSeriesView(_Publishing):
+    what, keyword = "series", "series"
+    publishing = "Publish the series' drawn chapters, in order, as they are now"
+
+    def owned(self, request, pk: int, *, whole: bool = False):
+        return owned_series(request, pk)

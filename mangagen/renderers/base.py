@@ -6,7 +6,7 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 
 @dataclass(frozen=True)
@@ -187,6 +187,16 @@ class Waiting:
     on_state: OnState | None = None
 
 
+class WaitingOptions(TypedDict, total=False):
+    """A render's keyword arguments, `Waiting`'s fields: what `render`, `render_sheet`
+    and `touch_up` take after the spec and the seed."""
+
+    ticket: str | None
+    priority: str
+    while_waiting: Callable[[], None] | None
+    on_state: OnState | None
+
+
 class Renderer:
     """What every renderer is. Panels and sheets go the same way: a renderer says what
     each is as work (`panel_work`, `sheet_work`) and how work is rendered (`perform`).
@@ -198,56 +208,30 @@ class Renderer:
     # refused before any hold where it cannot.
     can_touch_up: bool = False
 
-    def render(
-        self,
-        spec: PanelSpec,
-        seed: int,
-        *,
-        ticket: str | None = None,
-        priority: str = "confirmed",
-        while_waiting: Callable[[], None] | None = None,
-        on_state: OnState | None = None,
-    ) -> RenderResult:
+    def render(self, spec: PanelSpec, seed: int, **waiting: Unpack[WaitingOptions]) -> RenderResult:
         """Renders one panel. `ticket` names the render in the provider's queue,
         `priority` is its queue (mangagen.renderers.gpu_pool.Priority), `while_waiting`
         is called about once a second while it waits or renders, and `on_state` each
         time a remote render changes state (queued, booting, rendering, unreachable).
         Raises RenderError, or Withdrawn when the ticket is withdrawn meanwhile (after
         cancelling the render at the provider if it had reached one)."""
-        waiting = Waiting(ticket, priority, while_waiting, on_state)
-        return self.perform(self.panel_work(spec, seed), waiting)
+        return self.perform(self.panel_work(spec, seed), Waiting(**waiting))
 
     def render_sheet(
-        self,
-        spec: SheetSpec,
-        seed: int,
-        *,
-        ticket: str | None = None,
-        priority: str = "confirmed",
-        while_waiting: Callable[[], None] | None = None,
-        on_state: OnState | None = None,
+        self, spec: SheetSpec, seed: int, **waiting: Unpack[WaitingOptions]
     ) -> RenderResult:
         """Renders a character's reference sheet (a front view and a few expressions,
         one image) through the same provider and queue as panels."""
-        waiting = Waiting(ticket, priority, while_waiting, on_state)
-        return self.perform(self.sheet_work(spec, seed), waiting)
+        return self.perform(self.sheet_work(spec, seed), Waiting(**waiting))
 
     def touch_up(
-        self,
-        spec: TouchUpSpec,
-        seed: int,
-        *,
-        ticket: str | None = None,
-        priority: str = "confirmed",
-        while_waiting: Callable[[], None] | None = None,
-        on_state: OnState | None = None,
+        self, spec: TouchUpSpec, seed: int, **waiting: Unpack[WaitingOptions]
     ) -> RenderResult:
         """Draws the region `spec.mask` marks again, through the same provider and queue
         as panels. The result is the provider's whole picture at the image's size;
         whatever it did outside the region is undone by the caller, which composites it
         into the original (mangagen/renderers/regions.py `composite`)."""
-        waiting = Waiting(ticket, priority, while_waiting, on_state)
-        return self.perform(self.touchup_work(spec, seed), waiting)
+        return self.perform(self.touchup_work(spec, seed), Waiting(**waiting))
 
     def panel_work(self, spec: PanelSpec, seed: int) -> Any:
         raise NotImplementedError

@@ -76,15 +76,31 @@ def render_in_thread(renderer, panel, name, **kwargs) -> dict:
     return outcome
 
 
-def replicate_settings(settings, standin, **extra) -> None:
-    """Settings for the Replicate renderer against `standin`, FLUX schnell's defaults."""
-    provider = {
-        "REPLICATE_BASE_URL": standin.url,
+# What each provider's tests set beyond its stand-in's URL (`<RENDERER>_BASE_URL`): no
+# password, the shipped workflows and inputs, sheets through IP-Adapter (AUTOMATIC1111),
+# endpoint abc123 (RunPod), FLUX schnell (Replicate).
+PROVIDERS = {
+    "a1111": {
+        "A1111_AUTH": "",
+        "A1111_PAYLOAD": None,
+        "A1111_REFERENCE_MODULE": "ip-adapter_clip_h",
+        "A1111_REFERENCE_MODEL": "ip-adapter-plus_sdxl_vit-h",
+    },
+    "comfyui": {"COMFYUI_WORKFLOW": "", "COMFYUI_REFERENCE_WORKFLOW": ""},
+    "runpod": {"RUNPOD_API_KEY": "rp_test", "RUNPOD_ENDPOINT_ID": "abc123", "RUNPOD_INPUT": None},
+    "replicate": {
         "REPLICATE_API_TOKEN": "r8_test",
         "REPLICATE_MODEL": "black-forest-labs/flux-schnell",
         "REPLICATE_INPUT": None,
-    }
-    quick(settings, "replicate", **provider | extra)
+    },
+}
+
+
+def provider_settings(settings, renderer: str, standin, **extra) -> None:
+    """Settings for `renderer` against `standin` (`quick`): its PROVIDERS defaults, then
+    `extra`."""
+    at = {f"{renderer.upper()}_BASE_URL": standin.url}
+    quick(settings, renderer, **at | PROVIDERS[renderer] | extra)
 
 
 def finished(

@@ -8,20 +8,14 @@ import pytest
 
 from mangagen.renderers import get_renderer
 from mangagen.renderers.workflows import REFERENCES, TXT2IMG, shipped
-from mangagen.tests.remote_renders import AIKO, KENJI, quick, spec, with_sheet
+from mangagen.tests.remote_renders import AIKO, KENJI, provider_settings, spec, with_sheet
 from tests.support.providers.comfyui import ComfyUIStandIn
 
 
 @pytest.fixture
 def comfy(settings):
     with ComfyUIStandIn(render=0.2, load=0.3) as standin:
-        quick(
-            settings,
-            "comfyui",
-            COMFYUI_BASE_URL=standin.url,
-            COMFYUI_WORKFLOW="",
-            COMFYUI_REFERENCE_WORKFLOW="",
-        )
+        provider_settings(settings, "comfyui", standin)
         yield standin
 
 

@@ -5,9 +5,9 @@ import io
 import pytest
 from PIL import Image, ImageDraw
 
-from mangagen.lettering import Letterable, balloons, languages, letter, lettering_font
-from mangagen.lettering.balloons import wrap
+from mangagen.lettering import Letterable, languages, letter, lettering_font, placement
 from mangagen.lettering.fonts import cjk_font, covers, face_for
+from mangagen.lettering.text import wrap
 from mangagen.pages.compose import PanelArt, compose_page, compose_strip
 from mangagen.pages.layout import LayoutPanel, paginate
 
@@ -179,13 +179,13 @@ def test_a_translation_longer_than_its_original_is_set_whole(monkeypatch):
     """The balloon grows, or the type shrinks within bounds: a German line twice the
     English one is never cut short."""
     cut = []
-    block = balloons._Letterer._block
+    block = placement._Letterer._block
 
     def watch(self, text, size, vertical, kind, force=False):
         cut.extend([text] if force else [])
         return block(self, text, size, vertical, kind, force)
 
-    monkeypatch.setattr(balloons._Letterer, "_block", watch)
+    monkeypatch.setattr(placement._Letterer, "_block", watch)
     for language, text in (
         ("en", "They're right behind us, run!"),
         ("de", "Sie sind direkt hinter uns, lauf so schnell du kannst, Aiko, lauf!"),

@@ -17,7 +17,7 @@ from mangagen.renderers.gpu_pool import GpuPool, Withdrawn
 from mangagen.tests.remote_renders import (
     AIKO,
     KENJI,
-    quick,
+    provider_settings,
     render_in_thread,
     spec,
     ticket,
@@ -27,21 +27,10 @@ from tests.support.providers.a1111 import A1111StandIn
 from tests.support.waiting import wait_for
 
 
-def configure(settings, standin, **extra):
-    defaults = {
-        "A1111_BASE_URL": standin.url,
-        "A1111_AUTH": "",
-        "A1111_PAYLOAD": None,
-        "A1111_REFERENCE_MODULE": "ip-adapter_clip_h",
-        "A1111_REFERENCE_MODEL": "ip-adapter-plus_sdxl_vit-h",
-    }
-    quick(settings, "a1111", **defaults | extra)
-
-
 @pytest.fixture
 def a1111(settings):
     with A1111StandIn(render=0.2, load=0.2) as standin:
-        configure(settings, standin)
+        provider_settings(settings, "a1111", standin)
         yield standin
 
 
@@ -100,7 +89,7 @@ def test_a_validation_error_fails_at_once(a1111, settings):
 
 def test_basic_auth(settings):
     with A1111StandIn(render=0.1, load=0, auth=("mangagen", "s3cret")) as standin:
-        configure(settings, standin, A1111_AUTH="mangagen:s3cret")
+        provider_settings(settings, "a1111", standin, A1111_AUTH="mangagen:s3cret")
         assert get_renderer().render(spec(), 36).image
         settings.A1111_AUTH = "mangagen:wrong"
         with pytest.raises(RenderError, match="401"):
@@ -109,7 +98,7 @@ def test_basic_auth(settings):
 
 def test_withdrawn_while_running_it_is_interrupted(settings):
     with A1111StandIn(render=30, load=0) as a1111:
-        configure(settings, a1111)
+        provider_settings(settings, "a1111", a1111)
         name, states = ticket(), []
         outcome = render_in_thread(get_renderer(), spec(), name, on_state=states.append)
         wait_for(lambda: ProviderState.RENDERING in [s.state for s in states], what="it to run")
@@ -121,7 +110,7 @@ def test_withdrawn_while_running_it_is_interrupted(settings):
 
 def test_withdrawn_while_queued_behind_another_it_is_interrupted_only_once_it_runs(settings):
     with A1111StandIn(render=1.5, load=0) as a1111:
-        configure(settings, a1111, GPU_POOL_SIZE=2)
+        provider_settings(settings, "a1111", a1111, GPU_POOL_SIZE=2)
         other, mine, states = ticket(), ticket(), []
         someone_else = render_in_thread(get_renderer(), spec(), other)
         wait_for(lambda: a1111.current is not None, what="someone else's render to run")

@@ -17,7 +17,7 @@ from mangagen.renderers.workflows import REFERENCES, TXT2IMG, shipped, shipped_p
 from mangagen.tests.remote_renders import (
     AIKO,
     KENJI,
-    quick,
+    provider_settings,
     render_in_thread,
     spec,
     ticket,
@@ -30,18 +30,8 @@ from tests.support.waiting import wait_for
 @pytest.fixture
 def comfy(settings):
     with ComfyUIStandIn(render=0.2, load=0.3) as standin:
-        configure(settings, standin)
+        provider_settings(settings, "comfyui", standin)
         yield standin
-
-
-def configure(settings, standin):
-    quick(
-        settings,
-        "comfyui",
-        COMFYUI_BASE_URL=standin.url,
-        COMFYUI_WORKFLOW="",
-        COMFYUI_REFERENCE_WORKFLOW="",
-    )
 
 
 def queued_workflow(comfy: ComfyUIStandIn, index: int = 0) -> dict:
@@ -113,7 +103,7 @@ def test_an_interrupt_is_only_sent_for_the_prompt_that_runs(settings, legacy):
     """Even a ComfyUI that interrupts whatever runs, whatever the body says, never
     loses someone else's render: the adapter asks /queue first."""
     with ComfyUIStandIn(render=30, load=0, legacy_interrupt=legacy) as comfy:
-        configure(settings, comfy)
+        provider_settings(settings, "comfyui", comfy)
         settings.GPU_POOL_SIZE = 2
         other, mine, states = ticket(), ticket(), []
         someone_else = render_in_thread(get_renderer(), spec(), other)
@@ -144,7 +134,7 @@ def test_node_errors_fail_the_render_at_once_with_comfyuis_message(comfy, settin
 
 def test_a_missing_custom_node_is_named(settings):
     with ComfyUIStandIn(render=0.1, load=0, ipadapter=False) as comfy:
-        configure(settings, comfy)
+        provider_settings(settings, "comfyui", comfy)
         with pytest.raises(RenderError, match="node IPAdapterUnifiedLoader does not exist"):
             get_renderer().render(spec(with_sheet(AIKO)), 25)
 

@@ -18,7 +18,7 @@ from mangagen.renderers.gpu_pool import GpuPool, Priority, Withdrawn
 from mangagen.renderers.provider_http import PROVIDER_DOWN
 from mangagen.renderers.remote import Submission
 from mangagen.renderers.replicate import DEFAULT_INPUT, data_url
-from mangagen.tests.remote_renders import png, render_in_thread, replicate_settings, spec
+from mangagen.tests.remote_renders import png, provider_settings, render_in_thread, spec
 from tests.support.providers.replicate import ReplicateStandIn, version_of
 from tests.support.waiting import wait_for
 
@@ -26,7 +26,7 @@ from tests.support.waiting import wait_for
 @pytest.fixture
 def replicate(settings):
     with ReplicateStandIn(cold_boot=1.2, render=0.2, capacity=2) as standin:
-        replicate_settings(settings, standin)
+        provider_settings(settings, "replicate", standin)
         yield standin
 
 

@@ -13,7 +13,7 @@ from mangagen.renderers.workflows import REFERENCES, TXT2IMG, shipped
 from mangagen.tests.remote_renders import (
     AIKO,
     KENJI,
-    quick,
+    provider_settings,
     render_in_thread,
     spec,
     ticket,
@@ -26,14 +26,7 @@ from tests.support.waiting import wait_for
 @pytest.fixture
 def runpod(settings):
     with RunPodStandIn(cold_boot=1.2, render=0.2, capacity=2) as standin:
-        quick(
-            settings,
-            "runpod",
-            RUNPOD_BASE_URL=standin.url,
-            RUNPOD_API_KEY="rp_test",
-            RUNPOD_ENDPOINT_ID="abc123",
-            RUNPOD_INPUT=None,
-        )
+        provider_settings(settings, "runpod", standin)
         yield standin
 
 

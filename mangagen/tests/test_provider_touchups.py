@@ -18,7 +18,13 @@ from PIL import Image, ImageChops, ImageDraw
 from mangagen.renderers import RenderError, RenderResult, get_renderer, regions
 from mangagen.renderers.base import TouchUpSpec
 from mangagen.renderers.workflows import INPAINT, shipped
-from mangagen.tests.remote_renders import AIKO, KENJI, quick, replicate_settings, spec, with_sheet
+from mangagen.tests.remote_renders import (
+    AIKO,
+    KENJI,
+    provider_settings,
+    spec,
+    with_sheet,
+)
 from tests.support.providers.a1111 import A1111StandIn
 from tests.support.providers.comfyui import ComfyUIStandIn
 from tests.support.providers.openai_compatible import OpenAIStandIn
@@ -55,6 +61,22 @@ def picture(data: bytes) -> Image.Image:
     with Image.open(io.BytesIO(data)) as opened:
         opened.load()
         return opened.copy()
+
+
+def touched_up(seed: int) -> tuple[TouchUpSpec, RenderResult]:
+    """`touch()` redrawn by the renderer the settings name, which can touch up."""
+    renderer = get_renderer()
+    assert renderer.can_touch_up
+    touched = touch()
+    return touched, renderer.touch_up(touched, seed)
+
+
+def assert_redrew_only_the_box(standin, result: RenderResult, touched: TouchUpSpec) -> None:
+    """The one mask `standin` redrew with was the box's, at the providers' 1216×832, and
+    its picture composited into the original kept all else."""
+    [made] = standin.made.values()
+    assert_redraws_the_box(made, (1216, 832))
+    assert_keeps_the_outside(result, touched)
 
 
 def assert_redraws_the_box(mask: Image.Image, size: tuple[int, int]) -> None:
@@ -102,23 +124,12 @@ def assert_keeps_the_outside(result: RenderResult, touched: TouchUpSpec) -> None
 @pytest.fixture
 def a1111(settings):
     with A1111StandIn(render=0.1, load=0.1) as standin:
-        quick(
-            settings,
-            "a1111",
-            A1111_BASE_URL=standin.url,
-            A1111_AUTH="",
-            A1111_PAYLOAD=None,
-            A1111_REFERENCE_MODULE="ip-adapter_clip_h",
-            A1111_REFERENCE_MODEL="ip-adapter-plus_sdxl_vit-h",
-        )
+        provider_settings(settings, "a1111", standin)
         yield standin
 
 
 def test_a1111_redraws_the_region_through_img2img_with_a_white_mask(a1111):
-    renderer = get_renderer()
-    assert renderer.can_touch_up
-    touched = touch()
-    result = renderer.touch_up(touched, 41)
+    touched, result = touched_up(41)
     assert not a1111.seen("POST", r"/sdapi/v1/txt2img")
     [call] = a1111.seen("POST", r"/sdapi/v1/img2img")
     payload = call.json()
@@ -178,22 +189,12 @@ def test_the_a1111_stand_in_refuses_an_img2img_without_its_picture_as_the_web_ui
 @pytest.fixture
 def comfy(settings):
     with ComfyUIStandIn(render=0.1, load=0.1) as standin:
-        quick(
-            settings,
-            "comfyui",
-            COMFYUI_BASE_URL=standin.url,
-            COMFYUI_WORKFLOW="",
-            COMFYUI_REFERENCE_WORKFLOW="",
-            COMFYUI_INPAINT_WORKFLOW="",
-        )
+        provider_settings(settings, "comfyui", standin, COMFYUI_INPAINT_WORKFLOW="")
         yield standin
 
 
 def test_comfyui_runs_the_shipped_inpaint_workflow_on_the_uploaded_picture_and_mask(comfy):
-    renderer = get_renderer()
-    assert renderer.can_touch_up
-    touched = touch()
-    result = renderer.touch_up(touched, 51)
+    touched, result = touched_up(51)
     [queued] = comfy.seen("POST", r"/prompt")
     workflow = queued.json()["prompt"]
     assert {n["class_type"] for n in workflow.values()} == {
@@ -207,9 +208,7 @@ def test_comfyui_runs_the_shipped_inpaint_workflow_on_the_uploaded_picture_and_m
     uploaded = picture(comfy.inputs[mask])
     assert uploaded.mode == "L"  # greyscale, white = redraw: LoadImageMask reads "red"
     assert workflow["3"]["inputs"]["channel"] == "red"
-    [made] = comfy.made.values()
-    assert_redraws_the_box(made, (1216, 832))
-    assert_keeps_the_outside(result, touched)
+    assert_redrew_only_the_box(comfy, result, touched)
 
 
 def test_comfyui_takes_an_inpaint_workflow_of_ones_own(comfy, settings, tmp_path):
@@ -240,9 +239,7 @@ def test_comfyui_takes_an_inpaint_workflow_of_ones_own(comfy, settings, tmp_path
     workflow = queued.json()["prompt"]
     assert workflow["6"]["class_type"] == "InpaintModelConditioning"
     assert workflow["7"]["inputs"]["denoise"] == 0.85
-    [made] = comfy.made.values()
-    assert_redraws_the_box(made, (1216, 832))
-    assert_keeps_the_outside(result, touched)
+    assert_redrew_only_the_box(comfy, result, touched)
 
 
 def test_an_inpaint_workflow_without_its_placeholders_is_refused_at_start(tmp_path):
@@ -278,23 +275,12 @@ def test_the_comfyui_stand_in_refuses_an_inpaint_workflow_whose_mask_is_not_uplo
 @pytest.fixture
 def runpod(settings):
     with RunPodStandIn(cold_boot=0.2, render=0.1, capacity=1) as standin:
-        quick(
-            settings,
-            "runpod",
-            RUNPOD_BASE_URL=standin.url,
-            RUNPOD_API_KEY="rp_test",
-            RUNPOD_ENDPOINT_ID="abc123",
-            RUNPOD_INPUT=None,
-            COMFYUI_INPAINT_WORKFLOW="",
-        )
+        provider_settings(settings, "runpod", standin, COMFYUI_INPAINT_WORKFLOW="")
         yield standin
 
 
 def test_runpod_sends_the_inpaint_workflow_with_the_picture_and_mask_as_named_images(runpod):
-    renderer = get_renderer()
-    assert renderer.can_touch_up
-    touched = touch()
-    result = renderer.touch_up(touched, 61)
+    touched, result = touched_up(61)
     [run] = runpod.seen("POST", r"/v2/abc123/run")
     given = run.json()["input"]
     names = [i["name"] for i in given["images"]]
@@ -306,9 +292,7 @@ def test_runpod_sends_the_inpaint_workflow_with_the_picture_and_mask_as_named_im
     mask = given["images"][1]["image"]
     assert mask.startswith("data:image/png;base64,")
     assert picture(base64.b64decode(mask.partition(",")[2])).mode == "L"
-    [made] = runpod.made.values()
-    assert_redraws_the_box(made, (1216, 832))
-    assert_keeps_the_outside(result, touched)
+    assert_redrew_only_the_box(runpod, result, touched)
 
 
 def test_runpod_with_an_input_of_ones_own_redraws_only_where_it_names_image_and_mask(settings):
@@ -326,8 +310,9 @@ def test_runpod_with_an_input_of_ones_own_redraws_only_where_it_names_image_and_
 @pytest.fixture
 def replicate(settings):
     with ReplicateStandIn(cold_boot=0.2, render=0.1) as standin:
-        replicate_settings(
+        provider_settings(
             settings,
+            "replicate",
             standin,
             REPLICATE_INPAINT_MODEL="black-forest-labs/flux-fill-pro",
             REPLICATE_INPAINT_INPUT=None,
@@ -336,10 +321,7 @@ def replicate(settings):
 
 
 def test_replicate_redraws_the_region_on_flux_fill_with_image_and_mask_data_urls(replicate):
-    renderer = get_renderer()
-    assert renderer.can_touch_up
-    touched = touch()
-    result = renderer.touch_up(touched, 71)
+    touched, result = touched_up(71)
     assert not replicate.seen("POST", r"/v1/models/black-forest-labs/flux-schnell/predictions")
     [created] = replicate.seen("POST", r"/v1/models/black-forest-labs/flux-fill-pro/predictions")
     given = created.json()["input"]
@@ -348,9 +330,7 @@ def test_replicate_redraws_the_region_on_flux_fill_with_image_and_mask_data_urls
     image = picture(base64.b64decode(given["image"].partition(",")[2]))
     mask = picture(base64.b64decode(given["mask"].partition(",")[2]))
     assert image.size == mask.size == (1216, 832) and mask.mode == "L"
-    [made] = replicate.made.values()
-    assert_redraws_the_box(made, (1216, 832))
-    assert_keeps_the_outside(result, touched)
+    assert_redrew_only_the_box(replicate, result, touched)
 
 
 def test_replicate_takes_an_inpainting_model_and_input_of_ones_own(replicate, settings):
@@ -427,10 +407,7 @@ def openai(settings):
 
 
 def test_openai_redraws_the_region_through_edits_with_a_transparent_mask(openai):
-    renderer = get_renderer()
-    assert renderer.can_touch_up
-    touched = touch()
-    result = renderer.touch_up(touched, 81)
+    touched, result = touched_up(81)
     [made] = openai.made
     fields = made["fields"]
     assert fields["model"] == "gpt-image-1" and fields["size"] == "1536x1024"

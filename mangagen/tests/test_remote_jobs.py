@@ -29,7 +29,7 @@ from mangagen.observability.metrics import RenderOutcome
 from mangagen.renderers.models import RenderSample
 from mangagen.renderers.provider_http import PROVIDER_DOWN
 from mangagen.renderers.replicate import DEFAULT_INPUT
-from mangagen.tests.remote_renders import replicate_settings
+from mangagen.tests.remote_renders import provider_settings
 from tests.support.providers.replicate import ReplicateStandIn
 from tests.support.stack import free_port
 from tests.support.waiting import wait_for
@@ -43,7 +43,7 @@ def replicate(settings, tmp_path, enqueued):
     settings.SPECULATION_LOOKAHEAD = 0
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
     with ReplicateStandIn(cold_boot=1.5, render=0.3, capacity=2) as standin:
-        replicate_settings(settings, standin)
+        provider_settings(settings, "replicate", standin)
         yield standin
 
 

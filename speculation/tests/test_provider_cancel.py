@@ -12,7 +12,7 @@ from django.db import connections
 from mangagen.jobs import services as jobs
 from mangagen.jobs.events import EventType
 from mangagen.jobs.models import Job
-from mangagen.tests.remote_renders import replicate_settings
+from mangagen.tests.remote_renders import provider_settings
 from speculation import report, services
 from speculation.models import Outcome
 from speculation.tests.test_speculation import balance, fund, make_board
@@ -29,7 +29,7 @@ def replicate(settings, tmp_path, enqueued):
     settings.SPECULATION_MIN_CHANCE = 0
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
     with ReplicateStandIn(cold_boot=3.0, render=0.5) as standin:
-        replicate_settings(settings, standin)
+        provider_settings(settings, "replicate", standin)
         yield standin
 
 

@@ -10,13 +10,8 @@ import pytest
 from tests.e2e.conftest import ARTIFACTS, wait_until
 from tests.factories import png
 from tests.support.providers.openai_compatible import ChatStandIn
-from tests.support.stack import ROOT, Stack, fresh_database_url, redis_url
+from tests.support.stack import stack_of_its_own
 from tests.support.visits import Person, setup_people
-
-PANELS = [
-    {"description": "Aiko runs through the station.", "shot": "action", "characters": ["Aiko"]},
-    {"description": "Aiko runs on.", "shot": "action", "characters": ["Aiko"]},
-]
 
 
 @pytest.fixture(scope="module")
@@ -27,44 +22,19 @@ def chat():
 
 @pytest.fixture(scope="module")
 def judged_stack(chat):
-    env = {
-        "DATABASE_URL": fresh_database_url("e2e_judge"),
-        "REDIS_URL": redis_url(8),
-        **chat.environment(),
-        "GPU_POOL_PREFIX": "e2e-judge",
-        "RENDER_COLD_START_SECONDS": "0",
-        "RENDER_SECONDS": "0.2",
-        "SPECULATION_LOOKAHEAD": "0",
-        "MEDIA_ROOT": str(ROOT / "var" / "e2e-judge-media"),
-        "BEAT_SCHEDULE_FILE": str(ROOT / "var" / "e2e-judge-celerybeat-schedule"),
-    }
-    with Stack(env=env, log=ARTIFACTS / "judge-stack.log") as running:
+    env = {**chat.environment(), "RENDER_COLD_START_SECONDS": "0", "RENDER_SECONDS": "0.2"}
+    with stack_of_its_own(
+        "e2e-judge", redis_db=8, env=env, log=ARTIFACTS / "judge-stack.log"
+    ) as running:
         yield running
-
-
-def person_with_a_sheet(stack: Stack) -> tuple[Person, int, str]:
-    [(username, board, session)] = setup_people(stack, 1, "checked")
-    person = Person(stack, username, board, session)
-    person.http.get(f"{stack.base_url}/").raise_for_status()
-    csrf = {"X-CSRFToken": person.http.cookies["csrftoken"]}
-    base = f"{stack.base_url}/api/storyboards/{board}"
-    person.http.patch(
-        f"{base}/",
-        json={"characters": [{"name": "Aiko", "description": "red scarf"}], "panels": PANELS},
-        headers=csrf,
-    ).raise_for_status()
-    person.http.put(
-        f"{base}/characters/Aiko/sheet/",
-        files={"image": ("aiko.png", png((128, 128)), "image/png")},
-        headers=csrf,
-    ).raise_for_status()
-    return person, board, session
 
 
 def test_the_job_page_says_what_the_judge_checked_and_flags_a_low_panel(
     browser, judged_stack, chat
 ):
-    person, board, session = person_with_a_sheet(judged_stack)
+    [(username, board, session)] = setup_people(judged_stack, 1, "checked")
+    person = Person(judged_stack, username, board, session)
+    person.with_a_sheet(png((128, 128)))
     chat.scores = [0.3, 0.2]  # low, and the redraw lower still: the first is shown, flagged
     job = person.post(f"/api/storyboards/{board}/generate/").json()["job"]
     context = browser.new_context(base_url=judged_stack.base_url)

@@ -17,15 +17,13 @@ def headers(page) -> dict:
     return {"X-CSRFToken": csrf, "Content-Type": "application/json"}
 
 
-def takes(page, board: int) -> list[dict]:
-    return page.request.get(f"/api/storyboards/{board}/panels/1/takes/").json()["takes"]
-
-
-def test_drag_a_box_redraw_it_toggle_and_keep_the_earlier_one(page, stack, shoot):
-    sign_up(page, "retoucher")
-    stack.manage("grant_credits", "retoucher", "5", "--reason", "e2e")
+def generated(page, stack, name: str, title: str) -> tuple[int, int]:
+    """A new person's comic of one panel, given 5 credits and generated: its storyboard's
+    id and its job's."""
+    sign_up(page, name)
+    stack.manage("grant_credits", name, "5", "--reason", "e2e")
     board = page.request.post(
-        "/api/storyboards/", data={"title": "Touch-ups"}, headers=headers(page)
+        "/api/storyboards/", data={"title": title}, headers=headers(page)
     ).json()["id"]
     page.request.patch(
         f"/api/storyboards/{board}/",
@@ -33,7 +31,29 @@ def test_drag_a_box_redraw_it_toggle_and_keep_the_earlier_one(page, stack, shoot
         headers=headers(page),
     )
     job = page.request.post(f"/api/storyboards/{board}/generate/", headers=headers(page)).json()
-    page.goto(f"/comics/{board}/jobs/{job['job']}/")
+    return board, job["job"]
+
+
+def drag(page, picture, *points: tuple[float, float]) -> None:
+    """The mouse pressed on `picture` at the first point, moved through the others and
+    released at the last: fractions of the picture across and down."""
+    frame = picture.bounding_box()
+    assert frame is not None
+    at = [(frame["x"] + frame["width"] * x, frame["y"] + frame["height"] * y) for x, y in points]
+    page.mouse.move(*at[0])
+    page.mouse.down()
+    for point in at[1:]:
+        page.mouse.move(*point)
+    page.mouse.up()
+
+
+def takes(page, board: int) -> list[dict]:
+    return page.request.get(f"/api/storyboards/{board}/panels/1/takes/").json()["takes"]
+
+
+def test_drag_a_box_redraw_it_toggle_and_keep_the_earlier_one(page, stack, shoot):
+    board, job = generated(page, stack, "retoucher", "Touch-ups")
+    page.goto(f"/comics/{board}/jobs/{job}/")
     panel = page.locator('.job-panel[data-index="1"]')
     expect(panel).to_have_attribute("data-state", "delivered", timeout=30000)
     expect(page.locator("#job-credits")).to_have_text("4")
@@ -43,14 +63,8 @@ def test_drag_a_box_redraw_it_toggle_and_keep_the_earlier_one(page, stack, shoot
     expect(dialog).to_be_visible()
     picture = dialog.locator("#touchup-picture")
     expect(picture).to_have_js_property("complete", True)
-    frame = picture.bounding_box()
-    assert frame is not None
     # Drag from 20 % to 50 % across and 30 % to 70 % down.
-    page.mouse.move(frame["x"] + frame["width"] * 0.2, frame["y"] + frame["height"] * 0.3)
-    page.mouse.down()
-    page.mouse.move(frame["x"] + frame["width"] * 0.35, frame["y"] + frame["height"] * 0.5)
-    page.mouse.move(frame["x"] + frame["width"] * 0.5, frame["y"] + frame["height"] * 0.7)
-    page.mouse.up()
+    drag(page, picture, (0.2, 0.3), (0.35, 0.5), (0.5, 0.7))
     box = dialog.get_by_role("group", name=re.compile("The part to redraw"))
     expect(box).to_be_focused()
     expect(box).to_have_attribute("aria-description", "From 20% to 50% across, 30% to 70% down")
@@ -89,24 +103,14 @@ def test_drag_a_box_redraw_it_toggle_and_keep_the_earlier_one(page, stack, shoot
 
 
 def test_in_the_reader_paint_a_mask_with_a_brush_and_redraw_it(page, stack, shoot):
-    sign_up(page, "painter")
-    stack.manage("grant_credits", "painter", "5", "--reason", "e2e")
-    board = page.request.post(
-        "/api/storyboards/", data={"title": "Brushwork"}, headers=headers(page)
-    ).json()["id"]
-    page.request.patch(
-        f"/api/storyboards/{board}/",
-        data={"characters": [{"name": "Aiko", "description": "red scarf"}], "panels": PANELS},
-        headers=headers(page),
-    )
-    job = page.request.post(f"/api/storyboards/{board}/generate/", headers=headers(page)).json()
+    board, job = generated(page, stack, "painter", "Brushwork")
 
     def delivered():
-        body = page.request.get(f"/api/jobs/{job['job']}/").json()
+        body = page.request.get(f"/api/jobs/{job}/").json()
         return body["panels"][0]["state"] == "delivered"
 
     wait_until(delivered, timeout=30, what="panel one to be delivered")
-    approved = page.request.post(f"/api/jobs/{job['job']}/panels/1/approve/", headers=headers(page))
+    approved = page.request.post(f"/api/jobs/{job}/panels/1/approve/", headers=headers(page))
     assert approved.status == 200
     page.goto(f"/comics/{board}/read/")
     expect(page.locator("#reader")).to_have_attribute("data-ready", "1")
@@ -117,13 +121,7 @@ def test_in_the_reader_paint_a_mask_with_a_brush_and_redraw_it(page, stack, shoo
     expect(picture).to_have_js_property("complete", True)
     dialog.get_by_label("Paint with a brush").check()
     dialog.get_by_label("Brush size").fill("40")
-    frame = picture.bounding_box()
-    assert frame is not None
-    page.mouse.move(frame["x"] + frame["width"] * 0.3, frame["y"] + frame["height"] * 0.4)
-    page.mouse.down()
-    page.mouse.move(frame["x"] + frame["width"] * 0.5, frame["y"] + frame["height"] * 0.5)
-    page.mouse.move(frame["x"] + frame["width"] * 0.6, frame["y"] + frame["height"] * 0.6)
-    page.mouse.up()
+    drag(page, picture, (0.3, 0.4), (0.5, 0.5), (0.6, 0.6))
     shoot("touchup-brush")
     dialog.get_by_role("button", name="Redraw this part — 1 credit").click()
     expect(dialog.get_by_role("status")).to_contain_text("Redrawn", timeout=30000)

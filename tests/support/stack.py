@@ -16,6 +16,9 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+import requests
+from prometheus_client.parser import text_string_to_metric_families
+
 from tests.support.waiting import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -181,6 +184,44 @@ class WebServer(Stack):
 
     def ready(self) -> bool:
         return True
+
+
+def stack_of_its_own(
+    name: str, *, redis_db: int, env: dict[str, str], log: Path | None = None
+) -> Stack:
+    """A Stack (not started: use it as a context manager) that shares nothing with
+    another's: a fresh database, Redis database `redis_db`, a GPU pool, media folder,
+    beat schedule and log (var/`name`.log unless `log`) named for it; no speculation
+    ahead of Generate (SPECULATION_LOOKAHEAD 0); then the test's own `env`."""
+    var = ROOT / "var"
+    return Stack(
+        env={
+            "DATABASE_URL": fresh_database_url(name.replace("-", "_")),
+            "REDIS_URL": redis_url(redis_db),
+            "GPU_POOL_PREFIX": name,
+            "SPECULATION_LOOKAHEAD": "0",
+            "MEDIA_ROOT": str(var / f"{name}-media"),
+            "BEAT_SCHEDULE_FILE": str(var / f"{name}-celerybeat-schedule"),
+            **env,
+        },
+        log=log or var / f"{name}.log",
+    )
+
+
+def counted(stack: Stack, name: str, **labels: str) -> float:
+    """A sample of the stack's /metrics (summed over its processes; read with its
+    METRICS_TOKEN), 0 when absent."""
+    answer = requests.get(
+        f"{stack.base_url}/metrics",
+        headers={"Authorization": f"Bearer {stack.env['METRICS_TOKEN']}"},
+        timeout=10,
+    )
+    answer.raise_for_status()
+    for family in text_string_to_metric_families(answer.text):
+        for sample in family.samples:
+            if sample.name == name and sample.labels == labels:
+                return sample.value
+    return 0.0
 
 
 def migrated_database_url(suffix: str, env: dict[str, str] | None = None) -> str:

@@ -21,6 +21,11 @@ PANELS = [
     {"description": "Aiko runs.", "shot": "action", "characters": ["Aiko"]},
     {"description": "Kenji waits.", "shot": "medium", "characters": ["Kenji"]},
 ]
+# Aiko in two panels: a comic a judge checks against her sheet (Person.with_a_sheet).
+AIKO_RUNS = [
+    {"description": "Aiko runs through the station.", "shot": "action", "characters": ["Aiko"]},
+    {"description": "Aiko runs on.", "shot": "action", "characters": ["Aiko"]},
+]
 
 
 class Person:
@@ -47,14 +52,36 @@ class Person:
             headers={"Referer": f"{stack.base_url}/accounts/login/"},
         ).raise_for_status()
 
-    def post(self, path: str, body: dict | None = None) -> requests.Response:
+    def csrf(self) -> dict[str, str]:
+        """The header a request that changes something carries."""
         if "csrftoken" not in self.http.cookies:  # signed in by session: no form seen yet
             self.http.get(f"{self.stack.base_url}/").raise_for_status()
-        return self.http.post(
-            f"{self.stack.base_url}{path}",
-            json=body or {},
-            headers={"X-CSRFToken": self.http.cookies["csrftoken"]},
+        return {"X-CSRFToken": self.http.cookies["csrftoken"]}
+
+    def post(self, path: str, body: dict | None = None) -> requests.Response:
+        return self.http.post(f"{self.stack.base_url}{path}", json=body or {}, headers=self.csrf())
+
+    def credits(self) -> tuple[int, int]:
+        """The person's credits: (available, held)."""
+        me = self.http.get(f"{self.stack.base_url}/api/me/").json()["credits"]
+        return me["available"], me["held"]
+
+    def with_a_sheet(self, sheet: bytes, panels: list[dict] = AIKO_RUNS) -> None:
+        """The person's comic becomes `panels` with Aiko (red scarf) in them, and `sheet`
+        her uploaded reference sheet."""
+        base = f"{self.stack.base_url}/api/storyboards/{self.storyboard}"
+        patched = self.http.patch(
+            f"{base}/",
+            json={"characters": [{"name": "Aiko", "description": "red scarf"}], "panels": panels},
+            headers=self.csrf(),
         )
+        assert patched.status_code == 200, patched.text
+        uploaded = self.http.put(
+            f"{base}/characters/Aiko/sheet/",
+            files={"image": ("aiko.png", sheet, "image/png")},
+            headers=self.csrf(),
+        )
+        assert uploaded.status_code == 200, uploaded.text
 
     def reach_review(self, *, speculate: bool, debounce: float) -> int | None:
         """Opens Review and, after the debounce, asks as the page does (with its token).

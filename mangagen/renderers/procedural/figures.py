@@ -8,7 +8,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from mangagen.lettering.balloons import BLOCKING_X
+from mangagen.lettering.panel import BLOCKING_X
 
 from ..base import CharacterSpec
 from .outfits import Outfit

@@ -39,7 +39,11 @@ EXTRA = re.compile(r"<sd_cpp_extra_args>(.*?)</sd_cpp_extra_args>", re.S)
 
 
 def answer(prompt: str, seed: int) -> Reply:
-    png = draw(prompt, seed, 128, 96)
+    return pictures(draw(prompt, seed, 128, 96))
+
+
+def pictures(png: bytes) -> Reply:
+    """An images endpoint's answer: one picture, as `b64_json`."""
     return Reply(200, {"created": 0, "data": [{"b64_json": base64.b64encode(png).decode()}]})
 
 
@@ -137,10 +141,12 @@ EDIT_FIELDS = {
 }
 
 
-def invalid(message: str, param: str | None = None, code: str | None = None) -> Reply:
+def invalid(
+    message: str, param: str | None = None, code: str | None = None, *, status: int = 400
+) -> Reply:
     """An error as OpenAI's API answers a request it refuses."""
     return Reply(
-        400,
+        status,
         {
             "error": {
                 "message": message,
@@ -150,6 +156,13 @@ def invalid(message: str, param: str | None = None, code: str | None = None) -> 
             }
         },
     )
+
+
+def key_refused(request: Request, key: str) -> Reply | None:
+    """The 401 OpenAI answers a request without `key` as its bearer token; None with it."""
+    if request.headers.get("authorization") != f"Bearer {key}":
+        return invalid("Incorrect API key provided.", code="invalid_api_key", status=401)
+    return None
 
 
 class OpenAIStandIn(StandIn):
@@ -163,19 +176,7 @@ class OpenAIStandIn(StandIn):
         self.route("POST", r"/v1/images/generations", self.generations)
 
     def authenticate(self, request: Request) -> Reply | None:
-        if request.headers.get("authorization") != f"Bearer {self.key}":
-            return Reply(
-                401,
-                {
-                    "error": {
-                        "message": "Incorrect API key provided.",
-                        "type": "invalid_request_error",
-                        "param": None,
-                        "code": "invalid_api_key",
-                    }
-                },
-            )
-        return None
+        return key_refused(request, self.key)
 
     def generations(self, request: Request) -> Reply:
         body = request.json() or {}
@@ -227,8 +228,7 @@ class OpenAIStandIn(StandIn):
         self.made.append({"fields": fields, "images": [data for _, data in given], "mask": region})
         buffer = io.BytesIO()
         first.convert("RGB").save(buffer, format="PNG")
-        png = inpaint(buffer.getvalue(), region, fields["prompt"], 0)
-        return Reply(200, {"created": 0, "data": [{"b64_json": base64.b64encode(png).decode()}]})
+        return pictures(inpaint(buffer.getvalue(), region, fields["prompt"], 0))
 
 
 def _picture(data: bytes, *, png: bool = False) -> Image.Image:
@@ -286,19 +286,7 @@ class ChatStandIn(StandIn):
         }
 
     def authenticate(self, request: Request) -> Reply | None:
-        if request.headers.get("authorization") != f"Bearer {self.key}":
-            return Reply(
-                401,
-                {
-                    "error": {
-                        "message": "Incorrect API key provided.",
-                        "type": "invalid_request_error",
-                        "param": None,
-                        "code": "invalid_api_key",
-                    }
-                },
-            )
-        return None
+        return key_refused(request, self.key)
 
     def completions(self, request: Request) -> Reply:
         try:
