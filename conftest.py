@@ -41,18 +41,21 @@ def person(client, user):
 
 @pytest.fixture
 def account(user):
-    """The user's credits account with 10 credits (tests/factories.py for other amounts)."""
-    from tests.factories import funded_account
+    """The user's credits account with 10 credits (tests/support/factories.py for other amounts)."""
+    from tests.support.factories import funded_account
 
     return funded_account(user)
 
 
 @pytest.fixture
-def board(user):
-    """The user's storyboard of two plain panels (tests/factories.py for other shapes)."""
-    from tests.factories import storyboard
+def board(request, user):
+    """The user's storyboard: two plain panels, or the shape a test, class or module
+    asks for with `pytest.mark.board(characters=[...], panels=[...], title=...)`
+    (tests/support/factories.py's `storyboard`)."""
+    from tests.support.factories import storyboard
 
-    return storyboard(user)
+    shape = request.node.get_closest_marker("board")
+    return storyboard(user, **(shape.kwargs if shape else {}))
 
 
 @pytest.fixture(autouse=True)
@@ -63,7 +66,7 @@ def _fast_password_hashing(settings):
 @pytest.fixture
 def standin():
     """A local HTTP stand-in for an outside API; never the internet."""
-    from mangagen.tests.standin import serve
+    from tests.support.standin import serve
 
     fake, server = serve()
     yield fake
@@ -164,6 +167,70 @@ def enqueued(monkeypatch):
         dispatch, "send_lookahead", lambda args: services.queue_lookahead(job_id=args[0])
     )
     return calls
+
+
+@pytest.fixture
+def run(request, enqueued, django_capture_on_commit_callbacks):
+    """Drives the studio as a person and a worker would, with the renders `enqueued`
+    recorded: the one way a test takes a render off the queue (`take`, `render`) or a
+    sheet off `sheet_queue` (`take_sheet`, `render_sheet`; the test asks for
+    `sheet_queue` too), and runs what a commit would (`commits`)."""
+    from mangagen.characters import services as sheets
+    from mangagen.jobs import services
+    from mangagen.jobs.models import JobState
+
+    class Driver:
+        def commits(self):
+            """A block whose on-commit callbacks run, as after a real commit."""
+            return django_capture_on_commit_callbacks(execute=True)
+
+        def generate(self, user, board):
+            with self.commits():
+                return services.generate(user=user, storyboard=board)[0]
+
+        def take(self) -> tuple[tuple[int, int, int], str]:
+            """The oldest enqueued render, off the queue: ((job, index, attempt), queue)."""
+            assert enqueued, "no render is enqueued"
+            return enqueued.pop(0)
+
+        def render(self) -> str:
+            """Runs the oldest enqueued render, as a worker would; its outcome."""
+            (job_id, index, attempt), _ = self.take()
+            with self.commits():
+                return services.perform_render(job_id=job_id, index=index, attempt=attempt)
+
+        def take_sheet(self) -> tuple[tuple[int], str]:
+            """The oldest sheet sent to a worker, off the queue: ((sheet,), queue)."""
+            queue = request.getfixturevalue("sheet_queue")
+            assert queue, "no sheet is queued"
+            return queue.pop(0)
+
+        def render_sheet(self) -> str:
+            """Runs the oldest queued sheet, as a worker would; its outcome."""
+            (sheet_id,), _ = self.take_sheet()
+            with self.commits():
+                return sheets.perform_sheet_render(sheet_id=sheet_id)
+
+        def approve(self, job, index):
+            with self.commits():
+                return services.approve_panel(job=job, index=index)
+
+        def finish(self, job):
+            """Renders and approves every panel the job has to draw."""
+            while True:
+                job.refresh_from_db()
+                if job.state == JobState.COMPLETED:
+                    return job
+                if enqueued:
+                    self.render()
+                job.refresh_from_db()
+                self.approve(job, job.current_index)
+
+        @property
+        def queued(self):
+            return [args for args, _ in enqueued]
+
+    return Driver()
 
 
 @pytest.fixture

@@ -85,7 +85,7 @@ def setup_django() -> None:
 def finished_comic(user):
     from mangagen.jobs import services
     from mangagen.jobs.models import JobState
-    from tests import factories
+    from tests.support import factories
 
     board = factories.storyboard(
         user, characters=[{"name": "Aiko"}, {"name": "Kenji"}], panels=PANELS
@@ -102,7 +102,7 @@ def person(name: str):
     from django.contrib.auth import get_user_model
     from django.test import Client
 
-    from tests import factories
+    from tests.support import factories
 
     user = get_user_model().objects.create_user(username=name, password="bench-pass-1234")
     factories.funded_account(user, 100, key=f"bench-{name}")
@@ -196,7 +196,7 @@ def sheet_uploads(uploads: int) -> None:
     from PIL import Image
 
     from mangagen.characters.models import CharacterSheet
-    from tests import factories
+    from tests.support import factories
 
     user, client = person("sheets")
     board = factories.storyboard(user, characters=[{"name": "Aiko"}], panels=PANELS[:1])

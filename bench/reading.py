@@ -37,7 +37,7 @@ PUBLISH = """
 import json
 from django.contrib.auth import get_user_model
 from mangagen.publishing import services
-from tests import factories
+from tests.support import factories
 owner = get_user_model().objects.create_user("bench-reader-{suffix}", password="x-bench-pass-1")
 board = factories.storyboard(owner, panels=[
     {{"description": "Aiko waits on the roof.", "shot": "wide",

@@ -3,7 +3,7 @@ placed tail and a sound effect, over procedural art.
 
 Run from the repository root: `DEBUG=1 .venv/bin/python docs/lettering_figure.py`.
 Offline and deterministic. The shapes are checked from the pixels by
-mangagen/tests/test_lettering_styles.py.
+mangagen/lettering/tests/test_lettering_styles.py.
 """
 
 import io

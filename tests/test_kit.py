@@ -14,7 +14,8 @@ WAIT_HELPER = ROOT / "tests" / "support" / "waiting.py"
 def kit_sources() -> dict[pathlib.Path, ast.Module]:
     sources = [ROOT / "conftest.py", *(ROOT / "tests").rglob("*.py")]
     for app in ("ledger", "mangagen", "speculation"):
-        sources += (ROOT / app / "tests").rglob("*.py")
+        for folder in (ROOT / app).rglob("tests"):
+            sources += folder.rglob("*.py")
     return {
         source: ast.parse(source.read_text())
         for source in sources

@@ -28,7 +28,7 @@ from django.test import Client
 
 from ledger import services as ledger
 from speculation import services as speculation
-from tests import factories
+from tests.support import factories
 
 pytestmark = [
     pytest.mark.postgres,

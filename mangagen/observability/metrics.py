@@ -167,7 +167,7 @@ for _verdict in JudgeVerdict:
 speculations.labels(decision=SpeculationDecision.STARTED, reason="")
 
 # The ledger's counted operations (`ledger.metrics.counted` and its sweep's "expire"):
-# tests/test_metrics_from_zero.py holds this list to what ledger/ counts.
+# tests/stack/test_metrics_from_zero.py holds this list to what ledger/ counts.
 LEDGER_OPERATIONS = ("grant", "revoke", "authorize", "capture", "release", "expire")
 
 

@@ -11,10 +11,10 @@ from mangagen.jobs import services as jobs
 from mangagen.jobs.models import Job, JobState
 from mangagen.renderers import observed
 from mangagen.renderers.gpu_pool import GpuPool, Priority
-from mangagen.tests.remote_renders import finished
 from speculation import admission, services
 from speculation.models import DeclineReason, Outcome, Speculation
 from speculation.tests.test_speculation import balance, fund, make_board
+from tests.support.remote_renders import finished
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders", "enqueued")]
 

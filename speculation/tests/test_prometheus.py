@@ -5,7 +5,7 @@ from prometheus_client import REGISTRY
 
 from mangagen.jobs import services as jobs
 from speculation import services as speculation
-from tests.factories import funded_account, storyboard
+from tests.support.factories import funded_account, storyboard
 
 pytestmark = pytest.mark.django_db
 

@@ -12,11 +12,11 @@ from django.db import connections
 from mangagen.jobs import services as jobs
 from mangagen.jobs.events import EventType
 from mangagen.jobs.models import Job
-from mangagen.tests.remote_renders import provider_settings
 from speculation import report, services
 from speculation.models import Outcome
 from speculation.tests.test_speculation import balance, fund, make_board
 from tests.support.providers.replicate import ReplicateStandIn
+from tests.support.remote_renders import provider_settings
 from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]

@@ -7,9 +7,9 @@ from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.jobs import services as jobs
 from mangagen.jobs.models import LIVE_STATES, Job
 from mangagen.storyboards import services as storyboards
-from mangagen.tests.concurrency import meanwhile
 from speculation import services
 from speculation.models import Outcome, Speculation
+from tests.support.concurrency import meanwhile
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 

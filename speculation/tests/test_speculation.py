@@ -13,7 +13,8 @@ from mangagen.jobs.models import Job, JobState
 from mangagen.storyboards import services as storyboards
 from speculation import report, services
 from speculation.models import Outcome, Speculation
-from tests import factories
+from tests.support import factories
+from tests.support.factories import balance
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
 
@@ -30,12 +31,6 @@ def board(user):
 
 def fund(user, amount):
     ledger.grant(account=ledger.account_for(user), amount=amount, key=f"seed-{user.pk}", reason="x")
-
-
-def balance(user):
-    account = ledger.account_for(user)
-    account.refresh_from_db()
-    return account.available, account.held
 
 
 @pytest.fixture

@@ -32,7 +32,7 @@ CHROMIUM_ARGS = [
 def chat_model():
     """A local stand-in for the chat model the stack's translator asks (TRANSLATOR=openai):
     a test queues the answers it expects to be asked for."""
-    from mangagen.tests.standin import serve
+    from tests.support.standin import serve
 
     fake, server = serve()
     yield fake

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.e2e.conftest import ARTIFACTS, wait_until
-from tests.factories import png
+from tests.support.factories import png
 from tests.support.providers.openai_compatible import ChatStandIn
 from tests.support.stack import stack_of_its_own
 from tests.support.visits import Person, setup_people

@@ -9,7 +9,7 @@ import zipfile
 
 from playwright.sync_api import expect
 
-from tests.factories import pdf_page_count
+from tests.support.factories import pdf_page_count
 
 from .conftest import wait_until
 from .test_character_sheets import approve_all, credits

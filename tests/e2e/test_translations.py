@@ -9,7 +9,7 @@ import zipfile
 
 from playwright.sync_api import expect
 
-from mangagen.tests.standin import Canned
+from tests.support.standin import Canned
 
 from .conftest import ARTIFACTS, wait_until
 from .test_generate import make_comic

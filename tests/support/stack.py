@@ -1,6 +1,6 @@
 """Start and stop the whole stack (`manage.py runstack`) on its own database.
 
-Used by the browser tests, tests/test_redis_restart.py and the benchmarks
+Used by the browser tests, tests/stack/test_redis_restart.py and the benchmarks
 (bench/): daphne, both Celery workers and beat, exactly as `make run` starts them.
 """
 

@@ -17,9 +17,9 @@ from mangagen.publishing import selectors, services
 from mangagen.publishing.models import ReadingLink
 from mangagen.storyboards import services as storyboards
 from mangagen.storyboards.models import Storyboard
-from mangagen.tests.test_series import chapter, new_series
 from mangagen.translations import services as translations
-from tests import factories
+from tests.support import factories
+from tests.support.series import chapter, new_series
 
 pytestmark = pytest.mark.django_db
 

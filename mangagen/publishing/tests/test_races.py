@@ -11,8 +11,8 @@ from mangagen.publishing import services
 from mangagen.publishing.models import ReadingLink
 from mangagen.storyboards import services as storyboards
 from mangagen.storyboards.models import Storyboard
-from mangagen.tests.concurrency import meanwhile
-from tests import factories
+from tests.support import factories
+from tests.support.concurrency import meanwhile
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
