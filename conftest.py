@@ -199,6 +199,11 @@ def run(request, enqueued, django_capture_on_commit_callbacks):
             with self.commits():
                 return services.perform_render(job_id=job_id, index=index, attempt=attempt)
 
+        def render_all(self) -> None:
+            """Runs every enqueued render, those enqueued meanwhile too."""
+            while enqueued:
+                self.render()
+
         def take_sheet(self) -> tuple[tuple[int], str]:
             """The oldest sheet sent to a worker, off the queue: ((sheet,), queue)."""
             queue = request.getfixturevalue("sheet_queue")

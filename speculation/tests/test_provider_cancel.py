@@ -34,13 +34,13 @@ def replicate(settings, tmp_path, enqueued):
 
 
 def test_leaving_review_cancels_panel_one_at_the_provider_and_the_page_shows_it(
-    replicate, user, make_user, client, enqueued
+    replicate, user, make_user, client, run
 ):
     fund(user, 3)
     board = make_board(user)
     speculation = services.speculate(user=user, storyboard=board, token="visit-1")
     assert speculation.outcome == Outcome.LIVE
-    (job_id, index, attempt), _ = enqueued.pop(0)
+    (job_id, index, attempt), _ = run.take()
     outcome: dict = {}
 
     def worker():

@@ -42,7 +42,7 @@ def test_two_tabs_on_one_storyboard_share_one_job(user, race, enqueued):
     assert ledger.account_for(user).held == 1
 
 
-def board(user, title):
+def comic(user, title):
     made = storyboards.create_storyboard(owner=user, title=title)
     return storyboards.update_storyboard(storyboard=made, panels=[{"description": "x"}])
 
@@ -51,7 +51,7 @@ def test_a_newer_speculation_never_cancels_an_older_one_its_tab_just_confirmed(u
     """Tab one clicks Generate between tab two's read of the older speculation and its
     locks (the comics' rows come first, then its job's)."""
     ledger.grant(account=ledger.account_for(user), amount=3, key="some", reason="x")
-    first, second = board(user, "Tab one"), board(user, "Tab two")
+    first, second = comic(user, "Tab one"), comic(user, "Tab two")
     older = services.speculate(user=user, storyboard=first)
     assert older.job_id
     with meanwhile(

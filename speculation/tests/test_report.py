@@ -25,40 +25,37 @@ def board_of(user, panels: int):
 
 
 @pytest.fixture
-def run(enqueued, django_capture_on_commit_callbacks):
+def act(run):
     """Calls `action` and renders what it enqueued, as an instant worker would."""
 
     def go(action, **kwargs):
-        with django_capture_on_commit_callbacks(execute=True):
+        with run.commits():
             result = action(**kwargs)
-        while enqueued:
-            (job_id, index, attempt), _ = enqueued.pop(0)
-            with django_capture_on_commit_callbacks(execute=True):
-                jobs.perform_render(job_id=job_id, index=index, attempt=attempt)
+        run.render_all()
         return result
 
     return go
 
 
-def speculate_and_hit(user, board, run):
-    speculation = run(services.speculate, user=user, storyboard=board)
-    run(jobs.generate, user=user, storyboard=board)
+def speculate_and_hit(user, board, act):
+    speculation = act(services.speculate, user=user, storyboard=board)
+    act(jobs.generate, user=user, storyboard=board)
     return Job.objects.get(pk=speculation.job_id)
 
 
-def test_panel_ten_is_not_counted_as_panel_one(user, run):
+def test_panel_ten_is_not_counted_as_panel_one(user, act):
     """The old filter, reference__startswith="job N panel 1", also took panels 10 to 19."""
     ledger.grant(account=ledger.account_for(user), amount=20, key="seed", reason="x")
-    job = speculate_and_hit(user, board_of(user, 11), run)
+    job = speculate_and_hit(user, board_of(user, 11), act)
     for index in range(1, 11):  # approve 1…10: panel 10 and 11 get holds of their own
-        job = run(jobs.approve_panel, job=job, index=index)
+        job = act(jobs.approve_panel, job=job, index=index)
     assert RenderAttempt.objects.filter(job=job).count() == 11
 
     day = report.report()[0]
     assert (day.credits_held, day.credits_captured, day.credits_released) == (1, 1, 0)
 
 
-def test_each_figure_is_one_query_however_many_jobs(make_user, run):
+def test_each_figure_is_one_query_however_many_jobs(make_user, act):
     def queries() -> int:
         with CaptureQueriesContext(connection) as captured:
             report.period(
@@ -70,17 +67,17 @@ def test_each_figure_is_one_query_however_many_jobs(make_user, run):
     for n in range(3):
         user = make_user()
         ledger.grant(account=ledger.account_for(user), amount=5, key=f"seed-{n}", reason="x")
-        speculate_and_hit(user, board_of(user, 2), run)
+        speculate_and_hit(user, board_of(user, 2), act)
         counts.append(queries())
     assert counts[0] == counts[1] == counts[2]
 
 
-def test_holds_placed_before_the_records_get_their_rows_from_their_exact_keys(user, run):
+def test_holds_placed_before_the_records_get_their_rows_from_their_exact_keys(user, act):
     """Migration 0009 reads the key (job:N:panel:I:attempt:A), never a prefix."""
     ledger.grant(account=ledger.account_for(user), amount=20, key="seed", reason="x")
-    job = speculate_and_hit(user, board_of(user, 11), run)
+    job = speculate_and_hit(user, board_of(user, 11), act)
     for index in range(1, 11):
-        job = run(jobs.approve_panel, job=job, index=index)
+        job = act(jobs.approve_panel, job=job, index=index)
     before = set(RenderAttempt.objects.values_list("job", "index", "attempt", "hold"))
     RenderAttempt.objects.all().delete()  # as before the migration: no records
     migration = importlib.import_module("mangagen.migrations.0009_render_attempts")

@@ -16,17 +16,17 @@ from speculation.models import Outcome, Speculation
 from tests.support import factories
 from tests.support.factories import balance
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
+THREE_PANELS = [{"description": "One."}, {"description": "Two."}, {"description": "3"}]
+
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.usefixtures("instant_renders"),
+    pytest.mark.board(panels=THREE_PANELS),
+]
 
 
 def make_board(user, title="Rooftops", panels=None):
-    three = [{"description": "One."}, {"description": "Two."}, {"description": "3"}]
-    return factories.storyboard(user, title=title, panels=panels or three)
-
-
-@pytest.fixture
-def board(user):
-    return make_board(user)
+    return factories.storyboard(user, title=title, panels=panels or THREE_PANELS)
 
 
 def fund(user, amount):
@@ -42,13 +42,6 @@ def speculate(client, user, enqueued, django_capture_on_commit_callbacks):
             return client.post(f"/api/storyboards/{board.pk}/speculate/")
 
     return go
-
-
-def render_all(enqueued, django_capture_on_commit_callbacks):
-    while enqueued:
-        (job_id, index, attempt), _ = enqueued.pop(0)
-        with django_capture_on_commit_callbacks(execute=True):
-            jobs.perform_render(job_id=job_id, index=index, attempt=attempt)
 
 
 # --- gates ----------------------------------------
@@ -166,11 +159,11 @@ def test_a_body_that_is_not_an_object_carries_no_token(user, board, client):
 
 
 def test_generate_attaches_and_panel_one_is_delivered_with_no_new_render(
-    user, board, speculate, enqueued, client, django_capture_on_commit_callbacks
+    run, user, board, speculate, enqueued, client, django_capture_on_commit_callbacks
 ):
     fund(user, 3)
     job_id = speculate(board).json()["job"]
-    render_all(enqueued, django_capture_on_commit_callbacks)
+    run.render_all()
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(f"/api/storyboards/{board.pk}/generate/")
     assert response.status_code == 200
@@ -193,11 +186,11 @@ def test_generate_attaches_and_panel_one_is_delivered_with_no_new_render(
 
 
 def test_generate_after_editing_panel_three_keeps_panel_one(
-    user, board, speculate, enqueued, client, django_capture_on_commit_callbacks
+    user, board, speculate, run, client, django_capture_on_commit_callbacks
 ):
     fund(user, 3)
     job_id = speculate(board).json()["job"]
-    render_all(enqueued, django_capture_on_commit_callbacks)
+    run.render_all()
     panels = [{"description": "One."}, {"description": "Two."}, {"description": "Three, edited."}]
     board = storyboards.update_storyboard(storyboard=board, panels=panels)
     with django_capture_on_commit_callbacks(execute=True):
@@ -210,11 +203,11 @@ def test_generate_after_editing_panel_three_keeps_panel_one(
 
 
 def test_an_unconfirmed_job_reveals_nothing(
-    user, board, speculate, enqueued, client, django_capture_on_commit_callbacks
+    user, board, speculate, run, client, django_capture_on_commit_callbacks
 ):
     fund(user, 3)
     job_id = speculate(board).json()["job"]
-    render_all(enqueued, django_capture_on_commit_callbacks)
+    run.render_all()
     job = Job.objects.get(pk=job_id)
     panel = job.panels.get(index=1)
     assert panel.state == "ready" and panel.image
@@ -277,16 +270,16 @@ def test_confirmed_renders_never_queue_behind_speculative_ones(
 
 
 def test_outcomes_feed_the_metrics(
-    user, board, speculate, enqueued, client, make_user, django_capture_on_commit_callbacks
+    user, board, speculate, run, client, make_user, django_capture_on_commit_callbacks
 ):
     fund(user, 5)
     hit = speculate(board).json()["job"]
-    render_all(enqueued, django_capture_on_commit_callbacks)
+    run.render_all()
     with django_capture_on_commit_callbacks(execute=True):
         client.post(f"/api/storyboards/{board.pk}/generate/")
     other = make_board(user, "Left")
     left = speculate(other).json()["job"]
-    render_all(enqueued, django_capture_on_commit_callbacks)
+    run.render_all()
     client.post(f"/api/jobs/{left}/cancel/?if_unconfirmed=1")
     broke = make_user()
     services.speculate(user=broke, storyboard=make_board(broke))
@@ -312,11 +305,11 @@ def test_outcomes_feed_the_metrics(
 
 
 def test_the_admin_speculation_page_shows_the_figures(
-    client, make_user, user, board, speculate, enqueued, django_capture_on_commit_callbacks
+    client, make_user, user, board, speculate, run, django_capture_on_commit_callbacks
 ):
     fund(user, 2)
     speculate(board)
-    render_all(enqueued, django_capture_on_commit_callbacks)
+    run.render_all()
     with django_capture_on_commit_callbacks(execute=True):
         client.post(f"/api/storyboards/{board.pk}/generate/")  # a hit
     broke = make_user()
@@ -336,7 +329,7 @@ def test_the_admin_speculation_page_shows_the_figures(
 
 
 def test_confirming_moves_a_waiting_render_to_the_render_queue(
-    user, board, speculate, enqueued, client, django_capture_on_commit_callbacks
+    run, user, board, speculate, enqueued, client, django_capture_on_commit_callbacks
 ):
     fund(user, 3)
     job_id = speculate(board).json()["job"]
@@ -344,13 +337,14 @@ def test_confirming_moves_a_waiting_render_to_the_render_queue(
     with django_capture_on_commit_callbacks(execute=True):
         client.post(f"/api/storyboards/{board.pk}/generate/")
     assert enqueued[-1] == ((job_id, 1, 1), "render")  # the same attempt, now with confirmed work
-    render_all(enqueued, django_capture_on_commit_callbacks)
+    run.render_all()
     job = Job.objects.get(pk=job_id)
     assert job.panels.get(index=1).state == "delivered"
     assert balance(user) == (2, 0)  # charged once, though two copies were sent
 
 
 def test_attaching_places_the_look_ahead_after_the_click_not_in_it(
+    run,
     user,
     board,
     speculate,
@@ -365,7 +359,7 @@ def test_attaching_places_the_look_ahead_after_the_click_not_in_it(
     settings.SPECULATION_LOOKAHEAD = 1
     fund(user, 3)
     job_id = speculate(board).json()["job"]
-    render_all(enqueued, django_capture_on_commit_callbacks)
+    run.render_all()
     sent = []
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         assert client.post(f"/api/storyboards/{board.pk}/generate/").json()["attached"]

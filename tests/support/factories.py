@@ -37,13 +37,15 @@ def storyboard(
     *,
     title: str = "Rooftops",
     characters: list[dict] | None = None,
+    places: list[dict] | None = None,
     panels: list[dict] | None = None,
 ) -> Storyboard:
-    """A storyboard with `panels` (two plain ones by default) and `characters`."""
+    """A storyboard with `panels` (two plain ones by default), `characters` and `places`."""
     board = storyboards.create_storyboard(owner=owner, title=title)
     return storyboards.update_storyboard(
         storyboard=board,
         characters=characters,
+        places=places,
         panels=TWO_PANELS if panels is None else panels,
     )
 

@@ -7,7 +7,10 @@ from ledger import services as ledger
 from mangagen.jobs import dispatch, services
 from tests.support import factories
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders", "enqueued")]
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.usefixtures("instant_renders", "enqueued", "person"),
+]
 
 
 @pytest.fixture
@@ -18,12 +21,6 @@ def renders(monkeypatch):
         services.perform_render(job_id=args[0], index=args[1], attempt=args[2])
 
     monkeypatch.setattr(dispatch, "send_render", run_now)
-
-
-@pytest.fixture
-def board(user, client):
-    client.force_login(user)
-    return factories.storyboard(user)
 
 
 @pytest.fixture

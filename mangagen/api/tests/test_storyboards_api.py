@@ -49,14 +49,14 @@ def api(client, user):
 
 
 @pytest.fixture
-def board(api):
+def created(api):
     created = api.post("/api/storyboards/", {"title": "Rooftops", "story": STORY})
     assert created.status_code == 201
     return created.json()
 
 
-def test_create_returns_the_contract_shape(board):
-    assert set(board) >= {
+def test_create_returns_the_contract_shape(created):
+    assert set(created) >= {
         "id",
         "title",
         "story",
@@ -66,14 +66,14 @@ def test_create_returns_the_contract_shape(board):
         "version",
         "complete",
     }
-    assert board["style"] == "manga"
-    assert board["panels"] == [] and board["complete"] is False
-    assert board["suggested_characters"] == ["Aiko", "Kenji"]
+    assert created["style"] == "manga"
+    assert created["panels"] == [] and created["complete"] is False
+    assert created["suggested_characters"] == ["Aiko", "Kenji"]
 
 
-def test_list_and_get_are_your_own(api, board, client, make_user):
-    assert [b["id"] for b in api.get("/api/storyboards/").json()] == [board["id"]]
-    assert api.get(f"/api/storyboards/{board['id']}/").json()["title"] == "Rooftops"
+def test_list_and_get_are_your_own(api, created, client, make_user):
+    assert [b["id"] for b in api.get("/api/storyboards/").json()] == [created["id"]]
+    assert api.get(f"/api/storyboards/{created['id']}/").json()["title"] == "Rooftops"
     client.force_login(make_user())
     assert client.get("/api/storyboards/").json() == []
 
@@ -82,21 +82,21 @@ def test_list_and_get_are_your_own(api, board, client, make_user):
     "method, suffix",
     [("get", ""), ("patch", ""), ("delete", ""), ("post", "draft/")],
 )
-def test_another_persons_storyboard_answers_404(api, board, client, make_user, method, suffix):
+def test_another_persons_storyboard_answers_404(api, created, client, make_user, method, suffix):
     client.force_login(make_user())
-    url = f"/api/storyboards/{board['id']}/{suffix}"
+    url = f"/api/storyboards/{created['id']}/{suffix}"
     response = getattr(client, method)(url, {"title": "mine now"}, content_type="application/json")
     assert response.status_code == 404
     assert response.json()["error"] == "not_found"
-    assert Storyboard.objects.get(pk=board["id"]).title == "Rooftops"
+    assert Storyboard.objects.get(pk=created["id"]).title == "Rooftops"
 
 
 def test_anonymous_gets_403(client):
     assert client.get("/api/storyboards/").status_code == 403
 
 
-def test_patch_characters_and_panels(api, board):
-    url = f"/api/storyboards/{board['id']}/"
+def test_patch_characters_and_panels(api, created):
+    url = f"/api/storyboards/{created['id']}/"
     body = api.patch(
         url,
         {
@@ -119,11 +119,11 @@ def test_patch_characters_and_panels(api, board):
     ]
     assert body["complete"] is True
     assert all(len(p["content_hash"]) == 64 for p in body["panels"])
-    assert body["version"] and body["version"] != board["version"]
+    assert body["version"] and body["version"] != created["version"]
 
 
-def test_editing_one_panel_changes_only_its_hash_and_the_version(api, board):
-    url = f"/api/storyboards/{board['id']}/"
+def test_editing_one_panel_changes_only_its_hash_and_the_version(api, created):
+    url = f"/api/storyboards/{created['id']}/"
     panels = [panel("One."), panel("Two."), panel("Three.")]
     before = api.patch(url, {"panels": panels}).json()
     panels[2] = panel("Three, edited.")
@@ -136,8 +136,8 @@ def test_editing_one_panel_changes_only_its_hash_and_the_version(api, board):
     assert same["version"] == after["version"]
 
 
-def test_a_characters_description_changes_the_panels_that_show_them(api, board):
-    url = f"/api/storyboards/{board['id']}/"
+def test_a_characters_description_changes_the_panels_that_show_them(api, created):
+    url = f"/api/storyboards/{created['id']}/"
     panels = [
         panel("Aiko alone.", characters=["Aiko"]),
         panel("Kenji alone.", characters=["Kenji"]),
@@ -149,15 +149,15 @@ def test_a_characters_description_changes_the_panels_that_show_them(api, board):
     assert before["panels"][1]["content_hash"] == after["panels"][1]["content_hash"]
 
 
-def test_style_changes_every_hash(api, board):
-    url = f"/api/storyboards/{board['id']}/"
+def test_style_changes_every_hash(api, created):
+    url = f"/api/storyboards/{created['id']}/"
     before = api.patch(url, {"panels": [panel()]}).json()
     after = api.patch(url, {"style": "noir"}).json()
     assert before["panels"][0]["content_hash"] != after["panels"][0]["content_hash"]
 
 
-def test_reordering_keeps_hashes_and_changes_the_version(api, board):
-    url = f"/api/storyboards/{board['id']}/"
+def test_reordering_keeps_hashes_and_changes_the_version(api, created):
+    url = f"/api/storyboards/{created['id']}/"
     before = api.patch(url, {"panels": [panel("A."), panel("B.")]}).json()
     after = api.patch(url, {"panels": [panel("B."), panel("A.")]}).json()
     assert [p["content_hash"] for p in after["panels"]] == [
@@ -166,8 +166,8 @@ def test_reordering_keeps_hashes_and_changes_the_version(api, board):
     assert before["version"] != after["version"]
 
 
-def test_complete_needs_a_description_on_every_panel(api, board):
-    url = f"/api/storyboards/{board['id']}/"
+def test_complete_needs_a_description_on_every_panel(api, created):
+    url = f"/api/storyboards/{created['id']}/"
     assert api.patch(url, {"panels": [panel(), panel("")]}).json()["complete"] is False
     assert api.patch(url, {"panels": [panel(), panel("x")]}).json()["complete"] is True
 
@@ -202,8 +202,8 @@ def test_complete_needs_a_description_on_every_panel(api, board):
         ({"panels": [panel(dialogue=[{"speaker": "", "text": "\x01\n"}])]}, "text"),
     ],
 )
-def test_bad_input_gets_a_clear_400_and_changes_nothing(api, board, change, where):
-    url = f"/api/storyboards/{board['id']}/"
+def test_bad_input_gets_a_clear_400_and_changes_nothing(api, created, change, where):
+    url = f"/api/storyboards/{created['id']}/"
     api.patch(url, {"characters": CAST, "panels": [panel("Keep me.")]})
     before = api.get(url).json()
     response = api.patch(url, change)
@@ -214,10 +214,10 @@ def test_bad_input_gets_a_clear_400_and_changes_nothing(api, board, change, wher
     assert api.get(url).json() == before
 
 
-def test_lettered_text_is_kept_on_one_line(api, board):
+def test_lettered_text_is_kept_on_one_line(api, created):
     """Titles, names, balloons and captions are drawn on one line each (a
     balloon wraps by itself): line breaks and control characters are spaces."""
-    url = f"/api/storyboards/{board['id']}/"
+    url = f"/api/storyboards/{created['id']}/"
     response = api.patch(
         url,
         {
@@ -242,11 +242,11 @@ def test_lettered_text_is_kept_on_one_line(api, board):
     assert saved["panels"][0]["caption"] == "Night falls."
 
 
-def test_renaming_or_removing_a_character_follows_in_the_panels(api, board):
+def test_renaming_or_removing_a_character_follows_in_the_panels(api, created):
     """The characters step saves the characters alone: the panels must not be
     left naming someone who is no longer a character (every later save of the
     panels would be refused)."""
-    url = f"/api/storyboards/{board['id']}/"
+    url = f"/api/storyboards/{created['id']}/"
     api.patch(
         url,
         {
@@ -284,8 +284,8 @@ def test_create_refuses_bad_input_and_creates_nothing(api):
     assert not Storyboard.objects.exists()
 
 
-def test_html_in_text_is_stored_verbatim_and_shown_escaped(api, client, board):
-    url = f"/api/storyboards/{board['id']}/"
+def test_html_in_text_is_stored_verbatim_and_shown_escaped(api, client, created):
+    url = f"/api/storyboards/{created['id']}/"
     evil = '<script>alert("x")</script>'
     body = api.patch(url, {"title": evil, "characters": [{"name": "Aiko", "description": evil}]})
     assert body.json()["title"] == evil
@@ -293,8 +293,8 @@ def test_html_in_text_is_stored_verbatim_and_shown_escaped(api, client, board):
     assert evil not in page and "&lt;script&gt;" in page
 
 
-def test_draft_fills_panels_from_the_story(api, board):
-    body = api.post(f"/api/storyboards/{board['id']}/draft/").json()
+def test_draft_fills_panels_from_the_story(api, created):
+    body = api.post(f"/api/storyboards/{created['id']}/draft/").json()
     assert [c["name"] for c in body["characters"]] == ["Aiko", "Kenji"]
     assert len(body["panels"]) == 3
     first, second, third = body["panels"]
@@ -310,8 +310,8 @@ def test_draft_fills_panels_from_the_story(api, board):
     assert body["notice"] == ""
 
 
-def test_draft_keeps_the_descriptions_of_existing_characters(api, board):
-    url = f"/api/storyboards/{board['id']}/"
+def test_draft_keeps_the_descriptions_of_existing_characters(api, created):
+    url = f"/api/storyboards/{created['id']}/"
     api.patch(url, {"characters": [{"name": "Aiko", "description": "red scarf"}]})
     body = api.post(f"{url}draft/").json()
     assert body["characters"][0] == {
@@ -329,6 +329,6 @@ def test_draft_of_an_empty_story_is_refused(api):
     assert response.json()["error"] == "empty_story"
 
 
-def test_delete(api, board):
-    assert api.delete(f"/api/storyboards/{board['id']}/").status_code == 204
-    assert api.get(f"/api/storyboards/{board['id']}/").status_code == 404
+def test_delete(api, created):
+    assert api.delete(f"/api/storyboards/{created['id']}/").status_code == 204
+    assert api.get(f"/api/storyboards/{created['id']}/").status_code == 404

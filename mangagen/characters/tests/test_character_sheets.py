@@ -29,8 +29,6 @@ from mangagen.storyboards import services as storyboards
 from tests.support import factories
 from tests.support.factories import balance
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
-
 PANELS = [
     {"description": "A rooftop at night.", "shot": "establishing"},
     {"description": "Aiko runs.", "shot": "medium", "characters": ["Aiko"]},
@@ -39,21 +37,22 @@ PANELS = [
 ]
 
 
-@pytest.fixture
-def account(user):
-    return factories.funded_account(user, 5)
-
-
-@pytest.fixture
-def board(user):
-    return factories.storyboard(
-        user,
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.usefixtures("instant_renders"),
+    pytest.mark.board(
         characters=[
             {"name": "Aiko", "description": "long black hair, red scarf"},
             {"name": "Kenji", "description": "spiky hair, glasses"},
         ],
         panels=PANELS,
-    )
+    ),
+]
+
+
+@pytest.fixture
+def account(user):
+    return factories.funded_account(user, 5)
 
 
 @pytest.fixture
@@ -66,11 +65,11 @@ def request_sheet(board, sheet_queue, django_capture_on_commit_callbacks):
 
 
 @pytest.fixture
-def render_sheet(sheet_queue, django_capture_on_commit_callbacks):
+def render_sheet(run, sheet_queue):
     def go():
-        (sheet_id,), queue = sheet_queue.pop(0)
+        (sheet_id,), queue = run.take_sheet()
         assert queue == "render"
-        with django_capture_on_commit_callbacks(execute=True):
+        with run.commits():
             return sheets.perform_sheet_render(sheet_id=sheet_id)
 
     return go
@@ -390,7 +389,7 @@ def test_a_job_draws_each_panel_from_the_sheets_its_art_hash_covers(
     board,
     request_sheet,
     render_sheet,
-    enqueued,
+    run,
     monkeypatch,
     django_capture_on_commit_callbacks,
 ):
@@ -408,11 +407,9 @@ def test_a_job_draws_each_panel_from_the_sheets_its_art_hash_covers(
     with django_capture_on_commit_callbacks(execute=True):
         job, _ = jobs.generate(user=user, storyboard=board)
     for index in (1, 2):
-        (job_id, i, attempt), _ = enqueued.pop(0)
-        with django_capture_on_commit_callbacks(execute=True):
-            jobs.perform_render(job_id=job_id, index=i, attempt=attempt)
-            if index == 1:
-                jobs.approve_panel(job=job, index=1)
+        run.render()
+        if index == 1:
+            run.approve(job, 1)
     with sheet.image.open("rb") as handle:
         size = len(handle.read())
     assert seen == [{}, {"Aiko": (sheet.hash, size)}]

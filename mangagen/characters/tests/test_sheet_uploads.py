@@ -10,16 +10,12 @@ from django.test.client import BOUNDARY, MULTIPART_CONTENT, encode_multipart
 from PIL import Image
 
 from mangagen.characters.models import CharacterSheet
-from tests.support import factories
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
-
-
-@pytest.fixture
-def board(user):
-    return factories.storyboard(
-        user, characters=[{"name": "Aiko", "description": "red scarf"}], panels=[]
-    )
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.usefixtures("instant_renders"),
+    pytest.mark.board(characters=[{"name": "Aiko", "description": "red scarf"}], panels=[]),
+]
 
 
 @pytest.fixture

@@ -35,15 +35,15 @@ from tests.support.pages import PANELS, download, edit, page_png
 from tests.support.pictures import picture
 
 # Every test renders instantly; `media`, asked for after, picks the storage.
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
 
 CAST = [{"name": "Aiko", "description": "red scarf"}, {"name": "Kenji"}]
 
 
-@pytest.fixture
-def board(user):
-    """The pages tests' comic: three panels, Aiko and Kenji."""
-    return factories.storyboard(user, characters=CAST, panels=PANELS)
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.usefixtures("instant_renders"),
+    pytest.mark.board(characters=CAST, panels=PANELS),
+]
 
 
 def rename(board, title: str):

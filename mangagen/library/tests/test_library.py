@@ -21,7 +21,7 @@ AIKO = {
 
 
 @pytest.fixture
-def source(user, account, sheet_queue, django_capture_on_commit_callbacks):
+def source(user, account, sheet_queue, run):
     """A comic with Aiko (a sheet for her usual look and one for her coat) and a pictured place."""
     board = storyboards.create_storyboard(owner=user, title="First")
     storyboards.update_storyboard(
@@ -31,11 +31,9 @@ def source(user, account, sheet_queue, django_capture_on_commit_callbacks):
         panels=[{"description": "Aiko waits.", "characters": ["Aiko"], "place": "Rooftop"}],
     )
     for outfit in ("", "winter coat"):
-        with django_capture_on_commit_callbacks(execute=True):
+        with run.commits():
             sheets.request_sheet(storyboard=board, name="Aiko", outfit=outfit)
-        with django_capture_on_commit_callbacks(execute=True):
-            (sheet_id,), _ = sheet_queue.pop(0)
-            sheets.perform_sheet_render(sheet_id=sheet_id)
+        run.render_sheet()
     places.set_picture(storyboard=board, name="Rooftop", image=factories.png())
     return board
 

@@ -289,14 +289,14 @@ def test_beat_still_says_what_the_quiet_filter_listens_for():
 
 
 def test_a_render_task_counts_its_outcome_and_phases(
-    user, enqueued, instant_renders, django_capture_on_commit_callbacks
+    user, run, instant_renders, django_capture_on_commit_callbacks
 ):
     funded_account(user)
     with django_capture_on_commit_callbacks(execute=True):
         jobs.generate(user=user, storyboard=storyboard(user))
     delivered = sample("mangagen_renders_total", outcome="delivered")
     rendered = sample("mangagen_render_seconds_count", phase="render")
-    (args, _queue) = enqueued.pop(0)
+    (args, _queue) = run.take()
     assert tasks.render_panel.apply(args=args).get() == "delivered"
     assert sample("mangagen_renders_total", outcome="delivered") == delivered + 1
     assert sample("mangagen_render_seconds_count", phase="render") == rendered + 1
@@ -446,11 +446,11 @@ def test_drawing_for_people_counts_its_cpu_and_a_refusal_counts_its_limit(
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_render_whose_database_connection_was_dropped_goes_again_and_is_paid_once(
-    user, enqueued, instant_renders
+    user, run, instant_renders
 ):
     account = funded_account(user, 3)
     job, _ = jobs.generate(user=user, storyboard=storyboard(user))
-    (args, _queue) = enqueued.pop(0)
+    (args, _queue) = run.take()
     connection.ensure_connection()
     backend = connection.connection.info.backend_pid
     settings_dict = connection.settings_dict

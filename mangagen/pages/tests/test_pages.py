@@ -20,23 +20,19 @@ from mangagen.jobs.models import JobState
 from mangagen.pages.layout import LayoutPanel, paginate
 from mangagen.storyboards import services as storyboards
 from mangagen.storyboards.models import KeptArt
-from tests.support import factories
 from tests.support.factories import balance
 from tests.support.pages import PANELS, download, edit, page_png
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
-
-
-@pytest.fixture
-def board(user):
-    return factories.storyboard(
-        user,
-        characters=[{"name": "Aiko", "description": "red scarf"}, {"name": "Kenji"}],
-        panels=PANELS,
-    )
-
-
 # --- art hash ----------------------------------------------------------------------------------
+
+
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.usefixtures("instant_renders"),
+    pytest.mark.board(
+        characters=[{"name": "Aiko", "description": "red scarf"}, {"name": "Kenji"}], panels=PANELS
+    ),
+]
 
 
 def test_a_text_edit_changes_the_content_hash_but_not_the_art_hash(board):

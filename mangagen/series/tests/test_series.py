@@ -27,13 +27,11 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
 
 
 @pytest.fixture
-def render_sheet(sheet_queue, django_capture_on_commit_callbacks):
+def render_sheet(run, sheet_queue, django_capture_on_commit_callbacks):
     def go(board, name, outfit=""):
         with django_capture_on_commit_callbacks(execute=True):
             sheet = sheets.request_sheet(storyboard=board, name=name, outfit=outfit)
-        with django_capture_on_commit_callbacks(execute=True):
-            (sheet_id,), _ = sheet_queue.pop(0)
-            assert sheets.perform_sheet_render(sheet_id=sheet_id) == "shown"
+        assert run.render_sheet() == "shown"
         sheet.refresh_from_db()
         return sheet
 

@@ -23,8 +23,6 @@ from mangagen.storyboards import services as storyboards
 from mangagen.storyboards.hashing import art_hash
 from tests.support import factories
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
-
 CHARACTERS = [
     {
         "name": "Aiko",
@@ -66,12 +64,11 @@ PANELS = [
 ]
 
 
-@pytest.fixture
-def board(user):
-    board = storyboards.create_storyboard(owner=user, title="Winter")
-    return storyboards.update_storyboard(
-        storyboard=board, characters=CHARACTERS, places=PLACES, panels=PANELS
-    )
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.usefixtures("instant_renders"),
+    pytest.mark.board(title="Winter", characters=CHARACTERS, places=PLACES, panels=PANELS),
+]
 
 
 def art(board):
@@ -327,7 +324,7 @@ def test_a_place_picture_is_the_owners_alone(client, user, board, make_user):
 
 
 def test_a_job_renders_each_panel_with_its_place_outfits_and_blocking(
-    user, board, account, enqueued, monkeypatch, django_capture_on_commit_callbacks
+    user, board, account, run, monkeypatch, django_capture_on_commit_callbacks
 ):
     places.set_picture(storyboard=board, name="Rooftop", image=factories.png())
     seen = []
@@ -341,10 +338,8 @@ def test_a_job_renders_each_panel_with_its_place_outfits_and_blocking(
     with django_capture_on_commit_callbacks(execute=True):
         job, _ = jobs.generate(user=user, storyboard=board)
     for index in range(1, 5):
-        (job_id, i, attempt), _ = enqueued.pop(0)
-        with django_capture_on_commit_callbacks(execute=True):
-            jobs.perform_render(job_id=job_id, index=i, attempt=attempt)
-            jobs.approve_panel(job=job, index=index)
+        run.render()
+        run.approve(job, index)
     first, second, third, fourth = seen
     assert first.place.name == "Rooftop" and first.place.reference.startswith(b"\x89PNG")
     assert second.characters[0].outfit == "a long navy duffle coat"

@@ -19,8 +19,6 @@ from pathlib import Path
 import pytest
 
 from ledger.models import Hold, Transfer
-from mangagen.jobs import services as jobs
-from mangagen.jobs.models import JobState
 from mangagen.pages import builds
 from mangagen.storyboards import services as storyboards
 from mangagen.translations import services
@@ -33,7 +31,6 @@ from mangagen.translations.matching import (
     originals,
     resolve,
 )
-from tests.support import factories
 from tests.support.standin import Canned
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -69,9 +66,7 @@ JAPANESE = {
 CAST = [{"name": "Aiko", "description": "red scarf"}, {"name": "Kenji"}]
 
 
-@pytest.fixture
-def board(user):
-    return factories.storyboard(user, characters=CAST, panels=PANELS)
+pytestmark = [pytest.mark.board(characters=CAST, panels=PANELS)]
 
 
 @pytest.fixture
@@ -81,21 +76,10 @@ def signed_in(client, user):
 
 
 @pytest.fixture
-def drawn(board, user, account, instant_renders, enqueued, django_capture_on_commit_callbacks):
+def drawn(run, board, user, account, instant_renders):
     """The board with every panel rendered, delivered and kept (three credits spent)."""
-    with django_capture_on_commit_callbacks(execute=True):
-        job, _ = jobs.generate(user=user, storyboard=board)
-    while True:
-        job.refresh_from_db()
-        if job.state == JobState.COMPLETED:
-            return board
-        if enqueued:
-            (job_id, index, attempt), _ = enqueued.pop(0)
-            with django_capture_on_commit_callbacks(execute=True):
-                jobs.perform_render(job_id=job_id, index=index, attempt=attempt)
-        job.refresh_from_db()
-        with django_capture_on_commit_callbacks(execute=True):
-            jobs.approve_panel(job=job, index=job.current_index)
+    run.finish(run.generate(user, board))
+    return board
 
 
 def url(board, lang: str = "", tail: str = "") -> str:

@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
 
 
 def test_a_panel_ready_before_generate_is_in_the_job_pages_html(
-    user, client, enqueued, django_capture_on_commit_callbacks
+    user, client, run, django_capture_on_commit_callbacks
 ):
     ledger.grant(account=ledger.account_for(user), amount=3, key="seed", reason="x")
     board = storyboards.create_storyboard(owner=user, title="Painted")
@@ -29,7 +29,7 @@ def test_a_panel_ready_before_generate_is_in_the_job_pages_html(
             confirmed=False,
             confirm_by=timezone.now() + timedelta(minutes=10),
         )
-    (job_id, index, attempt), _ = enqueued.pop(0)
+    (job_id, index, attempt), _ = run.take()
     assert services.perform_render(job_id=job_id, index=index, attempt=attempt) == "ready"
     client.force_login(user)
 

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def board(user):
+def drafted(user):
     storyboard = services.create_storyboard(
         owner=user, title="Rooftops", story='Aiko ran. "Go!" Aiko shouted.\n\nKenji followed.'
     )
@@ -21,7 +21,7 @@ def board(user):
     return Storyboard.objects.get(pk=storyboard.pk)
 
 
-def test_dashboard_lists_your_comics(client, user, board, make_user):
+def test_dashboard_lists_your_comics(client, user, drafted, make_user):
     other = make_user()
     services.create_storyboard(owner=other, title="Not yours")
     client.force_login(user)
@@ -37,31 +37,31 @@ def test_dashboard_for_a_newcomer(client, user):
 
 
 @pytest.mark.parametrize("step", ["story", "characters", "storyboard", "review"])
-def test_each_step_renders_with_its_indicator(client, user, board, step):
+def test_each_step_renders_with_its_indicator(client, user, drafted, step):
     client.force_login(user)
-    page = client.get(f"/comics/{board.pk}/{step}/").content.decode()
+    page = client.get(f"/comics/{drafted.pk}/{step}/").content.decode()
     assert 'aria-current="step"' in page
     assert f'data-step="{step}"' in page
     assert f"js/step-{step}.js" in page
 
 
-def test_steps_of_another_persons_comic_are_404(client, board, make_user):
+def test_steps_of_another_persons_comic_are_404(client, drafted, make_user):
     client.force_login(make_user())
-    assert client.get(f"/comics/{board.pk}/story/").status_code == 404
+    assert client.get(f"/comics/{drafted.pk}/story/").status_code == 404
 
 
-def test_unknown_step_is_404(client, user, board):
+def test_unknown_step_is_404(client, user, drafted):
     client.force_login(user)
-    assert client.get(f"/comics/{board.pk}/publish/").status_code == 404
+    assert client.get(f"/comics/{drafted.pk}/publish/").status_code == 404
 
 
 def test_new_comic_page_needs_login(client):
     assert client.get("/comics/new/").status_code == 302
 
 
-def test_render_storyboard_writes_pngs(board, tmp_path, settings):
+def test_render_storyboard_writes_pngs(drafted, tmp_path, settings):
     settings.RENDER_WIDTH, settings.RENDER_HEIGHT = 320, 240
-    call_command("render_storyboard", str(board.pk), str(tmp_path), "--instant")
+    call_command("render_storyboard", str(drafted.pk), str(tmp_path), "--instant")
     files = sorted(tmp_path.iterdir())
     assert [f.name for f in files] == ["panel-01.png", "panel-02.png"]
     assert Image.open(files[0]).size == (320, 240)
@@ -75,7 +75,7 @@ def test_render_storyboard_refuses_missing_or_empty(user, tmp_path):
         call_command("render_storyboard", str(empty.pk), str(tmp_path))
 
 
-def test_the_dashboard_reads_no_more_for_comics_with_many_jobs(client, user, board):
+def test_the_dashboard_reads_no_more_for_comics_with_many_jobs(client, user, drafted):
     """It once loaded every job ever made for every comic (a prefetch); now the comics'
     one query asks for the live job's id alone, and no job row is loaded."""
     from django.db import connection
@@ -86,16 +86,18 @@ def test_the_dashboard_reads_no_more_for_comics_with_many_jobs(client, user, boa
     client.force_login(user)
     for _ in range(30):
         Job.objects.create(
-            owner=user, storyboard=board, version="old", style="manga", state=JobState.CANCELLED
+            owner=user, storyboard=drafted, version="old", style="manga", state=JobState.CANCELLED
         )
-    live = Job.objects.create(owner=user, storyboard=board, version=board.version, style="manga")
+    live = Job.objects.create(
+        owner=user, storyboard=drafted, version=drafted.version, style="manga"
+    )
     with CaptureQueriesContext(connection) as seen:
         page = client.get("/").content.decode()
     loaded_jobs = [
         q["sql"] for q in seen.captured_queries if q["sql"].startswith('SELECT "mangagen_job"')
     ]
     assert loaded_jobs == []
-    assert f'href="/comics/{board.pk}/jobs/{live.pk}/"' in page and "2 panels" in page
+    assert f'href="/comics/{drafted.pk}/jobs/{live.pk}/"' in page and "2 panels" in page
 
 
 @pytest.mark.parametrize("path", ["/accounts/login/", "/admin/login/"])
