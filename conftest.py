@@ -190,7 +190,7 @@ def run(request, enqueued, django_capture_on_commit_callbacks):
 
         def take(self) -> tuple[tuple[int, int, int], str]:
             """The oldest enqueued render, off the queue: ((job, index, attempt), queue)."""
-            assert enqueued, "no render is enqueued"
+            assert len(enqueued) > 0, "no render is enqueued"
             return enqueued.pop(0)
 
         def render(self) -> str:
@@ -207,7 +207,7 @@ def run(request, enqueued, django_capture_on_commit_callbacks):
         def take_sheet(self) -> tuple[tuple[int], str]:
             """The oldest sheet sent to a worker, off the queue: ((sheet,), queue)."""
             queue = request.getfixturevalue("sheet_queue")
-            assert queue, "no sheet is queued"
+            assert len(queue) > 0, "no sheet is queued"
             return queue.pop(0)
 
         def render_sheet(self) -> str:

@@ -1,6 +1,9 @@
 """The tests' own kit stays one kit: one poll-until helper (tests/support/waiting.py),
 one race fixture (conftest.py's `race`), fixtures a module wants for every test said
-in its `pytestmark`, and no assertion that cannot fail."""
+in its `pytestmark`, and no assertion that cannot fail. Tests live beside what they
+test (each area's `tests/` folder, at most 20 test files to a folder), their support
+in tests/support/, and one set of fixtures (`board`, `balance`, the `run` driver) is
+used everywhere instead of copies."""
 
 import ast
 import pathlib
@@ -129,3 +132,85 @@ def test_no_assertion_of_something_always_true():
             if isinstance(node, ast.Assert) and always_true(node.test, bound)
         ]
     assert found == []
+
+
+SHARED_FIXTURES = {"board", "run"}
+MOST_TEST_FILES_IN_A_FOLDER = 20
+
+
+def test_no_folder_holds_more_than_twenty_test_files():
+    folders: dict[pathlib.Path, int] = {}
+    for source in kit_sources():
+        if source.name.startswith("test_"):
+            folders[source.parent] = folders.get(source.parent, 0) + 1
+    crowded = {
+        str(folder.relative_to(ROOT)): count
+        for folder, count in folders.items()
+        if count > MOST_TEST_FILES_IN_A_FOLDER
+    }
+    assert crowded == {}
+
+
+def test_the_shared_fixtures_are_defined_once():
+    """`board` takes its shape from `pytest.mark.board(...)`, the driver is `run`, a
+    balance is tests/support/factories.py's `balance`: a module that defines its own
+    of any of them has a copy that drifts."""
+
+    def is_fixture(function: ast.FunctionDef) -> bool:
+        return any(
+            "fixture" in ast.unparse(decorator).split("(")[0]
+            for decorator in function.decorator_list
+        )
+
+    copies = [
+        f"{where(source, node)} {node.name}"
+        for source, tree in kit_sources().items()
+        if source != ROOT / "conftest.py"
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef)
+        and (
+            (node.name in SHARED_FIXTURES and is_fixture(node))
+            or (node.name == "balance" and source != ROOT / "tests/support/factories.py")
+        )
+    ]
+    assert copies == []
+
+
+def test_only_the_driver_takes_renders_off_the_queues():
+    """`run.take()`, `run.render()`, `run.take_sheet()`: not `enqueued.pop(0)` by hand."""
+    pops = [
+        where(source, node)
+        for source, tree in kit_sources().items()
+        if source != ROOT / "conftest.py"
+        for node in ast.walk(tree)
+        if is_call(node, "enqueued", "pop") or is_call(node, "sheet_queue", "pop")
+    ]
+    assert pops == []
+
+
+def test_support_lives_in_tests_support():
+    """Beside the tests only tests: a folder named `tests` holds test modules, its
+    `__init__.py` and a conftest; helpers they share are in tests/support/."""
+    strays = [
+        str(source.relative_to(ROOT))
+        for source in kit_sources()
+        if "tests" in source.relative_to(ROOT).parts
+        and ROOT / "tests" / "support" not in source.parents
+        and not source.name.startswith("test_")
+        and source.name not in {"__init__.py", "conftest.py"}
+    ]
+    assert strays == []
+
+
+def test_no_test_module_imports_from_another():
+    """What two test modules share is support (tests/support/), not one test's names.
+    The browser tests' steps (tests/e2e) are shared between its modules, one flow each."""
+    borrowed = [
+        where(source, node)
+        for source, tree in kit_sources().items()
+        if ROOT / "tests" / "e2e" not in source.parents
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        and (node.module or "").split(".")[-1].startswith("test_")
+    ]
+    assert borrowed == []

@@ -6,15 +6,16 @@ import pytest
 from django.utils import timezone
 
 from ledger import services as ledger
-from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.jobs import services as jobs
 from mangagen.jobs.models import Job, JobState
 from mangagen.renderers import observed
 from mangagen.renderers.gpu_pool import GpuPool, Priority
 from speculation import admission, services
 from speculation.models import DeclineReason, Outcome, Speculation
-from speculation.tests.test_speculation import balance, fund, make_board
+from tests.support.factories import balance
+from tests.support.ledger_invariants import assert_ledger_invariants
 from tests.support.remote_renders import finished
+from tests.support.speculation import fund, make_board
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders", "enqueued")]
 

@@ -14,9 +14,10 @@ from mangagen.jobs.events import EventType
 from mangagen.jobs.models import Job
 from speculation import report, services
 from speculation.models import Outcome
-from speculation.tests.test_speculation import balance, fund, make_board
+from tests.support.factories import balance
 from tests.support.providers.replicate import ReplicateStandIn
 from tests.support.remote_renders import provider_settings
+from tests.support.speculation import fund, make_board
 from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]

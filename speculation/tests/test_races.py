@@ -3,13 +3,13 @@
 import pytest
 
 from ledger import services as ledger
-from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.jobs import services as jobs
 from mangagen.jobs.models import LIVE_STATES, Job
 from mangagen.storyboards import services as storyboards
 from speculation import services
 from speculation.models import Outcome, Speculation
 from tests.support.concurrency import meanwhile
+from tests.support.ledger_invariants import assert_ledger_invariants
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 

@@ -5,32 +5,21 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from ledger import services as ledger
-from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.jobs import dispatch
 from mangagen.jobs import services as jobs
 from mangagen.jobs.models import Job, JobState
 from mangagen.storyboards import services as storyboards
 from speculation import report, services
 from speculation.models import Outcome, Speculation
-from tests.support import factories
 from tests.support.factories import balance
-
-THREE_PANELS = [{"description": "One."}, {"description": "Two."}, {"description": "3"}]
+from tests.support.ledger_invariants import assert_ledger_invariants
+from tests.support.speculation import THREE_PANELS, fund, make_board
 
 pytestmark = [
     pytest.mark.django_db,
     pytest.mark.usefixtures("instant_renders"),
     pytest.mark.board(panels=THREE_PANELS),
 ]
-
-
-def make_board(user, title="Rooftops", panels=None):
-    return factories.storyboard(user, title=title, panels=panels or THREE_PANELS)
-
-
-def fund(user, amount):
-    ledger.grant(account=ledger.account_for(user), amount=amount, key=f"seed-{user.pk}", reason="x")
 
 
 @pytest.fixture

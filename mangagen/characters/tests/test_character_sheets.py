@@ -13,7 +13,6 @@ from PIL import Image
 
 from ledger import services as ledger
 from ledger.models import Hold, Transfer
-from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.celery import app as celery_app
 from mangagen.characters import services as sheets
 from mangagen.characters import tasks
@@ -28,6 +27,7 @@ from mangagen.storyboards import selectors
 from mangagen.storyboards import services as storyboards
 from tests.support import factories
 from tests.support.factories import balance
+from tests.support.ledger_invariants import assert_ledger_invariants
 
 PANELS = [
     {"description": "A rooftop at night.", "shot": "establishing"},

@@ -11,11 +11,11 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone, translation
 
-from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.jobs import rendering, services, specs
 from mangagen.jobs.models import JobState
 from mangagen.storyboards import services as storyboards
 from tests.support import factories
+from tests.support.ledger_invariants import assert_ledger_invariants
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
 

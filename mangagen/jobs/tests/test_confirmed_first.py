@@ -9,11 +9,11 @@ from django.db import connections
 from django.utils import timezone
 
 from ledger import services as ledger
-from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.jobs import liveness, services
 from mangagen.jobs.models import Job
 from mangagen.renderers.gpu_pool import GpuPool, Priority
 from mangagen.storyboards import services as storyboards
+from tests.support.ledger_invariants import assert_ledger_invariants
 from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]

@@ -9,12 +9,12 @@ from django.utils import timezone
 
 from ledger import services as ledger
 from ledger.models import Hold
-from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.jobs import dispatch, rendering, services, tasks
 from mangagen.jobs.models import Job
 from mangagen.kernel import paid_render
 from mangagen.kernel.storage_config import storages
 from mangagen.storyboards import services as storyboards
+from tests.support.ledger_invariants import assert_ledger_invariants
 from tests.support.s3 import ACCESS_KEY, SECRET_KEY
 from tests.support.tcp_proxy import TcpProxy
 

@@ -12,11 +12,11 @@ from django.utils import timezone
 
 from ledger import services as ledger
 from ledger.models import Hold
-from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.jobs import services, steps
 from mangagen.jobs.models import Job, JobState
 from mangagen.storyboards import services as storyboards
 from tests.support.concurrency import meanwhile
+from tests.support.ledger_invariants import assert_ledger_invariants
 
 pytestmark = [
     pytest.mark.postgres,

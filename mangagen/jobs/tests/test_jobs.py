@@ -15,7 +15,6 @@ from django.utils import timezone
 from ledger import services as ledger
 from ledger.errors import InsufficientCredits
 from ledger.models import Hold
-from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.jobs import rendering, selectors, services, tasks
 from mangagen.jobs.events import EventType
 from mangagen.jobs.models import Job, JobState
@@ -23,6 +22,7 @@ from mangagen.renderers import RenderError
 from mangagen.storyboards import services as storyboards
 from tests.support import factories
 from tests.support.factories import balance
+from tests.support.ledger_invariants import assert_ledger_invariants
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
 

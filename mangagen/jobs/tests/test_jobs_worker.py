@@ -21,11 +21,11 @@ from django.utils import timezone
 from PIL import Image
 
 from ledger import services as ledger
-from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.jobs import liveness, services
 from mangagen.jobs.events import EventType
 from mangagen.jobs.models import Job
 from tests.support.factories import balance
+from tests.support.ledger_invariants import assert_ledger_invariants
 from tests.support.standin import Canned
 from tests.support.waiting import wait_for
 

@@ -16,7 +16,6 @@ from PIL import Image
 from prometheus_client import REGISTRY
 
 from ledger.models import Hold
-from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.characters import services as sheets
 from mangagen.jobs import judging, liveness, services
 from mangagen.jobs.models import Job, JobPanel, PanelState, RenderAttempt
@@ -24,6 +23,7 @@ from mangagen.renderers import PanelSpec, RenderResult
 from mangagen.renderers.gpu_pool import GpuPool, Priority
 from tests.support import factories
 from tests.support.factories import balance
+from tests.support.ledger_invariants import assert_ledger_invariants
 from tests.support.providers.openai_compatible import ChatStandIn
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]

@@ -19,7 +19,6 @@ from django.utils import timezone
 from prometheus_client import REGISTRY
 
 from ledger.models import Hold, Transfer
-from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.jobs import services, tasks
 from mangagen.jobs.events import EventType
 from mangagen.jobs.models import Job, RenderAttempt
@@ -30,6 +29,7 @@ from mangagen.renderers.models import RenderSample
 from mangagen.renderers.provider_http import PROVIDER_DOWN
 from mangagen.renderers.replicate import DEFAULT_INPUT
 from tests.support.factories import balance
+from tests.support.ledger_invariants import assert_ledger_invariants
 from tests.support.providers.replicate import ReplicateStandIn
 from tests.support.remote_renders import provider_settings
 from tests.support.stack import free_port

@@ -11,7 +11,6 @@ from django.utils import timezone
 from PIL import Image, ImageChops
 
 from ledger.models import Hold
-from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.jobs import rendering, services, touchups
 from mangagen.jobs.events import EventType
 from mangagen.jobs.models import Job, JobKind, JobState, PanelState, RenderAttempt, TouchUp
@@ -20,6 +19,7 @@ from mangagen.renderers.procedural import ProceduralRenderer
 from mangagen.storyboards.models import KeptArt
 from tests.support import factories
 from tests.support.factories import balance
+from tests.support.ledger_invariants import assert_ledger_invariants
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
 

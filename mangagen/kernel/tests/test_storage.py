@@ -20,7 +20,6 @@ from django.utils import timezone
 from PIL import Image, ImageCms
 
 from ledger.models import Hold
-from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.characters.models import CharacterSheet
 from mangagen.jobs import selectors, services
 from mangagen.jobs.lettered_images import lettered_cache_key
@@ -31,6 +30,7 @@ from mangagen.pages import builds
 from mangagen.pages.models import PageBuild
 from mangagen.storyboards.models import KeptArt
 from tests.support import factories
+from tests.support.ledger_invariants import assert_ledger_invariants
 from tests.support.pages import PANELS, download, edit, page_png
 from tests.support.pictures import picture
 

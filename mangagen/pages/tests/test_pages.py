@@ -14,13 +14,13 @@ import pytest
 from django.utils import timezone
 from PIL import Image
 
-from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.jobs import selectors, services
 from mangagen.jobs.models import JobState
 from mangagen.pages.layout import LayoutPanel, paginate
 from mangagen.storyboards import services as storyboards
 from mangagen.storyboards.models import KeptArt
 from tests.support.factories import balance
+from tests.support.ledger_invariants import assert_ledger_invariants
 from tests.support.pages import PANELS, download, edit, page_png
 
 # --- art hash ----------------------------------------------------------------------------------

@@ -10,8 +10,8 @@ import pytest
 
 from ledger import services as ledger
 from ledger.models import Transfer
-from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.payments.models import CheckoutSession, Outcome, Purchase, ReviewReason, StripeEvent
+from tests.support.ledger_invariants import assert_ledger_invariants
 from tests.support.standin import Canned
 
 pytestmark = pytest.mark.django_db

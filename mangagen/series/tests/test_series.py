@@ -12,7 +12,6 @@ from urllib.parse import quote
 
 import pytest
 
-from ledger.tests.invariants import assert_ledger_invariants
 from mangagen.characters import services as sheets
 from mangagen.places import services as places
 from mangagen.series.models import Series
@@ -21,6 +20,7 @@ from mangagen.storyboards import services as storyboards
 from mangagen.storyboards.models import Storyboard
 from tests.support import factories
 from tests.support.factories import balance
+from tests.support.ledger_invariants import assert_ledger_invariants
 from tests.support.series import CAST, PANELS, chapter, new_series, post
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
