@@ -10,8 +10,7 @@ from django.utils import timezone
 
 from ledger import services
 from ledger.models import Account, Hold, Transfer
-
-from .invariants import assert_ledger_invariants
+from tests.support.ledger_invariants import assert_ledger_invariants
 
 pytestmark = pytest.mark.django_db
 

@@ -16,9 +16,8 @@ from django.utils import timezone
 
 from ledger import batching, errors, fast_path, services
 from ledger.models import Account, BalanceShard, Hold, Transfer, shard_for
+from tests.support.ledger_invariants import assert_ledger_invariants
 from tests.support.waiting import wait_for
-
-from .invariants import assert_ledger_invariants
 
 
 def operation(n: int, run_alone) -> batching.Operation:

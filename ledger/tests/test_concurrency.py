@@ -8,8 +8,7 @@ from django.utils import timezone
 
 from ledger import errors, services
 from ledger.models import Hold
-
-from .invariants import assert_ledger_invariants
+from tests.support.ledger_invariants import assert_ledger_invariants
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 

@@ -14,8 +14,7 @@ from psycopg import pq
 
 from ledger import errors, fast_path, services
 from ledger.models import Hold, SystemAccount, Transfer
-
-from .invariants import assert_ledger_invariants
+from tests.support.ledger_invariants import assert_ledger_invariants
 
 pytestmark = pytest.mark.postgres
 

@@ -13,8 +13,7 @@ from django.urls import reverse
 
 from ledger import selectors, services
 from ledger.models import SYSTEM_SHARDS, Account, BalanceShard, SystemAccount
-
-from .invariants import assert_ledger_invariants
+from tests.support.ledger_invariants import assert_ledger_invariants
 
 
 def spend(account, *, captured: int, released: int, tag: str) -> None:

@@ -28,8 +28,7 @@ from hypothesis.stateful import (
 
 from ledger import errors, services
 from ledger.models import Account, Hold
-
-from .invariants import assert_ledger_invariants
+from tests.support.ledger_invariants import assert_ledger_invariants
 
 KEYS = st.sampled_from([f"k{i}" for i in range(12)])
 
