@@ -34,11 +34,9 @@ def board_of(user, title="t"):
     )
 
 
-def test_a_refused_capture_leaves_a_visible_hold_that_the_sweeps_resolve(
-    user, enqueued, monkeypatch, django_capture_on_commit_callbacks
-):
+def test_a_refused_capture_leaves_a_visible_hold_that_the_sweeps_resolve(user, run, monkeypatch):
     ledger.grant(account=ledger.account_for(user), amount=3, key="seed", reason="x")
-    with django_capture_on_commit_callbacks(execute=True):
+    with run.commits():
         job, _ = services.generate(user=user, storyboard=board_of(user))
     original_capture = ledger.capture
 
@@ -48,7 +46,7 @@ def test_a_refused_capture_leaves_a_visible_hold_that_the_sweeps_resolve(
     # The database is down for the capture and for the failure path after it.
     monkeypatch.setattr(ledger, "capture", database_down)
     monkeypatch.setattr(rendering, "fail_render", database_down)
-    (job_id, index, attempt), _ = enqueued.pop(0)
+    (job_id, index, attempt), _ = run.take()
     with pytest.raises(OperationalError):
         tasks.render_panel.apply(args=(job_id, index, attempt)).get()
     panel = job.panels.get(index=1)
@@ -58,11 +56,9 @@ def test_a_refused_capture_leaves_a_visible_hold_that_the_sweeps_resolve(
     later = timezone.now() + timedelta(seconds=400)
     monkeypatch.setattr(ledger, "capture", original_capture)
     # The sweep notices the lost render and sends it again; it is delivered once.
-    with django_capture_on_commit_callbacks(execute=True):
+    with run.commits():
         assert services.requeue_stuck_renders(now=later) == 1
-    (job_id, index, attempt), _ = enqueued.pop(0)
-    with django_capture_on_commit_callbacks(execute=True):
-        assert services.perform_render(job_id=job_id, index=index, attempt=attempt) == "delivered"
+    assert run.render() == "delivered"
     account = ledger.account_for(user)
     account.refresh_from_db()
     assert (account.available, account.held) == (2, 0)
@@ -123,10 +119,10 @@ def test_double_clicks_and_two_tabs_make_one_job(user, enqueued, race):
 
 
 def test_a_render_whose_task_died_with_its_worker_before_starting_goes_again(
-    user, enqueued, monkeypatch, settings, django_capture_on_commit_callbacks
+    user, run, enqueued, monkeypatch, settings
 ):
     ledger.grant(account=ledger.account_for(user), amount=3, key="seed", reason="x")
-    with django_capture_on_commit_callbacks(execute=True):
+    with run.commits():
         job, _ = services.generate(user=user, storyboard=board_of(user))
     enqueued.clear()  # a worker took the message, and was killed before it started
     panel = job.panels.get(index=1)
@@ -138,14 +134,14 @@ def test_a_render_whose_task_died_with_its_worker_before_starting_goes_again(
     assert services.requeue_lost_renders(now=later) == 0
     monkeypatch.setattr(dispatch, "waiting", lambda: {"render": 0, "speculative": 0})
     assert services.requeue_lost_renders(now=soon) == 0  # not yet three beats
-    with django_capture_on_commit_callbacks(execute=True):
+    with run.commits():
         assert services.requeue_lost_renders(now=later) == 1
     assert services.requeue_lost_renders(now=later) == 0  # sent once, not every sweep
-    (job_id, index, attempt), queue = enqueued.pop(0)
+    (job_id, index, attempt), queue = run.take()
     assert (job_id, index, attempt, queue) == (job.pk, 1, 1, "render")
     requeued = job.events.filter(type="panel.requeued").get()
     assert requeued.data["why"] == "never started"
-    with django_capture_on_commit_callbacks(execute=True):
+    with run.commits():
         assert services.perform_render(job_id=job_id, index=index, attempt=attempt) == "delivered"
     account = ledger.account_for(user)
     account.refresh_from_db()
@@ -153,7 +149,7 @@ def test_a_render_whose_task_died_with_its_worker_before_starting_goes_again(
 
 
 def test_a_render_that_finds_the_bucket_unreachable_goes_again_and_is_paid_once(
-    user, enqueued, s3_server, settings, monkeypatch, django_capture_on_commit_callbacks
+    user, run, s3_server, settings, monkeypatch
 ):
     """STORAGE_BACKEND=s3 through a network that drops the connection of the render's
     upload, past boto3's own retries (one attempt here; a few quick ones by default):
@@ -162,9 +158,9 @@ def test_a_render_that_finds_the_bucket_unreachable_goes_again_and_is_paid_once(
     monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")  # no retry of boto3's own
     bucket = s3_server.new_bucket()
     ledger.grant(account=ledger.account_for(user), amount=3, key="seed", reason="x")
-    with django_capture_on_commit_callbacks(execute=True):
+    with run.commits():
         job, _ = services.generate(user=user, storyboard=board_of(user))
-    ((job_id, index, attempt), _queue) = enqueued.pop(0)
+    ((job_id, index, attempt), _queue) = run.take()
     with TcpProxy(("127.0.0.1", s3_server.port), dropping=1) as network:
         settings.STORAGES = storages(
             backend="s3",
@@ -173,7 +169,7 @@ def test_a_render_that_finds_the_bucket_unreachable_goes_again_and_is_paid_once(
             access_key=ACCESS_KEY,
             secret_key=SECRET_KEY,
         )
-        with django_capture_on_commit_callbacks(execute=True):
+        with run.commits():
             outcome = tasks.render_panel.apply(args=(job_id, index, attempt)).get()
         assert network.dropped == 1, "the upload met the cut"
     assert outcome == "delivered"
@@ -188,16 +184,14 @@ def test_a_render_that_finds_the_bucket_unreachable_goes_again_and_is_paid_once(
     assert_ledger_invariants()
 
 
-def test_a_render_slow_to_start_beating_is_not_taken_for_lost(
-    user, enqueued, monkeypatch, settings, django_capture_on_commit_callbacks
-):
+def test_a_render_slow_to_start_beating_is_not_taken_for_lost(user, run, monkeypatch, settings):
     """The sweep's clock starts when the panel says RENDERING: the render beats from that
     moment, so a worker slowed down between that commit and its wait (a loaded machine)
     is not taken for lost and sent again."""
     ledger.grant(account=ledger.account_for(user), amount=3, key="seed", reason="x")
-    with django_capture_on_commit_callbacks(execute=True):
+    with run.commits():
         job, _ = services.generate(user=user, storyboard=board_of(user))
-    (job_id, index, attempt), _queue = enqueued.pop(0)
+    (job_id, index, attempt), _queue = run.take()
     later = timezone.now() + timedelta(seconds=settings.RENDER_HEARTBEAT_SECONDS * 3 + 1)
     swept = []
     hold_no_connection = paid_render.hold_no_connection
@@ -209,14 +203,14 @@ def test_a_render_slow_to_start_beating_is_not_taken_for_lost(
         hold_no_connection()
 
     monkeypatch.setattr(paid_render, "hold_no_connection", slow_worker)
-    with django_capture_on_commit_callbacks(execute=True):
+    with run.commits():
         assert services.perform_render(job_id=job_id, index=index, attempt=attempt) == "delivered"
     assert swept == [0]
     assert not job.events.filter(type="panel.requeued").exists()
 
 
 def test_a_render_sent_again_while_it_still_ran_delivers_what_it_drew(
-    user, enqueued, monkeypatch, settings, django_capture_on_commit_callbacks
+    user, run, monkeypatch, settings
 ):
     """A worker that missed its beats (starved, not dead) is sent again by the sweep; the
     render it finishes is the panel's, delivered and paid once, instead of being thrown
@@ -224,9 +218,9 @@ def test_a_render_sent_again_while_it_still_ran_delivers_what_it_drew(
     from mangagen.jobs import liveness
 
     ledger.grant(account=ledger.account_for(user), amount=3, key="seed", reason="x")
-    with django_capture_on_commit_callbacks(execute=True):
+    with run.commits():
         job, _ = services.generate(user=user, storyboard=board_of(user))
-    (job_id, index, attempt), _queue = enqueued.pop(0)
+    (job_id, index, attempt), _queue = run.take()
     renderer = rendering.get_renderer()
     later = timezone.now() + timedelta(seconds=settings.RENDER_HEARTBEAT_SECONDS * 3 + 1)
 
@@ -243,12 +237,12 @@ def test_a_render_sent_again_while_it_still_ran_delivers_what_it_drew(
             return renderer.render(spec, seed, **kwargs)
 
     monkeypatch.setattr(rendering, "get_renderer", lambda: Starved())
-    with django_capture_on_commit_callbacks(execute=True):
+    with run.commits():
         outcome = services.perform_render(job_id=job_id, index=index, attempt=attempt)
     assert outcome == "delivered"
     assert job.panels.get(index=1).state == "delivered"
     # The copy the sweep sent finds the panel done and does nothing.
-    sent = [args for args, _queue in enqueued]
+    sent = run.queued
     assert sent.count((job_id, index, attempt)) == 1
     assert services.perform_render(job_id=job_id, index=index, attempt=attempt) == "stale"
     account = ledger.account_for(user)
