@@ -16,6 +16,7 @@ from mangagen.jobs import rendering, services, specs
 from mangagen.jobs.models import JobState
 from mangagen.storyboards import services as storyboards
 from tests.support import factories
+from tests.support.factories import balance
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
 
@@ -74,8 +75,7 @@ def test_the_panel_being_drawn_removed_and_the_rest_kept_ends_the_job(user, run,
     assert response.status_code in (200, 201), response.content
     speculation.refresh_from_db()
     assert speculation.state == JobState.CANCELLED  # every panel is kept: nothing to draw
-    account.refresh_from_db()
-    assert (account.available, account.held) == (9, 0)  # panel one's credit only
+    assert balance(account) == (9, 0)  # panel one's credit only
     assert_ledger_invariants()
 
 
@@ -109,8 +109,7 @@ def test_a_render_of_a_panel_the_rebase_reset_is_dropped(user, run, enqueued, cl
     with run.commits():
         approved = client.post(f"/api/jobs/{job.pk}/panels/1/approve/")
     assert approved.status_code == 200, approved.content
-    account.refresh_from_db()
-    assert account.available + account.held == 8  # panel one twice: kept, then redrawn
+    assert sum(balance(account)) == 8  # panel one twice: kept, then redrawn
     assert_ledger_invariants()
 
 

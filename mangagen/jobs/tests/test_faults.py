@@ -14,7 +14,8 @@ from mangagen.jobs import dispatch, rendering, services, tasks
 from mangagen.jobs.models import Job
 from mangagen.kernel import paid_render
 from mangagen.kernel.storage_config import storages
-from mangagen.storyboards import services as storyboards
+from tests.support import factories
+from tests.support.factories import balance
 from tests.support.s3 import ACCESS_KEY, SECRET_KEY
 from tests.support.tcp_proxy import TcpProxy
 
@@ -27,17 +28,10 @@ def no_deadline_tasks(monkeypatch):
     monkeypatch.setattr(dispatch, "send_expire", lambda args, eta: None)
 
 
-def board_of(user, title="t"):
-    board = storyboards.create_storyboard(owner=user, title=title)
-    return storyboards.update_storyboard(
-        storyboard=board, panels=[{"description": "One."}, {"description": "Two."}]
-    )
-
-
 def test_a_refused_capture_leaves_a_visible_hold_that_the_sweeps_resolve(user, run, monkeypatch):
     ledger.grant(account=ledger.account_for(user), amount=3, key="seed", reason="x")
     with run.commits():
-        job, _ = services.generate(user=user, storyboard=board_of(user))
+        job, _ = services.generate(user=user, storyboard=factories.storyboard(user))
     original_capture = ledger.capture
 
     def database_down(**kwargs):
@@ -59,21 +53,17 @@ def test_a_refused_capture_leaves_a_visible_hold_that_the_sweeps_resolve(user, r
     with run.commits():
         assert services.requeue_stuck_renders(now=later) == 1
     assert run.render() == "delivered"
-    account = ledger.account_for(user)
-    account.refresh_from_db()
-    assert (account.available, account.held) == (2, 0)
+    assert balance(user) == (2, 0)
     assert [m for m in reconciliation() if m.kind != "stale_hold"] == []
     assert_ledger_invariants()
 
 
 def test_a_hold_left_by_a_crash_is_released_by_the_sweep(user, enqueued):
     ledger.grant(account=ledger.account_for(user), amount=3, key="seed", reason="x")
-    job, _ = services.generate(user=user, storyboard=board_of(user))
+    job, _ = services.generate(user=user, storyboard=factories.storyboard(user))
     hold = job.panels.get(index=1).hold
     assert ledger.expire_stale_holds(now=hold.expires_at + timedelta(seconds=1)) == 1
-    account = ledger.account_for(user)
-    account.refresh_from_db()
-    assert (account.available, account.held) == (3, 0)
+    assert balance(user) == (3, 0)
 
 
 def test_beat_down_for_a_while_is_caught_up_by_one_sweep(user, make_user, enqueued, settings):
@@ -81,10 +71,10 @@ def test_beat_down_for_a_while_is_caught_up_by_one_sweep(user, make_user, enqueu
     people = [user, make_user(), make_user()]
     for n, person in enumerate(people):
         ledger.grant(account=ledger.account_for(person), amount=3, key=f"s{n}", reason="x")
-    confirmed, _ = services.generate(user=people[0], storyboard=board_of(people[0]))
+    confirmed, _ = services.generate(user=people[0], storyboard=factories.storyboard(people[0]))
     unconfirmed = services.start_job(
         user=people[1],
-        storyboard=board_of(people[1]),
+        storyboard=factories.storyboard(people[1]),
         confirmed=False,
         confirm_by=timezone.now() + timedelta(seconds=60),
     )
@@ -100,9 +90,7 @@ def test_beat_down_for_a_while_is_caught_up_by_one_sweep(user, make_user, enqueu
     loose.refresh_from_db()
     assert loose.state == "expired"
     for person in people:
-        account = ledger.account_for(person)
-        account.refresh_from_db()
-        assert (account.available, account.held) == (3, 0)
+        assert balance(person) == (3, 0)
     assert services.expire_due_jobs(now=much_later) == 0  # idempotent
 
 
@@ -110,12 +98,11 @@ def test_beat_down_for_a_while_is_caught_up_by_one_sweep(user, make_user, enqueu
 @pytest.mark.django_db(transaction=True)
 def test_double_clicks_and_two_tabs_make_one_job(user, enqueued, race):
     ledger.grant(account=ledger.account_for(user), amount=5, key="seed", reason="x")
-    board = board_of(user)
+    board = factories.storyboard(user)
     results = race([lambda: services.generate(user=user, storyboard=board)[0].pk] * 8)
     assert len(results) == 8 and len(set(results)) == 1
     assert Job.objects.count() == 1
-    account = ledger.account_for(user)
-    assert (account.available, account.held) == (4, 1)
+    assert balance(user) == (4, 1)
 
 
 def test_a_render_whose_task_died_with_its_worker_before_starting_goes_again(
@@ -123,7 +110,7 @@ def test_a_render_whose_task_died_with_its_worker_before_starting_goes_again(
 ):
     ledger.grant(account=ledger.account_for(user), amount=3, key="seed", reason="x")
     with run.commits():
-        job, _ = services.generate(user=user, storyboard=board_of(user))
+        job, _ = services.generate(user=user, storyboard=factories.storyboard(user))
     enqueued.clear()  # a worker took the message, and was killed before it started
     panel = job.panels.get(index=1)
     soon = panel.queued_at + timedelta(seconds=1)
@@ -143,9 +130,7 @@ def test_a_render_whose_task_died_with_its_worker_before_starting_goes_again(
     assert requeued.data["why"] == "never started"
     with run.commits():
         assert services.perform_render(job_id=job_id, index=index, attempt=attempt) == "delivered"
-    account = ledger.account_for(user)
-    account.refresh_from_db()
-    assert (account.available, account.held) == (2, 0)
+    assert balance(user) == (2, 0)
 
 
 def test_a_render_that_finds_the_bucket_unreachable_goes_again_and_is_paid_once(
@@ -159,7 +144,7 @@ def test_a_render_that_finds_the_bucket_unreachable_goes_again_and_is_paid_once(
     bucket = s3_server.new_bucket()
     ledger.grant(account=ledger.account_for(user), amount=3, key="seed", reason="x")
     with run.commits():
-        job, _ = services.generate(user=user, storyboard=board_of(user))
+        job, _ = services.generate(user=user, storyboard=factories.storyboard(user))
     ((job_id, index, attempt), _queue) = run.take()
     with TcpProxy(("127.0.0.1", s3_server.port), dropping=1) as network:
         settings.STORAGES = storages(
@@ -178,9 +163,7 @@ def test_a_render_that_finds_the_bucket_unreachable_goes_again_and_is_paid_once(
     # The delivered render is in the bucket (beside the comic's kept copy); the upload
     # that was cut off left nothing.
     assert s3_server.keys(bucket, f"renders/{job.pk}/") == [panel.image.name]
-    account = ledger.account_for(user)
-    account.refresh_from_db()
-    assert (account.available, account.held) == (2, 0)
+    assert balance(user) == (2, 0)
     assert_ledger_invariants()
 
 
@@ -190,7 +173,7 @@ def test_a_render_slow_to_start_beating_is_not_taken_for_lost(user, run, monkeyp
     is not taken for lost and sent again."""
     ledger.grant(account=ledger.account_for(user), amount=3, key="seed", reason="x")
     with run.commits():
-        job, _ = services.generate(user=user, storyboard=board_of(user))
+        job, _ = services.generate(user=user, storyboard=factories.storyboard(user))
     (job_id, index, attempt), _queue = run.take()
     later = timezone.now() + timedelta(seconds=settings.RENDER_HEARTBEAT_SECONDS * 3 + 1)
     swept = []
@@ -219,7 +202,7 @@ def test_a_render_sent_again_while_it_still_ran_delivers_what_it_drew(
 
     ledger.grant(account=ledger.account_for(user), amount=3, key="seed", reason="x")
     with run.commits():
-        job, _ = services.generate(user=user, storyboard=board_of(user))
+        job, _ = services.generate(user=user, storyboard=factories.storyboard(user))
     (job_id, index, attempt), _queue = run.take()
     renderer = rendering.get_renderer()
     later = timezone.now() + timedelta(seconds=settings.RENDER_HEARTBEAT_SECONDS * 3 + 1)
@@ -245,6 +228,4 @@ def test_a_render_sent_again_while_it_still_ran_delivers_what_it_drew(
     sent = run.queued
     assert sent.count((job_id, index, attempt)) == 1
     assert services.perform_render(job_id=job_id, index=index, attempt=attempt) == "stale"
-    account = ledger.account_for(user)
-    account.refresh_from_db()
-    assert (account.available, account.held) == (2, 0)
+    assert balance(user) == (2, 0)
