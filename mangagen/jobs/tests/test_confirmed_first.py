@@ -12,7 +12,8 @@ from ledger import services as ledger
 from mangagen.jobs import liveness, services
 from mangagen.jobs.models import Job
 from mangagen.renderers.gpu_pool import GpuPool, Priority
-from mangagen.storyboards import services as storyboards
+from tests.support import factories
+from tests.support.factories import balance
 from tests.support.ledger_invariants import assert_ledger_invariants
 from tests.support.waiting import wait_for
 
@@ -34,8 +35,7 @@ def render(job, results):
 
 def test_generate_promotes_a_waiting_speculative_render_to_confirmed_work(user, enqueued):
     ledger.grant(account=ledger.account_for(user), amount=3, key="seed", reason="x")
-    board = storyboards.create_storyboard(owner=user, title="Promoted")
-    board = storyboards.update_storyboard(storyboard=board, panels=[{"description": "One."}])
+    board = factories.storyboard(user, title="Promoted", panels=[{"description": "One."}])
     job = services.start_job(
         user=user,
         storyboard=board,
@@ -70,16 +70,13 @@ def test_generate_promotes_a_waiting_speculative_render_to_confirmed_work(user, 
     job = Job.objects.get(pk=job.pk)
     panel = job.panels.get(index=1)
     assert panel.state == "delivered" and panel.attempts == 1
-    account = ledger.account_for(user)
-    account.refresh_from_db()
-    assert (account.available, account.held) == (2, 0)  # charged once
+    assert balance(user) == (2, 0)  # charged once
     assert_ledger_invariants()
 
 
 def test_a_render_whose_job_ends_while_it_waits_leaves_the_queue(user):
     ledger.grant(account=ledger.account_for(user), amount=3, key="seed", reason="x")
-    board = storyboards.create_storyboard(owner=user, title="Left")
-    board = storyboards.update_storyboard(storyboard=board, panels=[{"description": "One."}])
+    board = factories.storyboard(user, title="Left", panels=[{"description": "One."}])
     job = services.start_job(user=user, storyboard=board)
     pool = GpuPool()
     busy = pool.try_acquire(ticket="someone-else", priority=Priority.CONFIRMED)

@@ -13,7 +13,8 @@ from mangagen.jobs import dispatch, rendering, services, tasks
 from mangagen.jobs.models import Job
 from mangagen.kernel import paid_render
 from mangagen.kernel.storage_config import storages
-from mangagen.storyboards import services as storyboards
+from tests.support import factories
+from tests.support.factories import balance
 from tests.support.ledger_invariants import assert_ledger_invariants
 from tests.support.s3 import ACCESS_KEY, SECRET_KEY
 from tests.support.tcp_proxy import TcpProxy
@@ -27,19 +28,10 @@ def no_deadline_tasks(monkeypatch):
     monkeypatch.setattr(dispatch, "send_expire", lambda args, eta: None)
 
 
-def board_of(user, title="t"):
-    board = storyboards.create_storyboard(owner=user, title=title)
-    return storyboards.update_storyboard(
-        storyboard=board, panels=[{"description": "One."}, {"description": "Two."}]
-    )
-
-
-def test_a_refused_capture_leaves_a_visible_hold_that_the_sweeps_resolve(
-    user, enqueued, monkeypatch, django_capture_on_commit_callbacks
-):
+def test_a_refused_capture_leaves_a_visible_hold_that_the_sweeps_resolve(user, run, monkeypatch):
     ledger.grant(account=ledger.account_for(user), amount=3, key="seed", reason="x")
-    with django_capture_on_commit_callbacks(execute=True):
-        job, _ = services.generate(user=user, storyboard=board_of(user))
+    with run.commits():
+        job, _ = services.generate(user=user, storyboard=factories.storyboard(user))
     original_capture = ledger.capture
 
     def database_down(**kwargs):
@@ -48,7 +40,7 @@ def test_a_refused_capture_leaves_a_visible_hold_that_the_sweeps_resolve(
     # The database is down for the capture and for the failure path after it.
     monkeypatch.setattr(ledger, "capture", database_down)
     monkeypatch.setattr(rendering, "fail_render", database_down)
-    (job_id, index, attempt), _ = enqueued.pop(0)
+    (job_id, index, attempt), _ = run.take()
     with pytest.raises(OperationalError):
         tasks.render_panel.apply(args=(job_id, index, attempt)).get()
     panel = job.panels.get(index=1)
@@ -58,26 +50,20 @@ def test_a_refused_capture_leaves_a_visible_hold_that_the_sweeps_resolve(
     later = timezone.now() + timedelta(seconds=400)
     monkeypatch.setattr(ledger, "capture", original_capture)
     # The sweep notices the lost render and sends it again; it is delivered once.
-    with django_capture_on_commit_callbacks(execute=True):
+    with run.commits():
         assert services.requeue_stuck_renders(now=later) == 1
-    (job_id, index, attempt), _ = enqueued.pop(0)
-    with django_capture_on_commit_callbacks(execute=True):
-        assert services.perform_render(job_id=job_id, index=index, attempt=attempt) == "delivered"
-    account = ledger.account_for(user)
-    account.refresh_from_db()
-    assert (account.available, account.held) == (2, 0)
+    assert run.render() == "delivered"
+    assert balance(user) == (2, 0)
     assert [m for m in reconciliation() if m.kind != "stale_hold"] == []
     assert_ledger_invariants()
 
 
 def test_a_hold_left_by_a_crash_is_released_by_the_sweep(user, enqueued):
     ledger.grant(account=ledger.account_for(user), amount=3, key="seed", reason="x")
-    job, _ = services.generate(user=user, storyboard=board_of(user))
+    job, _ = services.generate(user=user, storyboard=factories.storyboard(user))
     hold = job.panels.get(index=1).hold
     assert ledger.expire_stale_holds(now=hold.expires_at + timedelta(seconds=1)) == 1
-    account = ledger.account_for(user)
-    account.refresh_from_db()
-    assert (account.available, account.held) == (3, 0)
+    assert balance(user) == (3, 0)
 
 
 def test_beat_down_for_a_while_is_caught_up_by_one_sweep(user, make_user, enqueued, settings):
@@ -85,10 +71,10 @@ def test_beat_down_for_a_while_is_caught_up_by_one_sweep(user, make_user, enqueu
     people = [user, make_user(), make_user()]
     for n, person in enumerate(people):
         ledger.grant(account=ledger.account_for(person), amount=3, key=f"s{n}", reason="x")
-    confirmed, _ = services.generate(user=people[0], storyboard=board_of(people[0]))
+    confirmed, _ = services.generate(user=people[0], storyboard=factories.storyboard(people[0]))
     unconfirmed = services.start_job(
         user=people[1],
-        storyboard=board_of(people[1]),
+        storyboard=factories.storyboard(people[1]),
         confirmed=False,
         confirm_by=timezone.now() + timedelta(seconds=60),
     )
@@ -104,9 +90,7 @@ def test_beat_down_for_a_while_is_caught_up_by_one_sweep(user, make_user, enqueu
     loose.refresh_from_db()
     assert loose.state == "expired"
     for person in people:
-        account = ledger.account_for(person)
-        account.refresh_from_db()
-        assert (account.available, account.held) == (3, 0)
+        assert balance(person) == (3, 0)
     assert services.expire_due_jobs(now=much_later) == 0  # idempotent
 
 
@@ -114,20 +98,19 @@ def test_beat_down_for_a_while_is_caught_up_by_one_sweep(user, make_user, enqueu
 @pytest.mark.django_db(transaction=True)
 def test_double_clicks_and_two_tabs_make_one_job(user, enqueued, race):
     ledger.grant(account=ledger.account_for(user), amount=5, key="seed", reason="x")
-    board = board_of(user)
+    board = factories.storyboard(user)
     results = race([lambda: services.generate(user=user, storyboard=board)[0].pk] * 8)
     assert len(results) == 8 and len(set(results)) == 1
     assert Job.objects.count() == 1
-    account = ledger.account_for(user)
-    assert (account.available, account.held) == (4, 1)
+    assert balance(user) == (4, 1)
 
 
 def test_a_render_whose_task_died_with_its_worker_before_starting_goes_again(
-    user, enqueued, monkeypatch, settings, django_capture_on_commit_callbacks
+    user, run, enqueued, monkeypatch, settings
 ):
     ledger.grant(account=ledger.account_for(user), amount=3, key="seed", reason="x")
-    with django_capture_on_commit_callbacks(execute=True):
-        job, _ = services.generate(user=user, storyboard=board_of(user))
+    with run.commits():
+        job, _ = services.generate(user=user, storyboard=factories.storyboard(user))
     enqueued.clear()  # a worker took the message, and was killed before it started
     panel = job.panels.get(index=1)
     soon = panel.queued_at + timedelta(seconds=1)
@@ -138,22 +121,20 @@ def test_a_render_whose_task_died_with_its_worker_before_starting_goes_again(
     assert services.requeue_lost_renders(now=later) == 0
     monkeypatch.setattr(dispatch, "waiting", lambda: {"render": 0, "speculative": 0})
     assert services.requeue_lost_renders(now=soon) == 0  # not yet three beats
-    with django_capture_on_commit_callbacks(execute=True):
+    with run.commits():
         assert services.requeue_lost_renders(now=later) == 1
     assert services.requeue_lost_renders(now=later) == 0  # sent once, not every sweep
-    (job_id, index, attempt), queue = enqueued.pop(0)
+    (job_id, index, attempt), queue = run.take()
     assert (job_id, index, attempt, queue) == (job.pk, 1, 1, "render")
     requeued = job.events.filter(type="panel.requeued").get()
     assert requeued.data["why"] == "never started"
-    with django_capture_on_commit_callbacks(execute=True):
+    with run.commits():
         assert services.perform_render(job_id=job_id, index=index, attempt=attempt) == "delivered"
-    account = ledger.account_for(user)
-    account.refresh_from_db()
-    assert (account.available, account.held) == (2, 0)
+    assert balance(user) == (2, 0)
 
 
 def test_a_render_that_finds_the_bucket_unreachable_goes_again_and_is_paid_once(
-    user, enqueued, s3_server, settings, monkeypatch, django_capture_on_commit_callbacks
+    user, run, s3_server, settings, monkeypatch
 ):
     """STORAGE_BACKEND=s3 through a network that drops the connection of the render's
     upload, past boto3's own retries (one attempt here; a few quick ones by default):
@@ -162,9 +143,9 @@ def test_a_render_that_finds_the_bucket_unreachable_goes_again_and_is_paid_once(
     monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")  # no retry of boto3's own
     bucket = s3_server.new_bucket()
     ledger.grant(account=ledger.account_for(user), amount=3, key="seed", reason="x")
-    with django_capture_on_commit_callbacks(execute=True):
-        job, _ = services.generate(user=user, storyboard=board_of(user))
-    ((job_id, index, attempt), _queue) = enqueued.pop(0)
+    with run.commits():
+        job, _ = services.generate(user=user, storyboard=factories.storyboard(user))
+    ((job_id, index, attempt), _queue) = run.take()
     with TcpProxy(("127.0.0.1", s3_server.port), dropping=1) as network:
         settings.STORAGES = storages(
             backend="s3",
@@ -173,7 +154,7 @@ def test_a_render_that_finds_the_bucket_unreachable_goes_again_and_is_paid_once(
             access_key=ACCESS_KEY,
             secret_key=SECRET_KEY,
         )
-        with django_capture_on_commit_callbacks(execute=True):
+        with run.commits():
             outcome = tasks.render_panel.apply(args=(job_id, index, attempt)).get()
         assert network.dropped == 1, "the upload met the cut"
     assert outcome == "delivered"
@@ -182,22 +163,18 @@ def test_a_render_that_finds_the_bucket_unreachable_goes_again_and_is_paid_once(
     # The delivered render is in the bucket (beside the comic's kept copy); the upload
     # that was cut off left nothing.
     assert s3_server.keys(bucket, f"renders/{job.pk}/") == [panel.image.name]
-    account = ledger.account_for(user)
-    account.refresh_from_db()
-    assert (account.available, account.held) == (2, 0)
+    assert balance(user) == (2, 0)
     assert_ledger_invariants()
 
 
-def test_a_render_slow_to_start_beating_is_not_taken_for_lost(
-    user, enqueued, monkeypatch, settings, django_capture_on_commit_callbacks
-):
+def test_a_render_slow_to_start_beating_is_not_taken_for_lost(user, run, monkeypatch, settings):
     """The sweep's clock starts when the panel says RENDERING: the render beats from that
     moment, so a worker slowed down between that commit and its wait (a loaded machine)
     is not taken for lost and sent again."""
     ledger.grant(account=ledger.account_for(user), amount=3, key="seed", reason="x")
-    with django_capture_on_commit_callbacks(execute=True):
-        job, _ = services.generate(user=user, storyboard=board_of(user))
-    (job_id, index, attempt), _queue = enqueued.pop(0)
+    with run.commits():
+        job, _ = services.generate(user=user, storyboard=factories.storyboard(user))
+    (job_id, index, attempt), _queue = run.take()
     later = timezone.now() + timedelta(seconds=settings.RENDER_HEARTBEAT_SECONDS * 3 + 1)
     swept = []
     hold_no_connection = paid_render.hold_no_connection
@@ -209,14 +186,14 @@ def test_a_render_slow_to_start_beating_is_not_taken_for_lost(
         hold_no_connection()
 
     monkeypatch.setattr(paid_render, "hold_no_connection", slow_worker)
-    with django_capture_on_commit_callbacks(execute=True):
+    with run.commits():
         assert services.perform_render(job_id=job_id, index=index, attempt=attempt) == "delivered"
     assert swept == [0]
     assert not job.events.filter(type="panel.requeued").exists()
 
 
 def test_a_render_sent_again_while_it_still_ran_delivers_what_it_drew(
-    user, enqueued, monkeypatch, settings, django_capture_on_commit_callbacks
+    user, run, monkeypatch, settings
 ):
     """A worker that missed its beats (starved, not dead) is sent again by the sweep; the
     render it finishes is the panel's, delivered and paid once, instead of being thrown
@@ -224,9 +201,9 @@ def test_a_render_sent_again_while_it_still_ran_delivers_what_it_drew(
     from mangagen.jobs import liveness
 
     ledger.grant(account=ledger.account_for(user), amount=3, key="seed", reason="x")
-    with django_capture_on_commit_callbacks(execute=True):
-        job, _ = services.generate(user=user, storyboard=board_of(user))
-    (job_id, index, attempt), _queue = enqueued.pop(0)
+    with run.commits():
+        job, _ = services.generate(user=user, storyboard=factories.storyboard(user))
+    (job_id, index, attempt), _queue = run.take()
     renderer = rendering.get_renderer()
     later = timezone.now() + timedelta(seconds=settings.RENDER_HEARTBEAT_SECONDS * 3 + 1)
 
@@ -243,14 +220,12 @@ def test_a_render_sent_again_while_it_still_ran_delivers_what_it_drew(
             return renderer.render(spec, seed, **kwargs)
 
     monkeypatch.setattr(rendering, "get_renderer", lambda: Starved())
-    with django_capture_on_commit_callbacks(execute=True):
+    with run.commits():
         outcome = services.perform_render(job_id=job_id, index=index, attempt=attempt)
     assert outcome == "delivered"
     assert job.panels.get(index=1).state == "delivered"
     # The copy the sweep sent finds the panel done and does nothing.
-    sent = [args for args, _queue in enqueued]
+    sent = run.queued
     assert sent.count((job_id, index, attempt)) == 1
     assert services.perform_render(job_id=job_id, index=index, attempt=attempt) == "stale"
-    account = ledger.account_for(user)
-    account.refresh_from_db()
-    assert (account.available, account.held) == (2, 0)
+    assert balance(user) == (2, 0)

@@ -15,6 +15,7 @@ from ledger.models import Hold
 from mangagen.jobs import services, steps
 from mangagen.jobs.models import Job, JobState
 from mangagen.storyboards import services as storyboards
+from tests.support import factories
 from tests.support.concurrency import meanwhile
 from tests.support.ledger_invariants import assert_ledger_invariants
 
@@ -27,13 +28,6 @@ pytestmark = [
 # Every path that confirms or ends a job locks its comic's row first (the one lock
 # order, storyboards/lock_objects.py): the other connection acts just before that.
 COMIC = "mangagen_storyboard"
-
-
-def make_board(user, title="Rooftops"):
-    board = storyboards.create_storyboard(owner=user, title=title)
-    return storyboards.update_storyboard(
-        storyboard=board, panels=[{"description": "One."}, {"description": "Two."}]
-    )
 
 
 @pytest.fixture
@@ -52,7 +46,7 @@ def speculative_job(user, board, *, confirm_in=600) -> Job:
 
 
 def test_a_closing_tabs_beacon_never_cancels_the_job_the_other_tab_just_confirmed(funded, client):
-    board = make_board(funded)
+    board = factories.storyboard(funded)
     job = speculative_job(funded, board)
     client.force_login(funded)
     with meanwhile(lambda: services.confirm_job(job=job), table=COMIC) as other:
@@ -66,7 +60,7 @@ def test_a_closing_tabs_beacon_never_cancels_the_job_the_other_tab_just_confirme
 
 
 def test_the_deadline_task_never_expires_a_job_confirmed_after_its_read(funded):
-    job = speculative_job(funded, make_board(funded), confirm_in=60)
+    job = speculative_job(funded, factories.storyboard(funded), confirm_in=60)
     later = job.confirm_by + timedelta(seconds=1)  # the task's clock, a moment past confirm_by
     with meanwhile(lambda: services.confirm_job(job=job), table=COMIC) as other:
         expired = services.expire_job_if_due(job_id=job.pk, now=later)
@@ -78,7 +72,7 @@ def test_the_deadline_task_never_expires_a_job_confirmed_after_its_read(funded):
 
 
 def test_the_sweep_never_expires_a_job_confirmed_after_its_read(funded):
-    job = speculative_job(funded, make_board(funded), confirm_in=60)
+    job = speculative_job(funded, factories.storyboard(funded), confirm_in=60)
     later = job.confirm_by + timedelta(seconds=1)
     with meanwhile(lambda: services.confirm_job(job=job), table=COMIC) as other:
         expired = services.expire_due_jobs(now=later)
@@ -90,7 +84,7 @@ def test_the_sweep_never_expires_a_job_confirmed_after_its_read(funded):
 
 
 def test_generate_never_answers_attached_with_a_job_ended_after_its_read(funded):
-    board = make_board(funded)
+    board = factories.storyboard(funded)
     job = speculative_job(funded, board)
     with meanwhile(lambda: services.cancel_job(job=job), table=COMIC):
         answer, how = services.generate(user=funded, storyboard=board)
@@ -104,7 +98,7 @@ def test_generate_never_answers_attached_with_a_job_ended_after_its_read(funded)
 
 def test_confirm_and_expiry_agree_at_the_deadline(funded, monkeypatch):
     """At confirm_by exactly the job is due: Generate starts afresh, the old hold is released."""
-    board = make_board(funded)
+    board = factories.storyboard(funded)
     job = speculative_job(funded, board, confirm_in=60)
     monkeypatch.setattr(timezone, "now", lambda: job.confirm_by)
     assert Job.objects.filter(pk=job.pk, confirm_by__lte=timezone.now()).exists()  # due
@@ -117,7 +111,7 @@ def test_confirm_and_expiry_agree_at_the_deadline(funded, monkeypatch):
 
 
 def test_confirm_refuses_a_job_past_its_confirm_by(funded):
-    job = speculative_job(funded, make_board(funded), confirm_in=60)
+    job = speculative_job(funded, factories.storyboard(funded), confirm_in=60)
     Job.objects.filter(pk=job.pk).update(confirm_by=timezone.now() - timedelta(seconds=1))
     confirmed = services.confirm_job(job=job)
     assert not confirmed.confirmed and confirmed.state == JobState.EXPIRED
@@ -176,7 +170,7 @@ def test_cancels_and_the_hold_sweep_in_parallel_never_deadlock(funded, settings,
 
 
 def test_if_unconfirmed_0_is_a_plain_cancel(funded, client):
-    job = speculative_job(funded, make_board(funded))
+    job = speculative_job(funded, factories.storyboard(funded))
     services.confirm_job(job=job)
     client.force_login(funded)
     response = client.post(f"/api/jobs/{job.pk}/cancel/?if_unconfirmed=0")

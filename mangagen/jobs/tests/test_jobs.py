@@ -20,12 +20,10 @@ from mangagen.jobs.events import EventType
 from mangagen.jobs.models import Job, JobState
 from mangagen.renderers import RenderError
 from mangagen.storyboards import services as storyboards
-from tests.support import factories
 from tests.support.factories import balance
 from tests.support.ledger_invariants import assert_ledger_invariants
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
-
+CAST = [{"name": "Aiko", "description": "red scarf"}, {"name": "Kenji"}]
 PANELS = [
     {"description": "A rooftop at night.", "shot": "establishing"},
     {
@@ -37,36 +35,23 @@ PANELS = [
     {"description": "Kenji jumps.", "shot": "action", "characters": ["Kenji"]},
 ]
 
-
-@pytest.fixture
-def board(user):
-    return factories.storyboard(
-        user,
-        characters=[{"name": "Aiko", "description": "red scarf"}, {"name": "Kenji"}],
-        panels=PANELS,
-    )
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.usefixtures("instant_renders"),
+    pytest.mark.board(characters=CAST, panels=PANELS),
+]
 
 
 def event_types(job):
     return [e.type for e in job.events.order_by("seq")]
 
 
-def run_render(enqueued, django_capture_on_commit_callbacks):
-    """Runs the oldest enqueued render, as a worker would."""
-    (job_id, index, attempt), _ = enqueued.pop(0)
-    with django_capture_on_commit_callbacks(execute=True):
-        return services.perform_render(job_id=job_id, index=index, attempt=attempt)
-
-
 @pytest.fixture
-def render(enqueued, django_capture_on_commit_callbacks):
-    return lambda: run_render(enqueued, django_capture_on_commit_callbacks)
+def generate(user, board, run):
+    """Generate, as the person presses it: (the job, how it came)."""
 
-
-@pytest.fixture
-def generate(user, board, enqueued, django_capture_on_commit_callbacks):
     def go():
-        with django_capture_on_commit_callbacks(execute=True):
+        with run.commits():
             return services.generate(user=user, storyboard=board)
 
     return go
@@ -81,9 +66,9 @@ def test_generate_places_one_hold_and_queues_panel_one(account, generate, enqueu
     assert job.expires_at > timezone.now() + timedelta(hours=1)
 
 
-def test_delivery_captures_the_hold_and_shows_the_image(account, generate, render, client, user):
+def test_delivery_captures_the_hold_and_shows_the_image(account, generate, run, client, user):
     job, _ = generate()
-    assert render() == "delivered"
+    assert run.render() == "delivered"
     job.refresh_from_db()
     panel = job.panels.get(index=1)
     assert job.state == JobState.AWAITING_DECISION
@@ -107,9 +92,9 @@ def test_delivery_captures_the_hold_and_shows_the_image(account, generate, rende
     assert_ledger_invariants()
 
 
-def test_images_are_only_for_their_owner(account, generate, render, client, make_user):
+def test_images_are_only_for_their_owner(account, generate, run, client, make_user):
     job, _ = generate()
-    render()
+    run.render()
     url = selectors.image_url(job.panels.get(index=1), job)
     client.force_login(make_user())
     assert client.get(url).status_code == 404
@@ -117,14 +102,11 @@ def test_images_are_only_for_their_owner(account, generate, render, client, make
     assert client.get(url).status_code == 302  # to the login page
 
 
-def test_approve_all_then_completed(
-    account, generate, render, user, django_capture_on_commit_callbacks
-):
+def test_approve_all_then_completed(account, generate, run, user):
     job, _ = generate()
     for index in (1, 2, 3):
-        assert render() == "delivered"
-        with django_capture_on_commit_callbacks(execute=True):
-            job = services.approve_panel(job=job, index=index)
+        assert run.render() == "delivered"
+        job = run.approve(job, index)
     assert job.state == JobState.COMPLETED
     assert balance(account) == (7, 0)  # three renders shown, three credits
     assert event_types(job)[-2:] == ["job.state", "job.done"]
@@ -132,17 +114,15 @@ def test_approve_all_then_completed(
     assert_ledger_invariants()
 
 
-def test_redo_renders_again_under_a_new_hold(
-    account, generate, render, enqueued, django_capture_on_commit_callbacks
-):
+def test_redo_renders_again_under_a_new_hold(account, generate, run, enqueued):
     job, _ = generate()
-    render()
+    run.render()
     first = job.panels.get(index=1).image.name
-    with django_capture_on_commit_callbacks(execute=True):
+    with run.commits():
         services.redo_panel(job=job, index=1)
     assert enqueued == [((job.pk, 1, 2), "render")]
     assert balance(account) == (8, 1)
-    render()
+    run.render()
     panel = job.panels.get(index=1)
     assert panel.attempts == 2 and panel.state == "delivered"
     assert panel.image.name != first
@@ -150,23 +130,19 @@ def test_redo_renders_again_under_a_new_hold(
     assert_ledger_invariants()
 
 
-def test_cancel_releases_the_hold_and_the_render_is_dropped(
-    account, generate, enqueued, django_capture_on_commit_callbacks
-):
+def test_cancel_releases_the_hold_and_the_render_is_dropped(account, generate, run):
     job, _ = generate()
-    with django_capture_on_commit_callbacks(execute=True):
+    with run.commits():
         services.cancel_job(job=job)
     assert balance(account) == (10, 0)
-    assert run_render(enqueued, django_capture_on_commit_callbacks) == "stale"
+    assert run.render() == "stale"
     job.refresh_from_db()
     assert job.state == JobState.CANCELLED
     assert services.cancel_job(job=job).state == JobState.CANCELLED  # idempotent
     assert_ledger_invariants()
 
 
-def test_cancel_while_the_renderer_draws(
-    account, generate, enqueued, monkeypatch, django_capture_on_commit_callbacks
-):
+def test_cancel_while_the_renderer_draws(account, generate, run, monkeypatch):
     job, _ = generate()
     from mangagen.renderers.procedural import ProceduralRenderer
 
@@ -178,26 +154,24 @@ def test_cancel_while_the_renderer_draws(
         return result
 
     monkeypatch.setattr(ProceduralRenderer, "render", render_then_cancel)
-    assert run_render(enqueued, django_capture_on_commit_callbacks) == "discarded"
+    assert run.render() == "discarded"
     assert balance(account) == (10, 0)
     assert not job.panels.get(index=1).image
 
 
-def test_a_failed_render_releases_its_hold_and_can_be_retried(
-    account, generate, render, enqueued, django_capture_on_commit_callbacks
-):
+def test_a_failed_render_releases_its_hold_and_can_be_retried(account, generate, run):
     job, _ = generate()
-    (job_id, index, attempt), _ = enqueued.pop(0)
-    with django_capture_on_commit_callbacks(execute=True):
+    (job_id, index, attempt), _ = run.take()
+    with run.commits():
         services.fail_render(job_id=job_id, index=index, attempt=attempt, error="GPU on fire")
     job.refresh_from_db()
     panel = job.panels.get(index=1)
     assert panel.state == "failed" and panel.error == "GPU on fire"
     assert job.state == JobState.AWAITING_DECISION
     assert balance(account) == (10, 0)
-    with django_capture_on_commit_callbacks(execute=True):
+    with run.commits():
         services.redo_panel(job=job, index=1)
-    assert render() == "delivered"
+    assert run.render() == "delivered"
     assert balance(account) == (9, 0)
 
 
@@ -219,19 +193,12 @@ def flaky_renders(monkeypatch, *errors: RenderError) -> list[RenderError]:
     [(2, "delivered", (9, 0)), (tasks.MAX_RENDER_RETRIES + 1, "failed", (10, 0))],
 )
 def test_the_task_retries_retryable_errors_up_to_its_limit(
-    failures,
-    outcome,
-    credits,
-    account,
-    generate,
-    enqueued,
-    monkeypatch,
-    django_capture_on_commit_callbacks,
+    failures, outcome, credits, account, generate, run, monkeypatch
 ):
     job, _ = generate()
-    (job_id, index, attempt), _ = enqueued.pop(0)
+    (job_id, index, attempt), _ = run.take()
     flaky_renders(monkeypatch, *[RenderError("busy", retryable=True)] * failures)
-    with django_capture_on_commit_callbacks(execute=True):
+    with run.commits():
         assert tasks.render_panel.apply(args=(job_id, index, attempt)).get() == outcome
     retries = job.events.filter(type=EventType.PANEL_RETRYING).count()
     assert retries == min(failures, tasks.MAX_RENDER_RETRIES)
@@ -239,13 +206,11 @@ def test_the_task_retries_retryable_errors_up_to_its_limit(
     assert balance(account) == credits
 
 
-def test_the_task_fails_an_error_that_cannot_be_retried(
-    account, generate, enqueued, monkeypatch, django_capture_on_commit_callbacks
-):
+def test_the_task_fails_an_error_that_cannot_be_retried(account, generate, run, monkeypatch):
     job, _ = generate()
-    (job_id, index, attempt), _ = enqueued.pop(0)
+    (job_id, index, attempt), _ = run.take()
     flaky_renders(monkeypatch, RenderError("provider refused", retryable=False))
-    with django_capture_on_commit_callbacks(execute=True):
+    with run.commits():
         assert tasks.render_panel.apply(args=(job_id, index, attempt)).get() == "failed"
     assert not job.events.filter(type=EventType.PANEL_RETRYING).exists()
     assert job.panels.get(index=1).state == "failed"
@@ -259,13 +224,11 @@ def test_generate_without_credits_makes_nothing(user, generate, enqueued):
     assert enqueued == []
 
 
-def test_approve_without_credits_for_the_next_panel_changes_nothing(
-    user, generate, render, django_capture_on_commit_callbacks
-):
+def test_approve_without_credits_for_the_next_panel_changes_nothing(user, generate, run):
     account = ledger.account_for(user)
     ledger.grant(account=account, amount=1, key="one", reason="x")
     job, _ = generate()
-    render()
+    run.render()
     with pytest.raises(InsufficientCredits):
         services.approve_panel(job=job, index=1)
     job.refresh_from_db()
@@ -281,7 +244,7 @@ def test_repeated_generate_returns_the_same_job(account, generate, enqueued):
     assert len(enqueued) == 1
 
 
-def test_generate_after_an_edit_replaces_the_job(account, board, generate, enqueued):
+def test_generate_after_an_edit_replaces_the_job(account, board, generate):
     job, _ = generate()
     storyboards.update_storyboard(
         storyboard=board, panels=[*PANELS[:2], {"description": "New end."}]
@@ -293,11 +256,11 @@ def test_generate_after_an_edit_replaces_the_job(account, board, generate, enque
     assert balance(account) == (9, 1)
 
 
-def test_illegal_transitions_are_refused(account, generate, render):
+def test_illegal_transitions_are_refused(account, generate, run):
     job, _ = generate()
     with pytest.raises(services.IllegalTransition, match="queued"):
         services.approve_panel(job=job, index=1)
-    render()
+    run.render()
     with pytest.raises(services.IllegalTransition, match="Panel 1"):
         services.approve_panel(job=job, index=2)
 
@@ -313,8 +276,8 @@ def test_incomplete_storyboard_cannot_start(user, account, board):
 
 
 @pytest.fixture
-def unconfirmed(user, board, account, enqueued, django_capture_on_commit_callbacks):
-    with django_capture_on_commit_callbacks(execute=True):
+def unconfirmed(user, board, account, run):
+    with run.commits():
         return services.start_job(
             user=user,
             storyboard=board,
@@ -324,10 +287,10 @@ def unconfirmed(user, board, account, enqueued, django_capture_on_commit_callbac
 
 
 def test_an_unconfirmed_render_is_never_shown_or_charged(
-    unconfirmed, render, enqueued, account, client, user
+    unconfirmed, run, enqueued, account, client, user
 ):
     assert enqueued[0][1] == "speculative"
-    assert render() == "ready"
+    assert run.render() == "ready"
     panel = unconfirmed.panels.get(index=1)
     assert panel.state == "ready" and panel.image
     assert selectors.image_url(panel, unconfirmed) is None
@@ -340,11 +303,9 @@ def test_an_unconfirmed_render_is_never_shown_or_charged(
     assert balance(account) == (9, 1)
 
 
-def test_confirming_delivers_the_ready_panel_at_once(
-    unconfirmed, render, user, account, django_capture_on_commit_callbacks
-):
-    render()
-    with django_capture_on_commit_callbacks(execute=True):
+def test_confirming_delivers_the_ready_panel_at_once(unconfirmed, run, user, account):
+    run.render()
+    with run.commits():
         job, how = services.generate(user=user, storyboard=unconfirmed.storyboard)
     assert (job.pk, how) == (unconfirmed.pk, "attached")
     panel = job.panels.get(index=1)
@@ -353,26 +314,24 @@ def test_confirming_delivers_the_ready_panel_at_once(
 
 
 def test_confirming_after_an_edit_keeps_matching_renders_only(
-    unconfirmed, render, board, user, account, enqueued, django_capture_on_commit_callbacks
+    unconfirmed, run, board, user, account, enqueued
 ):
-    render()
+    run.render()
     edited = [{"description": "A different rooftop."}, *PANELS[1:]]
     storyboards.update_storyboard(storyboard=board, panels=edited)
-    with django_capture_on_commit_callbacks(execute=True):
+    with run.commits():
         job, _ = services.generate(user=user, storyboard=board)
     panel = job.panels.get(index=1)
     assert panel.state == "pending" and panel.hold.state == "pending"
     assert panel.spec["description"] == "A different rooftop."
     assert enqueued[-1] == ((job.pk, 1, 2), "render")
     assert balance(account) == (9, 1)  # the stale render's hold released, a new one placed
-    render()
+    run.render()
     assert job.panels.get(index=1).state == "delivered"
 
 
-def test_an_unconfirmed_job_expires_at_confirm_by(
-    unconfirmed, account, django_capture_on_commit_callbacks
-):
-    with django_capture_on_commit_callbacks(execute=True):
+def test_an_unconfirmed_job_expires_at_confirm_by(unconfirmed, account, run):
+    with run.commits():
         assert services.expire_due_jobs(now=timezone.now() + timedelta(minutes=11)) == 1
     unconfirmed.refresh_from_db()
     assert unconfirmed.state == JobState.EXPIRED
@@ -387,12 +346,12 @@ def test_a_confirmed_job_expires_after_its_ttl(account, generate):
     assert balance(account) == (10, 0)
 
 
-def test_seq_counts_up_with_no_gaps(account, generate, render, django_capture_on_commit_callbacks):
+def test_seq_counts_up_with_no_gaps(account, generate, run):
     job, _ = generate()
-    render()
-    with django_capture_on_commit_callbacks(execute=True):
+    run.render()
+    with run.commits():
         services.redo_panel(job=job, index=1)
-    render()
+    run.render()
     seqs = list(job.events.order_by("seq").values_list("seq", flat=True))
     assert seqs == list(range(1, len(seqs) + 1))
     job.refresh_from_db()
@@ -402,14 +361,11 @@ def test_seq_counts_up_with_no_gaps(account, generate, render, django_capture_on
 # --- exports ----------------------------------------
 
 
-def test_pdf_and_cbz_of_a_finished_comic(
-    account, generate, render, user, client, django_capture_on_commit_callbacks
-):
+def test_pdf_and_cbz_of_a_finished_comic(account, generate, run, user, client):
     job, _ = generate()
     for index in (1, 2, 3):
-        render()
-        with django_capture_on_commit_callbacks(execute=True):
-            services.approve_panel(job=job, index=index)
+        run.render()
+        run.approve(job, index)
     client.force_login(user)
     base = f"/comics/{job.storyboard_id}/jobs/{job.pk}"
     pdf = client.get(f"{base}/comic.pdf", follow=True)  # the comic's export, not the job's
@@ -431,18 +387,17 @@ def ahead(settings):
 
 
 def test_the_next_panel_renders_ahead_and_is_delivered_when_reached(
-    ahead, account, generate, render, enqueued, django_capture_on_commit_callbacks
+    ahead, account, generate, run, enqueued
 ):
     job, _ = generate()
-    render()  # panel 1 delivered; panel 2 enqueued ahead
+    run.render()  # panel 1 delivered; panel 2 enqueued ahead
     assert enqueued == [((job.pk, 2, 1), "speculative")]
     assert balance(account) == (8, 1)
-    assert render() == "ready"
+    assert run.render() == "ready"
     ahead_panel = job.panels.get(index=2)
     assert ahead_panel.lookahead and ahead_panel.state == "ready"
     assert selectors.image_url(ahead_panel, job) is None  # not shown before it is reached
-    with django_capture_on_commit_callbacks(execute=True):
-        services.approve_panel(job=job, index=1)
+    run.approve(job, 1)
     assert job.panels.get(index=2).state == "delivered"
     assert job.panels.get(index=2).attempts == 1  # no new render
     assert enqueued == [((job.pk, 3, 1), "speculative")]
@@ -450,28 +405,26 @@ def test_the_next_panel_renders_ahead_and_is_delivered_when_reached(
     assert_ledger_invariants()
 
 
-def test_abandoned_look_ahead_releases_its_hold(
-    ahead, account, generate, render, django_capture_on_commit_callbacks
-):
+def test_abandoned_look_ahead_releases_its_hold(ahead, account, generate, run):
     job, _ = generate()
-    render()
-    render()
-    with django_capture_on_commit_callbacks(execute=True):
+    run.render()
+    run.render()
+    with run.commits():
         services.cancel_job(job=job)
     assert balance(account) == (9, 0)  # panel 1 was shown and paid; panel 2 released
     assert_ledger_invariants()
 
 
-def test_no_look_ahead_without_credits_for_it(ahead, user, generate, render, enqueued):
+def test_no_look_ahead_without_credits_for_it(ahead, user, generate, run, enqueued):
     ledger.grant(account=ledger.account_for(user), amount=1, key="one", reason="x")
     job, _ = generate()
-    assert render() == "delivered"
+    assert run.render() == "delivered"
     assert enqueued == []
     assert job.panels.get(index=2).state == "pending"
 
 
 def test_a_rendered_panel_is_lettered_ahead_of_its_first_request(
-    account, generate, render, client, user, settings, monkeypatch
+    account, generate, run, client, user, settings, monkeypatch
 ):
     """The worker draws the lettering right after the render commits, so the
     request that first shows the panel does not draw it."""
@@ -479,7 +432,7 @@ def test_a_rendered_panel_is_lettered_ahead_of_its_first_request(
 
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
     job, _ = generate()
-    assert render() == "delivered"
+    assert run.render() == "delivered"
     drawn = []
     monkeypatch.setattr(lettered_images, "compose_panel", lambda *a, **k: drawn.append(a))
     client.force_login(user)
@@ -490,7 +443,7 @@ def test_a_rendered_panel_is_lettered_ahead_of_its_first_request(
 
 
 def test_a_frozen_account_still_gets_the_panel_it_paid_for(
-    account, generate, render, settings, client, user
+    account, generate, run, settings, client, user
 ):
     """Flagged between Generate and delivery: the look-ahead's new hold is refused
     (AccountFlagged), as when credits run out; the delivery it rides on stands (it
@@ -498,7 +451,7 @@ def test_a_frozen_account_still_gets_the_panel_it_paid_for(
     settings.SPECULATION_LOOKAHEAD = 1
     job, _ = generate()
     ledger.flag_account(account=account, reason="dispute")
-    assert render() == "delivered"
+    assert run.render() == "delivered"
     job.refresh_from_db()
     assert job.panels.get(index=1).state == "delivered"
     assert job.panels.get(index=2).state == "pending"  # nothing ahead

@@ -26,14 +26,19 @@ from tests.support.factories import balance
 from tests.support.ledger_invariants import assert_ledger_invariants
 from tests.support.providers.openai_compatible import ChatStandIn
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
-
+CAST = [{"name": "Aiko", "description": "red scarf"}]
 PANELS = [
     # (action shots: the simulated GPU draws another seed differently)
     {"description": "Aiko runs through the station.", "shot": "action", "characters": ["Aiko"]},
     {"description": "Aiko runs on.", "shot": "action", "characters": ["Aiko"]},
 ]
 SHEET = factories.png((200, 200), (10, 10, 200))
+
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.usefixtures("instant_renders"),
+    pytest.mark.board(characters=CAST, panels=PANELS),
+]
 
 
 @pytest.fixture
@@ -47,29 +52,10 @@ def chat(settings):
 
 
 @pytest.fixture
-def board(user):
-    board = factories.storyboard(
-        user, characters=[{"name": "Aiko", "description": "red scarf"}], panels=PANELS
-    )
+def aikos_sheet(board):
+    """Aiko's character sheet on the board, what the judge compares each render with."""
     sheets.upload_sheet(storyboard=board, name="Aiko", image=SHEET)
     board.refresh_from_db()
-    return board
-
-
-@pytest.fixture
-def on_commit(django_capture_on_commit_callbacks):
-    return lambda: django_capture_on_commit_callbacks(execute=True)
-
-
-def render_next(enqueued, on_commit) -> str:
-    (job_id, index, attempt), _ = enqueued.pop(0)
-    with on_commit():
-        return services.perform_render(job_id=job_id, index=index, attempt=attempt)
-
-
-def generate(user, board, on_commit) -> Job:
-    with on_commit():
-        return services.generate(user=user, storyboard=board)[0]
 
 
 def pixels(picture: bytes) -> bytes:
@@ -96,14 +82,14 @@ def api_panel(person, job: Job, index: int = 1) -> dict:
 
 
 def test_a_low_render_is_drawn_again_and_the_better_one_shown_charged_once(
-    user, account, board, chat, enqueued, on_commit, person
+    user, account, board, aikos_sheet, chat, run, person
 ):
     chat.scores = [0.2, 0.9]
     redrawn, redraws = counted("redrawn"), redraws_counted()
     assert balance(account) == (10, 0)
-    job = generate(user, board, on_commit)
+    job = run.generate(user, board)
     assert balance(account) == (9, 1)
-    assert render_next(enqueued, on_commit) == "delivered"
+    assert run.render() == "delivered"
     panel = shown(job)
     assert panel.state == PanelState.DELIVERED
     assert panel.judge_check["score"] == 0.9 and panel.judge_check["redraws"] == 1
@@ -127,11 +113,11 @@ def test_a_low_render_is_drawn_again_and_the_better_one_shown_charged_once(
 
 
 def test_a_redraw_that_scores_lower_leaves_the_first_shown_and_flagged(
-    user, account, board, chat, enqueued, on_commit, person
+    user, account, board, aikos_sheet, chat, run, person
 ):
     chat.scores = [0.4, 0.1]
-    job = generate(user, board, on_commit)
-    assert render_next(enqueued, on_commit) == "delivered"
+    job = run.generate(user, board)
+    assert run.render() == "delivered"
     first, _ = chat.made
     with shown(job).image.open("rb") as stored:
         assert pixels(stored.read()) == pixels(first["images"][0])
@@ -141,12 +127,12 @@ def test_a_redraw_that_scores_lower_leaves_the_first_shown_and_flagged(
 
 
 def test_a_render_that_passes_is_shown_at_once_with_no_redraw(
-    user, account, board, chat, enqueued, on_commit, person
+    user, account, board, aikos_sheet, chat, run, person
 ):
     chat.scores = [0.8]
     passed = counted("passed")
-    job = generate(user, board, on_commit)
-    assert render_next(enqueued, on_commit) == "delivered"
+    job = run.generate(user, board)
+    assert run.render() == "delivered"
     assert len(chat.made) == 1
     assert api_panel(person, job)["check"]["redraws"] == 0
     assert counted("passed") - passed == 1
@@ -154,7 +140,7 @@ def test_a_render_that_passes_is_shown_at_once_with_no_redraw(
 
 
 def test_no_redraw_takes_a_container_another_persons_render_wants(
-    user, account, board, chat, enqueued, on_commit, settings
+    user, account, board, aikos_sheet, chat, run, settings
 ):
     """A pool of one: while the judge looks at the first render, another person's
     render takes the container: no redraw, the low render shown, flagged."""
@@ -165,8 +151,8 @@ def test_no_redraw_takes_a_container_another_persons_render_wants(
     )
     chat.scores = [0.2, 0.9]
     kept_low = counted("kept_low")
-    job = generate(user, board, on_commit)
-    assert render_next(enqueued, on_commit) == "delivered"
+    job = run.generate(user, board)
+    assert run.render() == "delivered"
     assert taken[0] is not None  # the other render had the container
     assert len(chat.made) == 1  # nothing was drawn again
     check = shown(job).judge_check
@@ -176,54 +162,54 @@ def test_no_redraw_takes_a_container_another_persons_render_wants(
 
 
 def test_a_render_withdrawn_while_the_judge_looks_is_not_drawn_again(
-    user, account, board, chat, enqueued, on_commit
+    user, account, board, aikos_sheet, chat, run
 ):
     """Its job ended (the ticket withdrawn, as ending a job does on commit) while the
     judge looked: no redraw is drawn for it."""
-    job = generate(user, board, on_commit)
+    job = run.generate(user, board)
     chat.on_ask = lambda: GpuPool().withdraw(liveness.ticket(job.pk, 1, 1))
     chat.scores = [0.2, 0.9]
-    render_next(enqueued, on_commit)
+    run.render()
     assert len(chat.made) == 1
 
 
 def test_a_judge_that_is_down_lets_the_render_through_unchecked(
-    user, account, board, chat, enqueued, on_commit, person
+    user, account, board, aikos_sheet, chat, run, person
 ):
     chat.fail_next(503, {"error": {"message": "overloaded"}})
     unchecked = counted("unchecked")
-    job = generate(user, board, on_commit)
-    assert render_next(enqueued, on_commit) == "delivered"
+    job = run.generate(user, board)
+    assert run.render() == "delivered"
     assert api_panel(person, job)["check"] is None
     assert counted("unchecked") - unchecked == 1
     assert balance(account) == (9, 0)
 
 
 def test_without_a_judge_nothing_is_asked(
-    user, account, board, chat, enqueued, on_commit, person, settings
+    user, account, board, aikos_sheet, chat, run, person, settings
 ):
     settings.JUDGE = "none"
-    job = generate(user, board, on_commit)
-    assert render_next(enqueued, on_commit) == "delivered"
+    job = run.generate(user, board)
+    assert run.render() == "delivered"
     assert chat.made == [] and api_panel(person, job)["check"] is None
 
 
 def test_a_speculated_render_is_checked_before_the_person_attaches(
-    user, account, board, chat, enqueued, on_commit, person
+    user, account, board, aikos_sheet, chat, run, person
 ):
     chat.scores = [0.3, 0.7]
-    with on_commit():
+    with run.commits():
         job = services.start_job(
             user=user,
             storyboard=board,
             confirmed=False,
             confirm_by=timezone.now() + timedelta(minutes=10),
         )
-    assert render_next(enqueued, on_commit) == "ready"  # judged and redrawn during Review
+    assert run.render() == "ready"  # judged and redrawn during Review
     assert len(chat.made) == 2
     assert api_panel(person, job)["check"]["score"] == 0.7
     assert balance(account) == (9, 1)  # held, not yet charged
-    with on_commit():
+    with run.commits():
         answer = person.post(f"/api/storyboards/{board.pk}/generate/")  # Generate attaches
     assert answer.status_code == 200 and answer.json()["attached"] is True
     # Review shows panel one from the answer: already checked.
@@ -238,15 +224,14 @@ def test_a_speculated_render_is_checked_before_the_person_attaches(
 
 
 def test_every_panel_shown_costs_one_credit_whatever_the_judge_redraws(
-    user, account, board, chat, enqueued, on_commit
+    user, account, board, aikos_sheet, chat, run
 ):
     chat.scores = [0.1, 0.2, 0.1, 0.95]
-    job = generate(user, board, on_commit)
-    assert render_next(enqueued, on_commit) == "delivered"
+    job = run.generate(user, board)
+    assert run.render() == "delivered"
     assert balance(account) == (9, 0)
-    with on_commit():
-        services.approve_panel(job=job, index=1)
-    assert render_next(enqueued, on_commit) == "delivered"
+    run.approve(job, 1)
+    assert run.render() == "delivered"
     assert balance(account) == (8, 0)
     assert len(chat.made) == 4
     assert [p.judge_check["redraws"] for p in job.panels.order_by("index")] == [1, 1]

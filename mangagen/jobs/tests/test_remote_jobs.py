@@ -76,10 +76,10 @@ def render_in_a_worker_thread(job_id: int, index: int, attempt: int) -> dict:
 
 
 def test_a_confirmed_render_is_delivered_charged_once_and_its_phases_kept(
-    replicate, media, user, account, board, enqueued
+    replicate, media, user, account, board, run
 ):
     job, _ = services.generate(user=user, storyboard=board)
-    (job_id, index, attempt), _ = enqueued.pop(0)
+    (job_id, index, attempt), _ = run.take()
     assert services.perform_render(job_id=job_id, index=index, attempt=attempt) == "delivered"
     assert balance(account) == (9, 0)
     # The provider's picture is kept through the storage API: on disk, or in the bucket
@@ -99,11 +99,11 @@ def test_a_confirmed_render_is_delivered_charged_once_and_its_phases_kept(
 
 
 def test_a_speculation_withdrawn_while_replicate_boots_is_cancelled_there_and_costs_nothing(
-    replicate, user, account, board, enqueued
+    replicate, user, account, board, run
 ):
     deadline = timezone.now() + timedelta(minutes=10)
     job = services.start_job(user=user, storyboard=board, confirmed=False, confirm_by=deadline)
-    (job_id, index, attempt), _ = enqueued.pop(0)
+    (job_id, index, attempt), _ = run.take()
     cancelled = renders_counted(RenderOutcome.CANCELLED_AT_PROVIDER)
     render = render_in_a_worker_thread(job_id, index, attempt)
     wait_for(lambda: "booting" in provider_states(job), what="the worker's boot to show")
@@ -124,11 +124,11 @@ def test_a_speculation_withdrawn_while_replicate_boots_is_cancelled_there_and_co
 
 
 def test_a_refusal_fails_at_once_and_the_person_is_told_nothing_was_charged(
-    replicate, settings, user, account, board, enqueued, caplog
+    replicate, settings, user, account, board, run, caplog
 ):
     settings.REPLICATE_INPUT = {**DEFAULT_INPUT, "guidance": 3.5}
     job, _ = services.generate(user=user, storyboard=board)
-    (job_id, index, attempt), _ = enqueued.pop(0)
+    (job_id, index, attempt), _ = run.take()
     with caplog.at_level(logging.WARNING):
         assert tasks.render_panel.apply(args=(job_id, index, attempt)).get() == "failed"
     panel = job.panels.get(index=1)
@@ -144,12 +144,12 @@ def test_a_refusal_fails_at_once_and_the_person_is_told_nothing_was_charged(
 
 
 def test_a_provider_that_is_down_shows_as_such_then_fails_clearly(
-    replicate, settings, user, account, board, enqueued
+    replicate, settings, user, account, board, run
 ):
     settings.REPLICATE_BASE_URL = f"http://127.0.0.1:{free_port()}"  # nobody listens
     settings.RENDER_HTTP_RETRIES = 1
     job, _ = services.generate(user=user, storyboard=board)
-    (job_id, index, attempt), _ = enqueued.pop(0)
+    (job_id, index, attempt), _ = run.take()
     assert tasks.render_panel.apply(args=(job_id, index, attempt)).get() == "failed"
     unreachable = job.events.filter(type=EventType.PANEL_PROVIDER, data__state="unreachable")
     assert unreachable.exists()
@@ -162,12 +162,12 @@ def test_a_provider_that_is_down_shows_as_such_then_fails_clearly(
 
 
 def test_a_job_its_owner_cancels_stops_its_render_at_the_provider(
-    replicate, user, account, board, enqueued
+    replicate, user, account, board, run
 ):
     """Mid-render too: Replicate stops a prediction that is processing."""
     replicate.render_seconds = 30
     job, _ = services.generate(user=user, storyboard=board)
-    (job_id, index, attempt), _ = enqueued.pop(0)
+    (job_id, index, attempt), _ = run.take()
     cancelled = renders_counted(RenderOutcome.CANCELLED_AT_PROVIDER)
     render = render_in_a_worker_thread(job_id, index, attempt)
     wait_for(lambda: "rendering" in provider_states(job), timeout=30, what="it to draw")

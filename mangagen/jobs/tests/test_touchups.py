@@ -21,8 +21,7 @@ from tests.support import factories
 from tests.support.factories import balance
 from tests.support.ledger_invariants import assert_ledger_invariants
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("instant_renders")]
-
+CAST = [{"name": "Aiko", "description": "red scarf"}, {"name": "Kenji"}]
 PANELS = [
     {
         "description": "Aiko and Kenji on a rooftop.",
@@ -34,14 +33,11 @@ PANELS = [
 ]
 BOX = [0.1, 0.2, 0.3, 0.4]
 
-
-@pytest.fixture
-def board(user):
-    return factories.storyboard(
-        user,
-        characters=[{"name": "Aiko", "description": "red scarf"}, {"name": "Kenji"}],
-        panels=PANELS,
-    )
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.usefixtures("instant_renders"),
+    pytest.mark.board(characters=CAST, panels=PANELS),
+]
 
 
 def pixels(data: bytes) -> Image.Image:
@@ -77,9 +73,9 @@ def finished(board, user, account, run):
 
 
 @pytest.fixture
-def touch(person, django_capture_on_commit_callbacks):
+def touch(person, run):
     def post(board, index=1, body=None, **kwargs):
-        with django_capture_on_commit_callbacks(execute=True):
+        with run.commits():
             return person.post(
                 f"/api/storyboards/{board.pk}/panels/{index}/touchup/",
                 {"box": BOX, "prompt": "a red umbrella"} if body is None else body,
@@ -296,16 +292,14 @@ def test_generate_while_a_touch_up_is_drawn_is_refused_not_sent_to_its_job(
     assert balance(account) == (7, 1)  # the touch-up's hold alone
 
 
-def test_a_painted_mask_of_any_size_is_the_region(
-    finished, account, person, run, django_capture_on_commit_callbacks
-):
+def test_a_painted_mask_of_any_size_is_the_region(finished, account, person, run):
     painted = Image.new("L", (40, 30), 0)
     painted.paste(255, (20, 0, 40, 15))  # the top right quarter, at a quarter of the size
     data = io.BytesIO()
     painted.save(data, format="PNG")
     data.seek(0)
     data.name = "mask.png"
-    with django_capture_on_commit_callbacks(execute=True):
+    with run.commits():
         answer = person.post(
             f"/api/storyboards/{finished.pk}/panels/2/touchup/", {"mask": data, "prompt": "sky"}
         )
