@@ -6,15 +6,23 @@ operation) and the plain ORM path — and beside each a raw-SQL loop doing the
 same balance arithmetic with bare conditional UPDATEs on the same database:
 the price of the journal, the idempotency keys and the hold rows, measured
 side by side. Beside those, the same services with their observability off
-(`quiet`: the functions under `@counted`, no count and no log line), in turn
-with the two others: `ledger/quiet` is what being counted and logged costs.
+(`quiet`: the functions under `@counted`, no count and no log line), and the
+ledger's own two statements from bare psycopg with no Django and no services
+around them (`bare`: the ceiling of its SQL on this machine), all four in
+turn: `ledger/quiet` is what being counted and logged costs, `bare/raw` what
+the ledger's SQL costs against the raw loop's.
+
 Counters are file-backed, as a server keeps them (PROMETHEUS_MULTIPROC_DIR, a
-temporary folder unless set). Statements and round trips per pair are counted on the wire
-(libpq's trace) for each. How the ledger scales from 1 to 8 threads is
-measured the same way: both back to back, round after round. Last, the
-ledger's own two statements are run from bare psycopg, with no Django and no
-services around them: the ceiling of its SQL on this machine, beside what
-the Python around it costs. Not a test; run it with
+temporary folder unless set). The ledger logs at INFO, as in production,
+through production's own handlers, filters and formatter (LOGGING): only the
+stream of the handlers that write to the terminal is turned to a file in a
+temporary folder (deleted at exit; its line count is printed at the end), so
+every line is still made and written, and the terminal shows only the table.
+
+Statements and round trips per pair are counted on the wire (libpq's trace)
+for each. How the ledger scales from 1 to 8 threads is measured the same way
+(both back to back, round after round), and so is its bare SQL. Not a test;
+run it with
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/mangagen_bench python bench/ledger.py
 
@@ -55,6 +63,32 @@ if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
     atexit.register(shutil.rmtree, _metrics_dir, ignore_errors=True)
 
 SCALING_ROUNDS = 5
+
+
+def log_to_a_file() -> Path:
+    """Turns the stream of every handler that writes to the terminal to one file in a
+    temporary folder (deleted at exit), keeping the handlers, their level, filters and
+    formatter: the lines cost what they cost in production, without being printed."""
+    import logging
+
+    folder = tempfile.mkdtemp(prefix="bench-ledger-log-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    path = Path(folder) / "bench.log"
+    stream = path.open("a", encoding="utf-8")
+    atexit.register(stream.close)
+    loggers = [logging.getLogger()] + [
+        logger
+        for logger in logging.root.manager.loggerDict.values()
+        if isinstance(logger, logging.Logger)
+    ]
+    for logger in loggers:
+        for handler in logger.handlers:
+            if isinstance(handler, logging.StreamHandler) and handler.stream in (
+                sys.stderr,
+                sys.stdout,
+            ):
+                handler.setStream(stream)
+    return path
 
 
 def ensure_database(url: str) -> None:
@@ -114,6 +148,7 @@ def main() -> None:
     import django
 
     django.setup()
+    log_path = log_to_a_file()
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
     from django.db import connection, connections
@@ -253,7 +288,8 @@ def main() -> None:
     print(
         f"authorize+capture pairs per second, PostgreSQL: medians of {args.rounds} rounds"
         f" of {args.seconds:.0f} s; ledger (metrics and logs on), quiet (the same services"
-        " with them off) and raw SQL in turn"
+        " with them off), raw SQL and bare (the ledger's two statements from bare psycopg)"
+        " in turn"
     )
     print(
         "statements / round trips per pair: "
@@ -262,7 +298,8 @@ def main() -> None:
     plain_header = "" if args.no_plain else f" {'plain/s':>8} {'plain/raw':>10}"
     print(
         f"{'accounts':>9} {'threads':>8} {'ledger/s':>9} {'quiet/s':>9} {'raw SQL/s':>10}"
-        f" {'ledger/raw':>11} {'quiet/raw':>11} {'ledger/quiet':>12}{plain_header}"
+        f" {'ledger/raw':>11} {'quiet/raw':>11} {'ledger/quiet':>12} {'bare/s':>8}"
+        f" {'bare/raw':>9}{plain_header}"
     )
 
     def alternating(first, second, rounds: int) -> tuple[float, float, float, list[float]]:
@@ -284,36 +321,46 @@ def main() -> None:
         return median(firsts), median(seconds), median(ratios), ratios
 
     def side_by_side(concurrency: int, spread: int) -> tuple[list[float], list[float]]:
-        """([ledger/s, unobserved/s, raw/s], [ledger/raw, unobserved/raw,
-        ledger/unobserved]): the three measured back to back each round, the
-        order rotated each round, medians over rounds (of each round's ratios
+        """([ledger/s, unobserved/s, raw/s, bare/s], [ledger/raw, unobserved/raw,
+        ledger/unobserved, bare/raw]): the four measured back to back each round,
+        the order rotated each round, medians over rounds (of each round's ratios
         for the ratios)."""
         columns = [
             lambda: measure(ledger_pair, concurrency, spread),
             lambda: measure(unobserved_pair, concurrency, spread),
             lambda: measure(raw_pair, concurrency, spread, raw_setup, lambda c: c.close()),
+            lambda: measure(
+                stored_pair, concurrency, spread, stored_setup, lambda c: c.connection.close()
+            ),
         ]
-        rates: list[list[float]] = [[], [], []]
+        rates: list[list[float]] = [[] for _ in columns]
         for round_number in range(args.rounds):
             shift = round_number % len(columns)
             for index in [(shift + i) % len(columns) for i in range(len(columns))]:
                 rates[index].append(columns[index]())
-        observed, unobserved, raw = rates
+        observed, unobserved, raw, bare = rates
+
+        def ratio(a: list[float], b: list[float]) -> float:
+            return median(x / y for x, y in zip(a, b, strict=True))
+
         ratios = [
-            median(a / b for a, b in zip(observed, raw, strict=True)),
-            median(a / b for a, b in zip(unobserved, raw, strict=True)),
-            median(a / b for a, b in zip(observed, unobserved, strict=True)),
+            ratio(observed, raw),
+            ratio(unobserved, raw),
+            ratio(observed, unobserved),
+            ratio(bare, raw),
         ]
         return [median(r) for r in rates], ratios
 
     for spread, label in ((1, "1 (hot)"), (100, "100")):
         for concurrency in concurrencies:
-            (ledger_rate, quiet_rate, raw_rate), (ratio, quiet_ratio, cost) = side_by_side(
-                concurrency, spread
-            )
+            (
+                (ledger_rate, quiet_rate, raw_rate, bare_rate),
+                (ratio, quiet_ratio, cost, bare_ratio),
+            ) = side_by_side(concurrency, spread)
             line = (
                 f"{label:>9} {concurrency:>8} {ledger_rate:>9.0f} {quiet_rate:>9.0f}"
                 f" {raw_rate:>10.0f} {ratio:>10.2f}x {quiet_ratio:>10.2f}x {cost:>11.2f}x"
+                f" {bare_rate:>8.0f} {bare_ratio:>8.2f}x"
             )
             if not args.no_plain:
                 plain_rate = plain_path(measure)(ledger_pair, concurrency, spread)
@@ -357,6 +404,9 @@ def main() -> None:
 
     problems = [m for m in reconciliation() if m.kind != "stale_hold"]
     print("reconciliation after the run:", "all reconciled" if not problems else problems[:5])
+    with log_path.open(encoding="utf-8", errors="replace") as written:
+        lines = sum(1 for _ in written)
+    print(f"log lines written at INFO by the measured side (to a temporary file): {lines}")
 
 
 if __name__ == "__main__":
