@@ -6,15 +6,23 @@ operation) and the plain ORM path — and beside each a raw-SQL loop doing the
 same balance arithmetic with bare conditional UPDATEs on the same database:
 the price of the journal, the idempotency keys and the hold rows, measured
 side by side. Beside those, the same services with their observability off
-(`quiet`: the functions under `@counted`, no count and no log line), in turn
-with the two others: `ledger/quiet` is what being counted and logged costs.
+(`quiet`: the functions under `@counted`, no count and no log line), and the
+ledger's own two statements from bare psycopg with no Django and no services
+around them (`bare`: the ceiling of its SQL on this machine), all four in
+turn: `ledger/quiet` is what being counted and logged costs, `bare/raw` what
+the ledger's SQL costs against the raw loop's.
+
 Counters are file-backed, as a server keeps them (PROMETHEUS_MULTIPROC_DIR, a
-temporary folder unless set). Statements and round trips per pair are counted on the wire
-(libpq's trace) for each. How the ledger scales from 1 to 8 threads is
-measured the same way: both back to back, round after round. Last, the
-ledger's own two statements are run from bare psycopg, with no Django and no
-services around them: the ceiling of its SQL on this machine, beside what
-the Python around it costs. Not a test; run it with
+temporary folder unless set). The ledger logs at INFO, as in production,
+through production's own handlers, filters and formatter (LOGGING): only the
+stream of the handlers that write to the terminal is turned to a file in a
+temporary folder (deleted at exit; its line count is printed at the end), so
+every line is still made and written, and the terminal shows only the table.
+
+Statements and round trips per pair are counted on the wire (libpq's trace)
+for each. How the ledger scales from 1 to 8 threads is measured the same way
+(both back to back, round after round), and so is its bare SQL. Not a test;
+run it with
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/mangagen_bench python bench/ledger.py
 
@@ -55,6 +63,49 @@ if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
     atexit.register(shutil.rmtree, _metrics_dir, ignore_errors=True)
 
 SCALING_ROUNDS = 5
+TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu() -> float:
+    """This process's CPU seconds so far, user and system, every thread."""
+    times = os.times()
+    return times.user + times.system
+
+
+def cpu_ticks(pid: int) -> int | None:
+    """A local process's CPU so far (user + system, clock ticks), or None where
+    /proc does not show it (PostgreSQL on another machine)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return int(fields[11]) + int(fields[12])
+
+
+def log_to_a_file() -> Path:
+    """Turns the stream of every handler that writes to the terminal to one file in a
+    temporary folder (deleted at exit), keeping the handlers, their level, filters and
+    formatter: the lines cost what they cost in production, without being printed."""
+    import logging
+
+    folder = tempfile.mkdtemp(prefix="bench-ledger-log-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    path = Path(folder) / "bench.log"
+    stream = path.open("a", encoding="utf-8")
+    atexit.register(stream.close)
+    loggers = [logging.getLogger()] + [
+        logger
+        for logger in logging.root.manager.loggerDict.values()
+        if isinstance(logger, logging.Logger)
+    ]
+    for logger in loggers:
+        for handler in logger.handlers:
+            if isinstance(handler, logging.StreamHandler) and handler.stream in (
+                sys.stderr,
+                sys.stdout,
+            ):
+                handler.setStream(stream)
+    return path
 
 
 def ensure_database(url: str) -> None:
@@ -114,9 +165,10 @@ def main() -> None:
     import django
 
     django.setup()
+    log_path = log_to_a_file()
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
-    from django.db import connection, connections
+    from django.db import DEFAULT_DB_ALIAS, connection, connections
     from django.test import override_settings
 
     from ledger import fast_path, services
@@ -167,11 +219,18 @@ def main() -> None:
     # thread (override_settings is process-wide, never per thread).
     plain_path = override_settings(LEDGER_FAST_PATH=False)
 
+    # CPU per pair of the last `measure`: this process's (every thread's, the
+    # ledger's flushing thread included) and its database backends' (read from
+    # /proc: None unless PostgreSQL runs on this machine), in microseconds.
+    last_cpu: dict[str, float | None] = {}
+
     def measure(work, concurrency: int, spread: int, setup=None, teardown=None) -> float:
         done = [0] * concurrency
+        backend_ticks: list[int | None] = [None] * concurrency
         clock: dict[str, float] = {}
 
         def start_clock() -> None:  # run once, when every thread is ready
+            clock["cpu"] = process_cpu()
             clock["started"] = time.perf_counter()
             clock["stop"] = clock["started"] + args.seconds
 
@@ -181,8 +240,14 @@ def main() -> None:
             # Each thread's connection is opened and its statements prepared
             # (one call of `work`) before the clock starts, for every column
             # alike: a server keeps its connections (CONN_MAX_AGE).
-            state = setup() if setup else None
-            work(w % spread, state) if setup else work(w % spread)
+            try:
+                state = setup() if setup else None
+                work(w % spread, state) if setup else work(w % spread)
+                pid = backend_pid(state)
+                started = cpu_ticks(pid)
+            except BaseException:
+                barrier.abort()  # the other threads stop waiting, and fail
+                raise
             barrier.wait()
             i = w
             try:
@@ -190,6 +255,9 @@ def main() -> None:
                     work(i % spread, state) if setup else work(i % spread)
                     done[w] += 1
                     i += concurrency
+                ended = cpu_ticks(pid)
+                if started is not None and ended is not None:
+                    backend_ticks[w] = ended - started
             finally:
                 if teardown:
                     teardown(state)
@@ -200,7 +268,25 @@ def main() -> None:
             t.start()
         for t in threads:
             t.join()
-        return sum(done) / (time.perf_counter() - clock["started"])
+        elapsed = time.perf_counter() - clock["started"]
+        pairs = max(sum(done), 1)
+        last_cpu["python"] = (process_cpu() - clock["cpu"]) / pairs * 1e6
+        ticks = [t for t in backend_ticks if t is not None]
+        last_cpu["postgres"] = (
+            sum(ticks) / TICKS_PER_SECOND / pairs * 1e6 if len(ticks) == concurrency else None
+        )
+        return sum(done) / elapsed
+
+    def backend_pid(state) -> int:
+        """The PostgreSQL backend serving this thread: Django's connection, or the
+        bare loops' own (a psycopg connection, or a cursor on one)."""
+        if state is None:
+            # A thread whose operations another thread's batch ran may not have
+            # opened its own yet.
+            db = connections[DEFAULT_DB_ALIAS]
+            db.ensure_connection()
+            return db.connection.info.backend_pid
+        return getattr(state, "connection", state).info.backend_pid
 
     def raw_setup():
         import psycopg
@@ -253,7 +339,8 @@ def main() -> None:
     print(
         f"authorize+capture pairs per second, PostgreSQL: medians of {args.rounds} rounds"
         f" of {args.seconds:.0f} s; ledger (metrics and logs on), quiet (the same services"
-        " with them off) and raw SQL in turn"
+        " with them off), raw SQL and bare (the ledger's two statements from bare psycopg)"
+        " in turn"
     )
     print(
         "statements / round trips per pair: "
@@ -262,7 +349,8 @@ def main() -> None:
     plain_header = "" if args.no_plain else f" {'plain/s':>8} {'plain/raw':>10}"
     print(
         f"{'accounts':>9} {'threads':>8} {'ledger/s':>9} {'quiet/s':>9} {'raw SQL/s':>10}"
-        f" {'ledger/raw':>11} {'quiet/raw':>11} {'ledger/quiet':>12}{plain_header}"
+        f" {'ledger/raw':>11} {'quiet/raw':>11} {'ledger/quiet':>12} {'bare/s':>8}"
+        f" {'bare/raw':>9}{plain_header}"
     )
 
     def alternating(first, second, rounds: int) -> tuple[float, float, float, list[float]]:
@@ -283,42 +371,72 @@ def main() -> None:
             ratios.append(a / b)
         return median(firsts), median(seconds), median(ratios), ratios
 
-    def side_by_side(concurrency: int, spread: int) -> tuple[list[float], list[float]]:
-        """([ledger/s, unobserved/s, raw/s], [ledger/raw, unobserved/raw,
-        ledger/unobserved]): the three measured back to back each round, the
-        order rotated each round, medians over rounds (of each round's ratios
-        for the ratios)."""
+    def side_by_side(concurrency: int, spread: int) -> tuple[list[float], list[float], str]:
+        """([ledger/s, unobserved/s, raw/s, bare/s], [ledger/raw, unobserved/raw,
+        ledger/unobserved, bare/raw], the CPU per pair of each): the four measured
+        back to back each round, the order rotated each round, medians over rounds
+        (of each round's ratios for the ratios)."""
         columns = [
             lambda: measure(ledger_pair, concurrency, spread),
             lambda: measure(unobserved_pair, concurrency, spread),
             lambda: measure(raw_pair, concurrency, spread, raw_setup, lambda c: c.close()),
+            lambda: measure(
+                stored_pair, concurrency, spread, stored_setup, lambda c: c.connection.close()
+            ),
         ]
-        rates: list[list[float]] = [[], [], []]
+        rates: list[list[float]] = [[] for _ in columns]
+        cpus: list[list[dict]] = [[] for _ in columns]
         for round_number in range(args.rounds):
             shift = round_number % len(columns)
             for index in [(shift + i) % len(columns) for i in range(len(columns))]:
                 rates[index].append(columns[index]())
-        observed, unobserved, raw = rates
-        ratios = [
-            median(a / b for a, b in zip(observed, raw, strict=True)),
-            median(a / b for a, b in zip(unobserved, raw, strict=True)),
-            median(a / b for a, b in zip(observed, unobserved, strict=True)),
-        ]
-        return [median(r) for r in rates], ratios
+                cpus[index].append(dict(last_cpu))
+        observed, unobserved, raw, bare = rates
 
+        def cpu(samples: list[dict], side: str) -> str:
+            values = [s[side] for s in samples if s[side] is not None]
+            return f"{median(values):.0f}" if len(values) == len(samples) else "?"
+
+        cpu_line = ", ".join(
+            f"{name} {cpu(samples, 'python')} / {cpu(samples, 'postgres')}"
+            for name, samples in zip(("ledger", "quiet", "raw", "bare"), cpus, strict=True)
+        )
+
+        def ratio(a: list[float], b: list[float]) -> float:
+            return median(x / y for x, y in zip(a, b, strict=True))
+
+        ratios = [
+            ratio(observed, raw),
+            ratio(unobserved, raw),
+            ratio(observed, unobserved),
+            ratio(bare, raw),
+        ]
+        return [median(r) for r in rates], ratios, cpu_line
+
+    cpu_lines = []
     for spread, label in ((1, "1 (hot)"), (100, "100")):
         for concurrency in concurrencies:
-            (ledger_rate, quiet_rate, raw_rate), (ratio, quiet_ratio, cost) = side_by_side(
-                concurrency, spread
-            )
+            (
+                (ledger_rate, quiet_rate, raw_rate, bare_rate),
+                (ratio, quiet_ratio, cost, bare_ratio),
+                cpu_line,
+            ) = side_by_side(concurrency, spread)
+            cpu_lines.append(f"{label:>9} {concurrency:>8}  {cpu_line}")
             line = (
                 f"{label:>9} {concurrency:>8} {ledger_rate:>9.0f} {quiet_rate:>9.0f}"
                 f" {raw_rate:>10.0f} {ratio:>10.2f}x {quiet_ratio:>10.2f}x {cost:>11.2f}x"
+                f" {bare_rate:>8.0f} {bare_ratio:>8.2f}x"
             )
             if not args.no_plain:
                 plain_rate = plain_path(measure)(ledger_pair, concurrency, spread)
                 line += f" {plain_rate:>8.0f} {plain_rate / raw_rate:>9.2f}x"
             print(line, flush=True)
+    print(
+        "CPU per pair in microseconds, this process (every thread) / its PostgreSQL backends"
+        " (from /proc; ? if not local), medians:"
+    )
+    for cpu_line in cpu_lines:
+        print(cpu_line)
     if 1 in concurrencies and 8 in concurrencies:
         # Scaling is a ratio of two rates, so it is measured as the ledger/raw
         # ratio is: 1 and 8 threads back to back, the order flipped each
@@ -357,6 +475,9 @@ def main() -> None:
 
     problems = [m for m in reconciliation() if m.kind != "stale_hold"]
     print("reconciliation after the run:", "all reconciled" if not problems else problems[:5])
+    with log_path.open(encoding="utf-8", errors="replace") as written:
+        lines = sum(1 for _ in written)
+    print(f"log lines written at INFO by the measured side (to a temporary file): {lines}")
 
 
 if __name__ == "__main__":
