@@ -16,7 +16,7 @@ install: $(STAMP)
 
 ## run: install, migrate, create the demo logins, start daphne + Celery workers + beat.
 ## LOCAL_RUN makes DEBUG default to on; a DEBUG in the environment or in .env wins.
-## Demo logins and demo credits only on a loopback host (DEMO_MODE, settings.py).
+## Demo logins and demo credits only on a loopback host (DEMO_MODE, mangagen/settings/environment.py).
 run: $(STAMP)
 	LOCAL_RUN=on PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bin/with-redis $(BIN)/python manage.py runstack
 

@@ -7,7 +7,7 @@
 - no file of the repository links outside it, and every relative link of the
   README and docs/ resolves, to a file and, where it names one, to a heading there;
 - `.env.example` lists exactly the environment variables that
-  `mangagen/settings.py` and the `Procfile` read, and docs/settings.md's table
+  `mangagen/settings/` and the `Procfile` read, and docs/settings.md's table
   names each of them with the default the code has (as does the README's short
   table of the settings that matter most, for the ones it names);
 - the README stays a front door: at most 300 lines.
@@ -41,7 +41,7 @@ README = ROOT / "README.md"
 SETTINGS_DOC = ROOT / "docs" / "settings.md"
 DOCS = sorted((ROOT / "docs").glob("*.md"))
 ENV_EXAMPLE = ROOT / ".env.example"
-SETTINGS = ROOT / "mangagen" / "settings.py"
+SETTINGS = ROOT / "mangagen" / "settings"
 PROCFILE = ROOT / "Procfile"
 
 # Folders that are not the project's own text.
@@ -202,10 +202,20 @@ def test_the_readme_is_a_front_door():
 # --- settings drift ----------------------------------------------------------------------------
 
 
+def settings_nodes() -> list[ast.AST]:
+    """Every node of every module of the settings package."""
+    return [
+        node
+        for module in sorted(SETTINGS.glob("*.py"))
+        for node in ast.walk(ast.parse(module.read_text()))
+    ]
+
+
 def settings_variables() -> set[str]:
-    """The first argument of every `env(...)`, `env.bool(...)`, `env.int(...)`… in settings.py."""
+    """The first argument of every `env(...)`, `env.bool(...)`, `env.int(...)`… in the
+    settings package."""
     found = set()
-    for node in ast.walk(ast.parse(SETTINGS.read_text())):
+    for node in settings_nodes():
         if not isinstance(node, ast.Call) or not node.args:
             continue
         func = node.func
@@ -282,10 +292,10 @@ def _number(node: ast.AST) -> float | None:
 
 
 def settings_defaults() -> dict[str, object]:
-    """Each setting's default where settings.py writes it as a value (not as an expression
+    """Each setting's default where the settings write it as a value (not as an expression
     of other settings): `env.int("NAME", default=3)` → {"NAME": 3}."""
     found: dict[str, object] = {}
-    for node in ast.walk(ast.parse(SETTINGS.read_text())):
+    for node in settings_nodes():
         if not (isinstance(node, ast.Call) and node.args and isinstance(node.func, ast.Attribute)):
             continue
         if not (isinstance(node.func.value, ast.Name) and node.func.value.id == "env"):
@@ -316,7 +326,7 @@ def _split(cell: str) -> list[str]:
 
 def _as_written(part: str, default: object) -> bool:
     """Whether a documented default (`on`, `5 MB`, `` `rules` ``, `empty`, `30/min`…) says
-    the value settings.py has, a parenthesised note after it aside."""
+    the value the settings have, a parenthesised note after it aside."""
     text = re.sub(r"\s*\(.*\)$", "", part).strip().strip("`")
     if isinstance(default, bool):
         return text == ("on" if default else "off")
@@ -340,7 +350,7 @@ def _as_written(part: str, default: object) -> bool:
 )
 def test_each_settings_table_says_each_default(doc, heading):
     """Every row of docs/settings.md's table, and of the README's short one, gives each
-    variable's default as settings.py has it (one default per variable, in order)."""
+    variable's default as the settings have it (one default per variable, in order)."""
     table = section(doc.read_text(), heading)
     defaults = settings_defaults()
     wrong = []

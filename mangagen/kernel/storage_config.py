@@ -1,4 +1,4 @@
-"""The `STORAGES` setting for each `STORAGE_BACKEND` (read by settings.py, and by the
+"""The `STORAGES` setting for each `STORAGE_BACKEND` (read by the settings, and by the
 tests that run the storage on both backends). No Django imports: settings load it."""
 
 from __future__ import annotations

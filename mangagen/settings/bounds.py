@@ -1,0 +1,37 @@
+"""What one person may take: rows, drawing time, stored pictures, websockets; and how
+long records are kept."""
+
+from mangagen.settings.environment import env
+
+MAX_STORYBOARDS_PER_PERSON = env.int("MAX_STORYBOARDS_PER_PERSON", default=200)
+MAX_LIVE_JOBS_PER_PERSON = env.int("MAX_LIVE_JOBS_PER_PERSON", default=3)
+DRAFT_DAILY_QUOTA = env.int("DRAFT_DAILY_QUOTA", default=50)
+# CPU seconds a person's requests may spend drawing (pages, exports, lettering not
+# in the cache) in any rolling minute; past it they answer 429 until some of it is
+# a minute old.
+DRAWING_CPU_SECONDS_PER_MINUTE = env.float("DRAWING_CPU_SECONDS_PER_MINUTE", default=20.0)
+# The bytes a person's stored pictures may take in all: their own sheet pictures (a
+# look keeps its newest, see mangagen/characters/services.py), copies of sheets into
+# another comic (rendered ones included), places' pictures and the library's copies
+# (mangagen/kernel/quotas.py). SHEET_UPLOAD_BYTES_PER_PERSON, its older name from when it
+# bounded uploaded sheets alone, is read when it is not set.
+PICTURE_BYTES_PER_PERSON = env.int(
+    "PICTURE_BYTES_PER_PERSON",
+    default=env.int("SHEET_UPLOAD_BYTES_PER_PERSON", default=100 * 1024 * 1024),
+)
+# What one page of a series export is reckoned to cost in drawing (built if it is not
+# yet, then put in the file): an export whose pages would not fit in what is left of
+# the budget is refused before anything is drawn (mangagen/series/exports.py).
+EXPORT_DRAWING_SECONDS_PER_PAGE = env.float("EXPORT_DRAWING_SECONDS_PER_PAGE", default=0.25)
+# The bytes one image's lettered pictures may take in the cache, all its languages
+# together (mangagen/jobs/lettered_images.py); the ones drawn longest ago leave first.
+LETTERED_CACHE_BYTES_PER_IMAGE = env.int("LETTERED_CACHE_BYTES_PER_IMAGE", default=4 * 1024 * 1024)
+WS_IDLE_SECONDS = env.float("WS_IDLE_SECONDS", default=600.0)
+WS_MAX_CONNECTIONS_PER_PERSON = env.int("WS_MAX_CONNECTIONS_PER_PERSON", default=12)
+RETENTION_DAYS = env.int("RETENTION_DAYS", default=90)
+# Each app prunes its own records; the composition root names them
+# (mangagen/orchestration/pruning.py).
+RETENTION_PRUNERS = [
+    "mangagen.jobs.retention.prune_job_events",
+    "speculation.retention.prune_declined",
+]

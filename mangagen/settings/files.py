@@ -1,0 +1,44 @@
+"""The interface's languages, static files and the media storage."""
+
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+from mangagen.kernel import storage_config
+from mangagen.settings.environment import BASE_DIR, DEBUG, env
+
+# The interface's languages (not the comics' lettering: mangagen/lettering/languages.py).
+# Catalogs live in locale/<code>/LC_MESSAGES (django.po for Python and templates,
+# djangojs.po for the scripts), committed compiled; docs/features.md "Languages of the interface".
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("ja", "日本語")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+# English dates keep the app's own formats; other languages take Django's (mangagen/formats/).
+FORMAT_MODULE_PATH = ["mangagen.formats"]
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "staticfiles"
+WHITENOISE_USE_FINDERS = DEBUG
+MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(BASE_DIR / "media")))
+MEDIA_URL = "media/"
+
+# Every render, kept take, sheet, page build and export goes through Django's
+# default storage (mangagen/kernel/storage.py): MEDIA_ROOT on this machine, or a bucket
+# of any S3-compatible service that every web process and worker shares. Never
+# served directly: the views check the owner and stream the bytes.
+STORAGE_BACKEND = env.str("STORAGE_BACKEND", default="local")
+try:
+    STORAGES = storage_config.storages(
+        backend=STORAGE_BACKEND,
+        bucket=env.str("S3_BUCKET", default=""),
+        endpoint_url=env.str("S3_ENDPOINT_URL", default=""),
+        access_key=env.str("S3_ACCESS_KEY_ID", default=""),
+        secret_key=env.str("S3_SECRET_ACCESS_KEY", default=""),
+        region=env.str("S3_REGION", default="us-east-1"),
+    )
+except ValueError as refused:
+    raise ImproperlyConfigured(str(refused)) from refused
