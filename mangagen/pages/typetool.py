@@ -298,7 +298,7 @@ def _value(value, depth: int) -> bytes:
         return b"<<\n" + entries + tabs + b">>"
     if isinstance(value, list):
         if all(isinstance(item, int | float) and not isinstance(item, bool) for item in value):
-            return b"[" + b"".join(b" " + _number(item) for item in value) + b" ]"
+            return b"[" + b"".join(b" " + write_number(item) for item in value) + b" ]"
         items = b"".join(tabs + b"\t" + _value(item, depth + 1) + b"\n" for item in value)
         return b"[\n" + items + tabs + b"]"
     if isinstance(value, str):
@@ -308,7 +308,7 @@ def _value(value, depth: int) -> bytes:
         return b"(" + encoded + b")"
     if isinstance(value, bool):
         return b"true" if value else b"false"
-    return _number(value)
+    return write_number(value)
 
 
 def _spaced(value, depth: int) -> bytes:
@@ -317,7 +317,7 @@ def _spaced(value, depth: int) -> bytes:
     return b" " + _value(value, depth)
 
 
-def _number(value: float) -> bytes:
+def write_number(value: float) -> bytes:
     """An integer as digits; a real with a point and no trailing zeros (`.5`, `24.0`)."""
     if not isinstance(value, Float) and float(value).is_integer():
         return b"%d" % value

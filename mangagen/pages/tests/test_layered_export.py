@@ -7,12 +7,16 @@ Asserted on each page: its size and resolution, one group per panel, the art lay
 pixels equal to the kept take scaled as the page scales it and masked to its cell, a
 type layer per line whose text is the line's (vertical in Japanese) over a hidden raster
 copy of the same pixels, a layer per sound effect, and the layers together giving the
-page the reader shows.
+page the reader shows; and, opened in GIMP (Debian's `gimp`, headless), flattening to
+that page.
 """
 
 from __future__ import annotations
 
 import io
+import os
+import shutil
+import subprocess
 import xml.etree.ElementTree as ET
 import zipfile
 
@@ -311,3 +315,56 @@ def test_building_meets_the_drawing_budget(account, board, user, client, run, se
     refused = client.get(f"/api/storyboards/{board.pk}/export/psd/?page=1")
     assert refused.status_code == 429 and refused.json()["error"] == "drawing_budget"
     assert int(refused["Retry-After"]) >= 1
+
+
+# --- opened in another program -----------------------------------------------------------
+
+GIMP = shutil.which("gimp-console-2.10") or shutil.which("gimp-console")
+FLATTEN = """
+(let* ((image (car (gimp-file-load RUN-NONINTERACTIVE "{source}" "{source}")))
+       (layer (car (gimp-image-flatten image))))
+  (gimp-file-save RUN-NONINTERACTIVE image layer "{target}" "{target}")
+  (gimp-image-delete image))
+"""
+
+
+def flattened_by_gimp(psd: bytes, folder) -> Image.Image:
+    """GIMP, headless, loads the PSD, flattens its visible layers onto white, saves a PNG."""
+    source, target = folder / "page.psd", folder / "flat.png"
+    source.write_bytes(psd)
+    script = FLATTEN.format(source=source, target=target)
+    done = subprocess.run(
+        [GIMP, "-i", "-d", "-f", "-b", script, "-b", "(gimp-quit 0)"],
+        env={**os.environ, "HOME": str(folder)},  # GIMP's settings: in the test's folder
+        capture_output=True,
+        timeout=240,
+    )
+    assert target.exists(), done.stderr.decode(errors="replace")
+    return Image.open(target).convert("RGB")
+
+
+@pytest.mark.skipif(GIMP is None, reason="GIMP is not installed (apt-get install gimp)")
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("lang", ["", "ja"])
+def test_gimp_flattens_the_psd_to_the_page_the_reader_shows(drawn, client, tmp_path, lang):
+    """GIMP reads the layers, not the merged image (checked by hand: a file whose merged
+    image is red flattens to the same page), and type layers as their stored pixels."""
+    if lang:
+        put = client.put(
+            f"/api/storyboards/{drawn.pk}/translations/ja/",
+            JAPANESE,
+            content_type="application/json",
+        )
+        assert put.status_code == 200, put.content
+    query = f"?lang={lang}" if lang else ""
+    pages = client.get(f"/api/storyboards/{drawn.pk}/pages/{query}").json()["pages"]
+    shown = client.get(pages[0]["image_url"])
+    page = Image.open(io.BytesIO(b"".join(shown.streaming_content))).convert("RGB")
+    response, psd = download(
+        client,
+        f"/api/storyboards/{drawn.pk}/export/psd/?page=1" + (f"&lang={lang}" if lang else ""),
+    )
+    assert response.status_code == 200
+    flat = flattened_by_gimp(psd, tmp_path)
+    assert flat.size == page.size
+    assert max_difference(flat, page) <= TOLERANCE

@@ -18,10 +18,10 @@ from mangagen.lettering.fonts import cjk_font, lettering_font, title_font
 from mangagen.pages.typetool import (
     Float,
     TypeText,
-    _number,
     engine_data,
     postscript_name,
     type_tool_block,
+    write_number,
 )
 
 TEXT = TypeText(
@@ -85,7 +85,7 @@ def test_engine_data_reads_back_whole_in_psd_tools():
     ],
 )
 def test_reals_are_written_with_a_point_as_the_text_engine_reads_them(value, written):
-    assert _number(value) == written
+    assert write_number(value) == written
 
 
 def test_a_vertical_type_layer_in_a_psd_is_read_as_such_by_both_readers():
