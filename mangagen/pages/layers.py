@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from django.utils.translation import gettext, pgettext
-from PIL import Image, ImageDraw
+from PIL import Image, ImageChops, ImageDraw
 
 from mangagen.lettering import languages
 from mangagen.lettering.placement import Placed, arrange, paint_outline, paint_text
@@ -254,15 +254,17 @@ def _drawn(
     on_black, on_white = Image.new("RGB", size, "black"), Image.new("RGB", size, "white")
     paint(on_black)
     paint(on_white)
-    black = np.asarray(on_black, dtype=np.float32)
-    white = np.asarray(on_white, dtype=np.float32)
+    # What was drawn on is where the two differ from black against white (found in C;
+    # the arithmetic below is for those pixels only).
+    bbox = ImageChops.invert(ImageChops.difference(on_black, on_white)).getbbox()
+    if bbox is None:  # nothing drawn: a pixel, transparent
+        return Layer(name, Image.new("RGBA", (1, 1), (0, 0, 0, 0)), corner[0], corner[1])
+    black = np.asarray(on_black.crop(bbox), dtype=np.float32)
+    white = np.asarray(on_white.crop(bbox), dtype=np.float32)
     # Drawn over a background b with opacity a and colour c, a pixel is b(1-a) + ca: on
     # black, ca; on white, 255(1-a) + ca. Their difference is 255(1-a).
     alpha = np.clip(255 - (white - black).mean(axis=2), 0, 255)
     color = np.where(alpha[..., None] > 0, black * 255 / np.maximum(alpha, 1)[..., None], 0)
     rgba = np.dstack([np.clip(np.rint(color), 0, 255), np.rint(alpha)]).astype(np.uint8)
     image = Image.fromarray(rgba, "RGBA")
-    bbox = image.getchannel("A").getbbox()
-    if bbox is None:  # nothing drawn: a pixel, transparent
-        return Layer(name, Image.new("RGBA", (1, 1), (0, 0, 0, 0)), corner[0], corner[1])
-    return Layer(name, image.crop(bbox), corner[0] + bbox[0], corner[1] + bbox[1])
+    return Layer(name, image, corner[0] + bbox[0], corner[1] + bbox[1])
