@@ -47,8 +47,9 @@ def psd_bytes(page: LayeredPage, *, merged: Image.Image) -> bytes:
     document._record.image_data.compression = Compression.RLE
     document._record.image_data.set_data([band.tobytes() for band in pixels.split()], header)
     target = io.BytesIO()
-    # Written as built: saving through PSDImage.save() would composite the layers again
-    # for the merged image, which is the page already.
+    # Written as built, through psd-tools' document record (pinned: requirements.txt):
+    # PSDImage.save() would composite the layers again for the merged image, and set it
+    # to psd-tools' composite rather than the page.
     document._record.write(target)
     return target.getvalue()
 
@@ -67,7 +68,7 @@ def _add(parent, item: Layer | Group, type_index) -> None:
         _mask(layer, item)
     if item.text is not None:
         data = type_tool_block(item.text, index=next(type_index))
-        layer._record.tagged_blocks[Tag.TYPE_TOOL_OBJECT_SETTING] = TaggedBlock(
+        layer.tagged_blocks[Tag.TYPE_TOOL_OBJECT_SETTING] = TaggedBlock(
             key=Tag.TYPE_TOOL_OBJECT_SETTING, data=data
         )
 

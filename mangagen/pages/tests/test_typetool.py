@@ -92,7 +92,7 @@ def test_a_vertical_type_layer_in_a_psd_is_read_as_such_by_both_readers():
     vertical = TypeText("「誰だ」", "NotoSansCJKtc-Regular", 30.0, (10, 10, 50, 200), vertical=True)
     document = PSDImage.new("RGBA", (64, 256), color=(255, 255, 255, 255))
     layer = document.create_pixel_layer(Image.new("RGBA", (40, 190)), name="t", top=10, left=10)
-    layer._record.tagged_blocks[Tag.TYPE_TOOL_OBJECT_SETTING] = TaggedBlock(
+    layer.tagged_blocks[Tag.TYPE_TOOL_OBJECT_SETTING] = TaggedBlock(
         key=Tag.TYPE_TOOL_OBJECT_SETTING, data=type_tool_block(vertical)
     )
     buffer = io.BytesIO()
