@@ -170,7 +170,7 @@ def engine_data(text: TypeText) -> bytes:
         "BaselineDirection": 2,
         "Tsume": Float(0),
         "StyleRunAlignment": 2,
-        "Language": 14 if vertical else 0,  # Japanese, or English
+        "Language": 0,  # the hyphenation dictionary; none is hyphenated (AutoHyphenate off)
         "NoBreak": False,
         "FillColor": {"Type": 1, "Values": [Float(1)] + [Float(c / 255) for c in text.color]},
         "StrokeColor": {"Type": 1, "Values": [Float(1), Float(0), Float(0), Float(0)]},
