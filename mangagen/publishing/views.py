@@ -16,7 +16,6 @@ from django.http import Http404, HttpResponse, HttpResponseNotModified
 from django.shortcuts import render
 from django.utils.text import slugify
 from django.views.decorators.http import require_safe
-from django.views.defaults import page_not_found
 from drf_spectacular.utils import extend_schema
 from rest_framework.permissions import AllowAny
 from rest_framework.views import APIView
@@ -62,7 +61,7 @@ class PublicView(APIView):
 class ReadView(PublicView):
     def handle_exception(self, exc):
         if isinstance(exc, Http404):  # a person's browser: a page, not the API's JSON
-            return page_not_found(self.request, exc)
+            return no_longer_shared(self.request)
         return super().handle_exception(exc)
 
     @extend_schema(exclude=True)  # a page or a file, not the JSON API
@@ -85,6 +84,16 @@ class ReadView(PublicView):
         response["Cache-Control"] = "no-cache"
         response["Referrer-Policy"] = "no-referrer"  # the token stays off other sites' logs
         return response
+
+
+def no_longer_shared(request) -> HttpResponse:
+    """The reader's page for a token that opens no link (stopped, ended with its comic,
+    or never made): 404, in the interface's language, never kept by a cache."""
+    response = render(request, "publishing/gone.html", status=404)
+    response["Cache-Control"] = serving.NOT_KEPT
+    response["X-Robots-Tag"] = "noindex"
+    response["Referrer-Policy"] = "no-referrer"
+    return response
 
 
 @require_safe

@@ -269,6 +269,26 @@ def test_an_x_forwarded_for_the_caller_sets_moves_no_count(
         assert page(Client(REMOTE_ADDR="127.0.0.1"), url).status_code == 200
 
 
+@pytest.mark.parametrize("language", ["en", "ja"])
+def test_a_link_no_longer_shared_says_so_in_the_interface_language(
+    person, user, language, django_capture_on_commit_callbacks
+):
+    board = drawn(user)
+    url = publish(person, board.pk).json()["url"]
+    with django_capture_on_commit_callbacks(execute=True):
+        assert person.delete(f"/api/storyboards/{board.pk}/publish/").status_code == 204
+    for reader_url in (url, "/read/" + "x" * 32 + "/"):  # stopped, and never made
+        gone = Client(HTTP_ACCEPT_LANGUAGE=language).get(reader_url)
+        assert gone.status_code == 404 and gone["Content-Type"].startswith("text/html")
+        assert gone["Cache-Control"] == "no-store"
+        html = gone.content.decode()
+        assert f'<html lang="{language}">' in html
+        assert "css/app.css" in html  # the site's own style
+        title = {"en": "This comic is no longer shared", "ja": "このマンガは共有が終了しました"}
+        assert f"<h1>{title[language]}</h1>" in html
+        assert '<meta name="robots" content="noindex">' in html
+
+
 def test_a_series_reads_in_order_across_chapters_in_each_language(
     media, person, user, django_capture_on_commit_callbacks
 ):
