@@ -26,6 +26,7 @@ and the Django view `views.page` through the same `answer` where that is not in 
 from __future__ import annotations
 
 import json
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -167,26 +168,31 @@ async def _page_bytes(name: str) -> bytes | None:
 # Signed URLs by file name, each with when it was signed: handed out again while at least
 # half of its life is left, so a browser that keeps the page finds it under one address.
 _signed: dict[str, tuple[float, str]] = {}
+_signing = threading.Lock()  # a crowd's first asks sign once, not once each
 SIGNED_KEPT = 4096
 
 
 async def _signed_url(name: str) -> str:
-    now = time.monotonic()
     made = _signed.get(name)
-    if made is not None and now - made[0] < quarter() / 2:
+    if made is not None and time.monotonic() - made[0] < quarter() / 2:
         return made[1]
-    url = await sync_to_async(_sign, thread_sensitive=False)(name)
-    if len(_signed) >= SIGNED_KEPT:
-        _signed.clear()
-    _signed[name] = (now, url)
-    return url
+    return await sync_to_async(_sign, thread_sensitive=False)(name)
 
 
 def _sign(name: str) -> str:
     """A URL of the bucket for `name` that lives a quarter of READ_REVOKE_SECONDS and
     tells whoever keeps the bytes to keep them no longer than a page served here."""
-    parameters = {"ResponseCacheControl": cache_control(), "ResponseContentType": "image/png"}
-    return default_storage.url(name, parameters=parameters, expire=quarter())
+    with _signing:
+        now = time.monotonic()
+        made = _signed.get(name)
+        if made is not None and now - made[0] < quarter() / 2:
+            return made[1]
+        parameters = {"ResponseCacheControl": cache_control(), "ResponseContentType": "image/png"}
+        url = default_storage.url(name, parameters=parameters, expire=quarter())
+        if len(_signed) >= SIGNED_KEPT:
+            _signed.clear()
+        _signed[name] = (now, url)
+        return url
 
 
 def forget_everything() -> None:
