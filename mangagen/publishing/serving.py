@@ -37,6 +37,7 @@ from django.db import close_old_connections, connection
 from rest_framework.exceptions import Throttled
 
 from mangagen.kernel import storage
+from mangagen.observability.metrics import READING_ANSWERS, reading_pages
 
 from . import changes, link_cache, page_throttle, selectors
 from .models import ReadingLink
@@ -75,10 +76,23 @@ def cache_control() -> str:
 NOT_KEPT = "no-store"  # a refusal, a page gone: never kept anywhere
 
 
+# Each answer's count (mangagen_reading_pages_total), by status.
+_COUNTED = {
+    status: reading_pages.labels(answer=name)
+    for status, name in zip((200, 304, 302, 404, 429), READING_ANSWERS, strict=True)
+}
+
+
 async def answer(request: PageRequest) -> Answer:
     """The answer to a page image's request: the page (200), 304 for the ETag it has, a
     redirect to its signed storage URL (READ_FROM_STORAGE), 404 for a link that is not
     (or no longer) shared or a page past its last, 429 past THROTTLE_READ."""
+    answered = await _answer(request)
+    _COUNTED[answered.status].inc()
+    return answered
+
+
+async def _answer(request: PageRequest) -> Answer:
     wait = page_throttle.take(request.address)
     if wait is not None:
         return _throttled(wait)

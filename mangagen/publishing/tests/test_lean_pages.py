@@ -13,6 +13,7 @@ import requests
 from asgiref.sync import async_to_sync
 from asgiref.testing import ApplicationCommunicator
 from django.test import Client
+from prometheus_client import REGISTRY
 from rest_framework.throttling import ScopedRateThrottle
 
 from mangagen.publishing import changes, link_cache, serving
@@ -112,6 +113,23 @@ def test_the_rest_goes_to_django(published, settings):
     assert lean(f"{url}pages/1/", scheme="https")[0] == 200
     settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     assert lean(f"{url}pages/1/", headers=[("x-forwarded-proto", "https")])[0] == 200
+
+
+def test_each_answer_is_counted_for_the_metrics(published):
+    _, url = published
+
+    def counted(answer: str) -> float:
+        return REGISTRY.get_sample_value("mangagen_reading_pages_total", {"answer": answer})
+
+    before = {answer: counted(answer) for answer in ("page", "not_modified", "not_found")}
+    etag = lean(f"{url}pages/1/")[1]["etag"]
+    lean(f"{url}pages/1/", headers=[("if-none-match", etag)])
+    lean(f"{url}pages/9/")
+    assert {answer: counted(answer) - before[answer] for answer in before} == {
+        "page": 1,
+        "not_modified": 1,
+        "not_found": 1,
+    }
 
 
 def test_a_page_in_memory_costs_no_query(published, django_assert_num_queries):
