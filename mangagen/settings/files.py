@@ -50,7 +50,10 @@ except ValueError as refused:
 # quarter; at 4 s or more each quarter is a whole second.
 READ_REVOKE_SECONDS = env.int("READ_REVOKE_SECONDS", default=60)
 if READ_REVOKE_SECONDS < 4:
-    raise ImproperlyConfigured("READ_REVOKE_SECONDS must be at least 4.")
+    raise ImproperlyConfigured(
+        f"READ_REVOKE_SECONDS is {READ_REVOKE_SECONDS}; it must be at least 4 (each layer "
+        "keeps a reading link's page a quarter of it, a whole second at least)."
+    )
 # Page images each web process keeps in memory (the newest read stay), in MiB; 0: none.
 READ_CACHE_MB = env.int("READ_CACHE_MB", default=64)
 # With STORAGE_BACKEND=s3: a page image answers a redirect to a short-lived signed URL of
