@@ -15,8 +15,8 @@ import time
 import pytest
 import requests
 
-from tests.stack.test_reading_links_stack import drawn_comic, og
 from tests.support.people import Visitor
+from tests.support.reading_links import drawn_comic, og
 from tests.support.stack import stack_of_its_own
 from tests.support.waiting import wait_for
 
