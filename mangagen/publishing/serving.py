@@ -108,7 +108,8 @@ async def _answer(request: PageRequest) -> Answer:
             "Cache-Control": cache_control(),
             "X-Content-Type-Options": "nosniff",
         }
-        if found.etag in etags(request.if_none_match) or "*" in etags(request.if_none_match):
+        asked = etags(request.if_none_match)
+        if found.etag in asked or "*" in asked:
             return Answer(304, headers)
         if redirects_to_storage():
             url = await _signed_url(found.name)
