@@ -75,6 +75,7 @@ def start(command: list[str], env: dict[str, str]) -> subprocess.CompletedProces
         ),
         ({"JUDGE": "vision"}, "JUDGE is 'vision'; use one of: none, openai."),
         ({"JUDGE_MIN_SCORE": "6"}, "JUDGE_MIN_SCORE is 6.0; it is a score from 0 to 1."),
+        ({"READ_REVOKE_SECONDS": "2"}, "READ_REVOKE_SECONDS is 2; it must be at least 4"),
     ],
     ids=[
         "renderer",
@@ -88,6 +89,7 @@ def start(command: list[str], env: dict[str, str]) -> subprocess.CompletedProces
         "demo-public-host",
         "judge",
         "judge-min-score",
+        "read-revoke-seconds",
     ],
 )
 def test_a_setting_that_cannot_work_refuses_to_start(process, env, complaint):

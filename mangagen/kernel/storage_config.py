@@ -36,7 +36,8 @@ def storages(
         "access_key": access_key or None,  # None: boto3's own chain (an IAM role, …)
         "secret_key": secret_key or None,
         "region_name": region,
-        # Private objects: nothing is public, and no URL to the bucket is ever handed out.
+        # Private objects: nothing is public; the only URLs to the bucket handed out are a
+        # reading link's published pages', signed and short-lived (READ_FROM_STORAGE).
         "default_acl": None,
         "querystring_auth": True,
         "file_overwrite": True,  # names are unique, or a content key built twice alike

@@ -45,6 +45,7 @@ JUDGE_REDRAWS_TOTAL = "mangagen_judge_redraws_total"
 JUDGE_REDRAW_SECONDS_TOTAL = "mangagen_judge_redraw_seconds_total"
 METRICS_SOURCE_UP = "mangagen_metrics_source_up"
 METRICS_PROCESSES = "mangagen_metrics_multiprocess"
+READING_PAGES_TOTAL = "mangagen_reading_pages_total"
 
 
 class RenderOutcome(StrEnum):
@@ -148,6 +149,13 @@ judge_redraws = Counter(
 judge_redraw_seconds = Counter(
     JUDGE_REDRAW_SECONDS_TOTAL, "Seconds of rendering the judge's redraws took (operator cost)."
 )
+# Reading links' page images, answered ahead of Django (so in no django_http_* family).
+reading_pages = Counter(
+    READING_PAGES_TOTAL,
+    "Reading links' page images asked for, by answer (mangagen/publishing/serving.py).",
+    ["answer"],
+)
+READING_ANSWERS = ("page", "not_modified", "redirect", "not_found", "throttled")
 
 # Every label value a dashboard shows exists from the start, at zero (Prometheus'
 # guidance for labelled metrics whose values are known: a rate or an alert on a series
@@ -165,6 +173,8 @@ for _verdict in JudgeVerdict:
     judge.labels(verdict=_verdict)
 
 speculations.labels(decision=SpeculationDecision.STARTED, reason="")
+for _answer in READING_ANSWERS:
+    reading_pages.labels(answer=_answer)
 
 # The ledger's counted operations (`ledger.metrics.counted` and its sweep's "expire"):
 # tests/stack/test_metrics_from_zero.py holds this list to what ledger/ counts.

@@ -36,6 +36,7 @@ from mangagen.series.selectors import chapters_of
 from mangagen.storyboards.lock_objects import lock_storyboard, lock_storyboards
 from mangagen.storyboards.models import ExportFormat, Storyboard
 
+from . import changes
 from .models import ReadingLink
 
 ROOT = "published"
@@ -276,6 +277,7 @@ def _save(
         link = ReadingLink(owner_id=owner_id, token=token, digest=digest, version=0, **of)
     else:
         _forget_on_commit(link.folder)
+        changes.changed(link.digest)  # no process goes on serving the version before
     link.version += 1
     link.published_at = timezone.now()
     link.folder = snapshot.folder
@@ -293,6 +295,7 @@ def _save(
 def _end(links) -> None:
     for link in links.order_by("pk"):
         _forget_on_commit(link.folder)
+        changes.changed(link.digest)  # every process forgets it (serving.py, the bound)
         link.delete()
 
 
