@@ -100,10 +100,8 @@ class Site:
             ["git", "clone", "--quiet", str(ROOT), str(self.clone)], cwd=self.tmp, env=self.env
         )
         assert done.returncode == 0, done.stderr
-        (self.clone / ".venv").symlink_to(Path(sys.executable).resolve().parents[1])
-        if not (self.clone / ".venv" / "bin" / "python").exists():
-            (self.clone / ".venv").unlink()
-            (self.clone / ".venv").symlink_to(Path(sys.executable).parents[1])
+        # The checkout's virtualenv (sys.prefix: the venv, not the interpreter it links to).
+        (self.clone / ".venv").symlink_to(Path(sys.prefix))
         written = guide_env()
         assert FILLED <= set(written), sorted(FILLED - set(written))
         filled = {
