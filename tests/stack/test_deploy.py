@@ -431,7 +431,7 @@ def browser_walk(site: Site, username: str, board: int, job: int) -> list[str]:
         page.goto("/accounts/login/")
         page.fill("input[name=username]", username)
         page.fill("input[name=password]", PASSWORD)
-        page.click("button[type=submit]")
+        page.locator("#content").get_by_role("button", name="Log in").click()
         page.wait_for_url(re.compile(r"/$"))
         for step in ("story", "characters", "storyboard", "review"):
             page.goto(f"/comics/{board}/{step}/")
