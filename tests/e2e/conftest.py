@@ -54,16 +54,16 @@ def csp_watch(context) -> list[str]:
 
 
 # The violations lists of the contexts opened during the current test.
-_watched: list[list[str]] = []
+WATCHED: list[list[str]] = []
 
 
 @pytest.fixture(autouse=True)
 def no_csp_violation():
     """Fails a test in any of whose browser contexts the policy refused something."""
-    _watched.clear()
+    WATCHED.clear()
     yield
-    seen = [violation for found in _watched for violation in found]
-    _watched.clear()
+    seen = [violation for found in WATCHED for violation in found]
+    WATCHED.clear()
     assert not seen, f"Content-Security-Policy violations: {seen}"
 
 
@@ -119,7 +119,7 @@ def browser():
         def new_context(*args, **kwargs):
             """Every context a test opens (the page fixture's, or its own) is watched."""
             context = opened(*args, **kwargs)
-            _watched.append(csp_watch(context))
+            WATCHED.append(csp_watch(context))
             return context
 
         browser.new_context = new_context

@@ -4,7 +4,7 @@ suite whose page broke under the app's policy would fail."""
 
 from __future__ import annotations
 
-from tests.e2e.conftest import _watched, wait_until
+from tests.e2e.conftest import WATCHED, wait_until
 
 
 def test_a_refused_inline_script_is_caught(browser):
@@ -20,8 +20,8 @@ def test_a_refused_inline_script_is_caught(browser):
         ),
     )
     page.goto("http://policy.test/")
-    found = wait_until(lambda: list(_watched[-1]), what="the refused script to be reported")
+    found = wait_until(lambda: list(WATCHED[-1]), what="the refused script to be reported")
     assert page.title() == "before"
     context.close()
-    _watched.clear()  # caught on purpose: this test's own page is not a failure
+    WATCHED.clear()  # caught on purpose: this test's own page is not a failure
     assert any("script-src" in line for line in found), found
