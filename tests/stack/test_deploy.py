@@ -103,7 +103,7 @@ class Site:
         # The checkout's virtualenv (sys.prefix: the venv, not the interpreter it links to).
         (self.clone / ".venv").symlink_to(Path(sys.prefix))
         written = guide_env()
-        assert FILLED <= set(written), sorted(FILLED - set(written))
+        assert set(written) >= FILLED, sorted(FILLED - set(written))
         filled = {
             "SECRET_KEY": secrets.token_urlsafe(50),
             "ALLOWED_HOSTS": "localhost",
