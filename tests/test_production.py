@@ -336,7 +336,7 @@ def test_bin_web_reads_env_and_logs_the_clients_address_behind_a_proxy(tmp_path)
                     headers={"X-Forwarded-For": "203.0.113.7", "X-Forwarded-Proto": "https"},
                     timeout=2,
                 ).ok
-            except requests.ConnectionError:
+            except requests.RequestException:  # not listening yet, or daphne not yet serving
                 return web.poll() is not None and pytest.fail(log.read_text())
 
         wait_for(answered, timeout=60, every=0.2, what=lambda: log.read_text())
@@ -345,6 +345,50 @@ def test_bin_web_reads_env_and_logs_the_clients_address_behind_a_proxy(tmp_path)
             timeout=10,
             what=lambda: f"the client's address in the access log:\n{log.read_text()}",
         )
+    finally:
+        os.killpg(web.pid, signal.SIGTERM)
+        web.wait(timeout=20)
+
+
+def test_a_web_process_started_before_the_release_says_so(tmp_path):
+    """DEBUG off, an empty database, nothing collected: the process logs what is missing
+    as it starts, and /readyz names it."""
+    port = free_port()
+    env = clean_env(
+        **PRODUCTION,
+        DATABASE_URL=f"sqlite:///{tmp_path / 'empty.sqlite3'}",
+        STATIC_ROOT=str(tmp_path / "static"),
+        HOST="127.0.0.1",
+        PORT=str(port),
+        PYTHONUNBUFFERED="1",
+    )
+    log = tmp_path / "web.log"
+    with log.open("w") as out:
+        web = subprocess.Popen(
+            [sys.executable, "bin/web"],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+
+        def readiness() -> list[requests.Response]:
+            """The answer, in a list (a 503 Response is falsy)."""
+            try:
+                return [requests.get(f"http://127.0.0.1:{port}/readyz", timeout=2)]
+            except requests.RequestException:  # not listening yet, or daphne not yet serving
+                if web.poll() is not None:
+                    pytest.fail(log.read_text())
+                return []
+
+        [ready] = wait_for(readiness, timeout=60, every=0.2, what=lambda: log.read_text())
+        assert ready.status_code == 503
+        assert ready.json() == {"failed": ["migrations", "static"]}
+        said = log.read_text()
+        assert "started before the release step" in said and "bin/release" in said
+        assert "lacks migrations" in said and "no collected static files" in said
     finally:
         os.killpg(web.pid, signal.SIGTERM)
         web.wait(timeout=20)
