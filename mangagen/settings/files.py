@@ -21,7 +21,9 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "staticfiles"
+# Where `bin/release` collects the static files (hashed names, compressed) that the web
+# process serves without DEBUG; the proxy may serve them from there too (deploy/nginx.conf).
+STATIC_ROOT = Path(env.str("STATIC_ROOT", default=str(BASE_DIR / "staticfiles")))
 WHITENOISE_USE_FINDERS = DEBUG
 MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(BASE_DIR / "media")))
 MEDIA_URL = "media/"
@@ -39,6 +41,7 @@ try:
         access_key=env.str("S3_ACCESS_KEY_ID", default=""),
         secret_key=env.str("S3_SECRET_ACCESS_KEY", default=""),
         region=env.str("S3_REGION", default="us-east-1"),
+        hashed_static=not DEBUG,
     )
 except ValueError as refused:
     raise ImproperlyConfigured(str(refused)) from refused
