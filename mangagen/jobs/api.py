@@ -10,11 +10,11 @@ from drf_spectacular.utils import (
 )
 from rest_framework import serializers, status
 from rest_framework.response import Response
-from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from ledger import errors as ledger_errors
 from mangagen.api.schema import refuses
+from mangagen.api.throttles import ScopedRateThrottle
 from mangagen.kernel.errors import InvalidInput
 from mangagen.kernel.quotas import Limit
 from mangagen.storyboards.api import owned_storyboard
