@@ -17,6 +17,7 @@ from mangagen.api.schema import refuses
 from mangagen.api.throttles import ScopedRateThrottle
 from mangagen.kernel.errors import InvalidInput
 from mangagen.kernel.quotas import Limit
+from mangagen.kernel.request_bodies import BodyKind
 from mangagen.storyboards.api import owned_storyboard
 
 from . import services, touchups
@@ -199,6 +200,7 @@ class TouchUpView(APIView):
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "generate"
     insufficient_credits_detail = NEEDS_A_CREDIT_TO_TOUCH_UP
+    request_body = BodyKind.UPLOAD  # a painted mask: REQUEST_UPLOAD_MAX_BYTES
 
     @refuses(
         NothingToTouchUp,

@@ -26,6 +26,12 @@ EXPORT_DRAWING_SECONDS_PER_PAGE = env.float("EXPORT_DRAWING_SECONDS_PER_PAGE", d
 # The bytes one image's lettered pictures may take in the cache, all its languages
 # together (mangagen/jobs/lettered_images.py); the ones drawn longest ago leave first.
 LETTERED_CACHE_BYTES_PER_IMAGE = env.int("LETTERED_CACHE_BYTES_PER_IMAGE", default=4 * 1024 * 1024)
+# The most bytes a request body may have, by the route it is sent to: the JSON API and
+# forms, and the routes that take a picture (a sheet, a place's picture, a touch-up's
+# mask). Past it the body is refused (413 `too_large`) before any of it is kept
+# (mangagen/web/body_limits.py); the proxy in front should bound bodies the same way.
+REQUEST_BODY_MAX_BYTES = env.int("REQUEST_BODY_MAX_BYTES", default=3 * 1024 * 1024)
+REQUEST_UPLOAD_MAX_BYTES = env.int("REQUEST_UPLOAD_MAX_BYTES", default=10 * 1024 * 1024)
 WS_IDLE_SECONDS = env.float("WS_IDLE_SECONDS", default=600.0)
 WS_MAX_CONNECTIONS_PER_PERSON = env.int("WS_MAX_CONNECTIONS_PER_PERSON", default=12)
 RETENTION_DAYS = env.int("RETENTION_DAYS", default=90)
