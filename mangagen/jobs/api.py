@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 from ledger import errors as ledger_errors
 from mangagen.api.schema import refuses
 from mangagen.api.throttles import ScopedRateThrottle
+from mangagen.characters.models import UploadProblem
 from mangagen.kernel.errors import InvalidInput
 from mangagen.kernel.quotas import Limit
 from mangagen.kernel.request_bodies import BodyKind
@@ -209,6 +210,8 @@ class TouchUpView(APIView):
         InvalidInput,
         ledger_errors.InsufficientCredits,
         ledger_errors.AccountFlagged,
+        UploadProblem.UPLOADS_FULL,
+        Limit.DRAWING,
     )
     @extend_schema(
         request={

@@ -19,6 +19,12 @@ PICTURE_BYTES_PER_PERSON = env.int(
     "PICTURE_BYTES_PER_PERSON",
     default=env.int("SHEET_UPLOAD_BYTES_PER_PERSON", default=100 * 1024 * 1024),
 )
+# What else PICTURE_BYTES_PER_PERSON counts, named here so no app imports another's:
+# each a function of `owner_id` giving the bytes that person keeps in storage.
+PICTURE_COUNTERS = [
+    "mangagen.jobs.touchups.stored_mask_bytes",
+    "mangagen.publishing.selectors.snapshot_bytes",
+]
 # What one page of a series export is reckoned to cost in drawing (built if it is not
 # yet, then put in the file): an export whose pages would not fit in what is left of
 # the budget is refused before anything is drawn (mangagen/series/exports.py).
