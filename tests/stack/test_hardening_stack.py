@@ -18,15 +18,21 @@ of the test's own, with TMPDIR pointed at a folder of the test's, BEHIND_PROXY o
 from __future__ import annotations
 
 import io
+import threading
 import time
 from pathlib import Path
 
 import pytest
 import requests
+from PIL import Image
 
 from tests.support.people import Visitor
 from tests.support.processes import (
     Peak,
+    peak_resident_bytes,
+    reset_peak,
+    resident_bytes,
+    serving,
     temporary_bytes,
 )
 from tests.support.redis_server import start_redis
@@ -177,6 +183,94 @@ def test_a_rotating_forwarded_header_from_one_address_is_throttled_as_that_addre
     assert answers.count(200) == READS_ALLOWED
     assert answers[READS_ALLOWED:] == [429] * 12
     assert read(0, "203.0.113.77") == 200  # another client, behind the same proxy
+
+
+# --- touch-up masks --------------------------------------------------------------------------
+
+
+def huge_mask() -> bytes:
+    """A 6324×6324 PNG (40 Mpx), some 160 KB: all black but a white square."""
+    image = Image.new("L", (6324, 6324), 0)
+    image.paste(255, (100, 100, 2000, 2000))
+    out = io.BytesIO()
+    image.save(out, format="PNG", optimize=True)
+    return out.getvalue()
+
+
+def test_six_40_mpx_masks_from_an_account_without_credits_answer_402_within_150_mb(stack):
+    [web] = serving(stack.port, command="mangagen.web.daphne_server")
+    person = Visitor(stack.base_url)
+    board = kept_comic(stack, person)
+    assert person.get("/api/me/").json()["credits"]["available"] == 0
+    mask = huge_mask()
+    path = f"{stack.base_url}/api/storyboards/{board}/panels/1/touchup/"
+    answers: list[requests.Response | Exception] = [None] * 6  # type: ignore[list-item]
+    barrier = threading.Barrier(6)
+
+    def post(n: int) -> None:
+        session = requests.Session()
+        session.cookies.update(person.http.cookies)
+        barrier.wait()
+        try:
+            answers[n] = session.post(
+                path,
+                files={"mask": ("mask.png", mask, "image/png")},
+                data={"prompt": "rain"},
+                headers={"X-CSRFToken": person.csrf, "Referer": stack.base_url + "/"},
+                timeout=300,
+            )
+        except Exception as exc:
+            answers[n] = exc
+
+    before = resident_bytes(web)
+    reset_peak(web)
+    threads = [threading.Thread(target=post, args=(n,)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    grown = peak_resident_bytes(web) - before
+    print(f"web process: {before:,} bytes resident before, at most {grown:,} more")
+    for answer in answers:
+        assert isinstance(answer, requests.Response), answer
+        assert answer.status_code == 402, answer.text[:300]
+        assert answer.json()["error"] == "insufficient_credits"
+    assert grown < 150 * MiB
+
+
+def test_fifteen_cancelled_touch_ups_then_a_deleted_comic_leave_no_file(stack):
+    person = Visitor(stack.base_url)
+    assert person.post("/credits/demo/", allow_redirects=False).status_code == 302
+    board = kept_comic(stack, person)
+    jobs = []
+    for n in range(15):
+        box = [0.1 + n * 0.01, 0.2, 0.3, 0.4]
+        started = person.post(f"/api/storyboards/{board}/panels/1/touchup/", {"box": box})
+        assert started.status_code == 202, started.text
+        job = started.json()["job"]
+        jobs.append(job)
+        assert person.post(f"/api/jobs/{job}/cancel/").status_code == 200
+    assert person.get("/api/me/").json()["credits"]["held"] == 0
+
+    def of_the_comic(name: str) -> bool:
+        parts = name.split("/")
+        job_folder = parts[1] if parts[:2] != ["renders", "touchups"] else parts[2]
+        if parts[0] == "renders" and job_folder.isdigit() and int(job_folder) in jobs:
+            return True  # its jobs' renders and masks
+        roots = ("renders/kept", "pages", "sheets", "places")
+        return any(name.startswith(f"{root}/{board}/") for root in roots)
+
+    assert [f for f in files_of(stack) if f.startswith("renders/") and of_the_comic(f)]
+    assert person.request("DELETE", f"/api/storyboards/{board}/").status_code == 204
+    stack.shell(
+        "from datetime import timedelta; from django.utils import timezone;"
+        "from mangagen.jobs.retention import prune_ended_job_renders;"
+        "prune_ended_job_renders(ended_before=timezone.now() + timedelta(days=2))"
+    )
+    left = sorted(
+        f for f in files_of(stack) if of_the_comic(f) or f.startswith("renders/touchups/")
+    )
+    assert left == []
 
 
 def test_the_stack_logged_no_crash(stack):
