@@ -103,14 +103,15 @@ def _grey(image: Image.Image) -> Image.Image:
 def _region(mask: Image.Image) -> Region:
     """Checks the thresholded mask (some, not all, of the take) and encodes it."""
     mask = mask.convert("L")
-    low, high = mask.getextrema()
+    extrema = mask.getextrema()  # one band: (lowest, highest)
+    low, high = int(extrema[0]), int(extrema[1])  # type: ignore[arg-type]
     if high < regions.THRESHOLD:
         raise regions.MaskError("The region is empty: mark the part of the picture to draw again.")
     if low >= regions.THRESHOLD:
         raise regions.MaskError(
             "The region covers the whole picture: use Redo to draw it all again."
         )
-    left, top, right, bottom = mask.getbbox()
+    left, top, right, bottom = mask.getbbox() or (0, 0, 0, 0)  # not empty: checked above
     box = (
         left / mask.width,
         top / mask.height,

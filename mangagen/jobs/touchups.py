@@ -123,7 +123,7 @@ def touch_up(
             mask_bytes=len(region.png),
         )
         touch.mask.save("mask.png", ContentFile(region.png), save=False)
-        saved.append(touch.mask.name)
+        saved.append(touch.mask.name or "")
         touch.save()
     return Requested(job=job, index=index, attempt=job_panel.attempts)
 
