@@ -10,6 +10,10 @@ DRAFT_DAILY_QUOTA = env.int("DRAFT_DAILY_QUOTA", default=50)
 # in the cache) in any rolling minute; past it they answer 429 until some of it is
 # a minute old.
 DRAWING_CPU_SECONDS_PER_MINUTE = env.float("DRAWING_CPU_SECONDS_PER_MINUTE", default=20.0)
+# Builds (a page, an export, a panel's lettering, a touch-up's mask) one person may have
+# drawing at once, in every web process together; each reserves what it is reckoned to
+# cost from the budget above before it starts (mangagen/kernel/quotas.py).
+DRAWING_BUILDS_IN_FLIGHT = env.int("DRAWING_BUILDS_IN_FLIGHT", default=2)
 # The bytes a person's stored pictures may take in all: their own sheet pictures (a
 # look keeps its newest, see mangagen/characters/services.py), copies of sheets into
 # another comic (rendered ones included), places' pictures and the library's copies

@@ -36,10 +36,11 @@ from tests.support.processes import (
     temporary_bytes,
 )
 from tests.support.redis_server import start_redis
-from tests.support.stack import ROOT, Stack, free_port, fresh_database_url
+from tests.support.stack import ROOT, Stack, counted, free_port, fresh_database_url
 
 MiB = 1024 * 1024
 READS_ALLOWED = 20  # THROTTLE_READ here: a day, so no window ends during the test
+LANGUAGES = ("fr", "de", "es", "it", "pt", "nl", "sv", "pl")
 
 
 @pytest.fixture(scope="module")
@@ -66,6 +67,7 @@ def stack(tmp_path_factory):
         "MEDIA_ROOT": str(folder / "media"),
         "BEAT_SCHEDULE_FILE": str(folder / "beat-schedule"),
         "METRICS_TOKEN": "hardening-stack-metrics",
+        "DRAWING_CPU_SECONDS_PER_MINUTE": str(STRIP_BUDGET),
     }
     try:
         with Stack(env=env, log=ROOT / "artifacts" / "hardening-stack.log") as running:
@@ -271,6 +273,80 @@ def test_fifteen_cancelled_touch_ups_then_a_deleted_comic_leave_no_file(stack):
         f for f in files_of(stack) if of_the_comic(f) or f.startswith("renders/touchups/")
     )
     assert left == []
+
+
+# --- strips in flight ----------------------------------------------------------------------
+
+# Six panels (one kept) lettered as heavily as a comic may be: six lines and a caption
+# of 300 letters, eight sound effects of 40 letters at the largest size. One strip of
+# them is some 1.3 CPU s to draw and reckoned some 2.7 (mangagen/lettering/cost.py);
+# the budget fits one strip's estimate and a fifth more.
+HEAVY_PANELS = 6
+STRIP_BUDGET = 3.4
+
+
+def heavy_comic(running: Stack, person: Visitor) -> tuple[int, float]:
+    """The comic, translated into LANGUAGES (their lines left as the original's), and
+    one strip's estimate."""
+    made = running.shell(
+        "from django.contrib.auth import get_user_model;"
+        "from mangagen.pages import builds;"
+        "from mangagen.translations.services import save_translation;"
+        "from tests.support import factories;"
+        f"u = get_user_model().objects.get(username={person.username!r});"
+        "words = 'A line of words, heavy to set, as long as a line may be. ' * 6;"
+        "line = {'speaker': '', 'text': words[:300]};"
+        "boom = {'text': 'KRAKADOOM' * 5, 'x': 0.5, 'y': 0.5, 'size': 0.5, 'angle': 20};"
+        "b = factories.storyboard(u, title='Heavy', panels=["
+        "{'description': f'Scene {n}.', 'dialogue': [line] * 6, 'caption': words[:300],"
+        f" 'sfx': [boom] * 8}} for n in range({HEAVY_PANELS})]);"
+        "factories.keep(b, indices=[1]);"
+        f"[save_translation(storyboard=b, language=code) for code in {LANGUAGES!r}];"
+        "print(b.pk, builds.strip_estimate(builds.comic_of(storyboard=b, language='fr')))"
+    )
+    board, estimate = made.split()
+    return int(board), float(estimate)
+
+
+def test_eight_strips_asked_for_at_once_draw_at_most_the_budget_and_one_estimate(stack):
+    person = Visitor(stack.base_url)
+    board, estimate = heavy_comic(stack, person)
+    print(f"one strip is reckoned {estimate:.2f} CPU s; the budget is {STRIP_BUDGET}")
+    assert estimate < STRIP_BUDGET < 2 * estimate
+    drawn_before = counted(stack, "mangagen_drawing_cpu_seconds_total")
+    barrier = threading.Barrier(len(LANGUAGES))
+
+    def strip(code: str) -> requests.Response:
+        session = requests.Session()
+        session.cookies.update(person.http.cookies)
+        barrier.wait()
+        return session.get(
+            f"{stack.base_url}/api/storyboards/{board}/export/?format=webtoon&lang={code}",
+            timeout=300,
+        )
+
+    answers: dict[str, requests.Response] = {}
+    threads = [
+        threading.Thread(target=lambda c=code: answers.__setitem__(c, strip(c)))
+        for code in LANGUAGES
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    drawn = counted(stack, "mangagen_drawing_cpu_seconds_total") - drawn_before
+    statuses = sorted(answer.status_code for answer in answers.values())
+    print(f"eight strips at once: {statuses}, {drawn:.2f} CPU s drawn")
+    assert len(answers) == len(LANGUAGES)
+    for answer in answers.values():
+        if answer.status_code == 200:
+            assert answer.content[:8] == b"\x89PNG\r\n\x1a\n"
+        else:
+            assert answer.status_code == 429, answer.text[:300]
+            assert answer.json()["error"] == "drawing_budget"
+            assert int(answer.headers["Retry-After"]) >= 1
+    assert 200 in statuses
+    assert drawn <= STRIP_BUDGET + estimate
 
 
 def test_the_stack_logged_no_crash(stack):
