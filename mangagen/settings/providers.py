@@ -110,6 +110,9 @@ CHAT_BASE_URL = env.str("CHAT_BASE_URL", default="https://api.openai.com")
 CHAT_API_KEY = env.str("CHAT_API_KEY", default="")
 CHAT_MODEL = env.str("CHAT_MODEL", default="gpt-4o-mini")
 CHAT_TIMEOUT_SECONDS = env.float("CHAT_TIMEOUT_SECONDS", default=60.0)
+# The most bytes a chat model's answer may have (drafter, translator, judge): one past
+# it is an answer that cannot be used, refused before it is read when it says its size.
+CHAT_MAX_ANSWER_BYTES = env.int("CHAT_MAX_ANSWER_BYTES", default=1024 * 1024)
 # Machine drafts of translations: `openai` asks the chat model above (counted in the
 # daily draft quota); `none` leaves translating to people.
 TRANSLATOR = env.str("TRANSLATOR", default="none")
