@@ -47,3 +47,32 @@ def test_a_snapshot_counts_and_one_past_the_budget_is_refused_with_nothing_kept(
     assert sum(p.stat().st_size for p in published_files() if p.is_file()) == on_disk
     assert [p for p in published_files() if p.is_dir() and not any(p.iterdir())] == []
     assert publish(person, board).status_code == 200  # again: the older one is let go
+
+
+def test_a_publish_that_fails_midway_leaves_no_file_and_no_folder(
+    person, user, settings, tmp_path, monkeypatch
+):
+    """Before: its files went, their folders stayed (published/<version>/1/en/)."""
+    from mangagen.kernel.quotas import Limit, LimitReached
+    from mangagen.publishing import services
+
+    settings.MEDIA_ROOT = tmp_path
+    board = factories.storyboard(user, panels=PANELS * 5)
+    factories.keep(board)
+    drawn = services.image_png
+    calls = []
+
+    def second_fails(comic, name):
+        calls.append(name)
+        if len(calls) == 2:
+            raise LimitReached(Limit.DRAWING, "spent", retry_after=5)
+        return drawn(comic, name)
+
+    monkeypatch.setattr(services, "image_png", second_fails)
+    board.page_breaks = [1, 2]
+    board.save(update_fields=["page_breaks"])
+    refused = publish(person, board)
+    assert refused.status_code == 429, refused.content
+    assert len(calls) == 2
+    assert published_files() == []
+    assert not ReadingLink.objects.exists()
