@@ -18,7 +18,6 @@ of the test's own, with TMPDIR pointed at a folder of the test's, BEHIND_PROXY o
 from __future__ import annotations
 
 import io
-import threading
 import time
 from pathlib import Path
 
@@ -199,38 +198,28 @@ def huge_mask() -> bytes:
     return out.getvalue()
 
 
-def test_six_40_mpx_masks_from_an_account_without_credits_answer_402_within_150_mb(stack):
+def test_six_40_mpx_masks_from_an_account_without_credits_answer_402_within_150_mb(stack, race):
     [web] = serving(stack.port, command="mangagen.web.daphne_server")
     person = Visitor(stack.base_url)
     board = kept_comic(stack, person)
     assert person.get("/api/me/").json()["credits"]["available"] == 0
     mask = huge_mask()
     path = f"{stack.base_url}/api/storyboards/{board}/panels/1/touchup/"
-    answers: list[requests.Response | Exception] = [None] * 6  # type: ignore[list-item]
-    barrier = threading.Barrier(6)
 
-    def post(n: int) -> None:
+    def post():
         session = requests.Session()
         session.cookies.update(person.http.cookies)
-        barrier.wait()
-        try:
-            answers[n] = session.post(
-                path,
-                files={"mask": ("mask.png", mask, "image/png")},
-                data={"prompt": "rain"},
-                headers={"X-CSRFToken": person.csrf, "Referer": stack.base_url + "/"},
-                timeout=300,
-            )
-        except Exception as exc:
-            answers[n] = exc
+        return session.post(
+            path,
+            files={"mask": ("mask.png", mask, "image/png")},
+            data={"prompt": "rain"},
+            headers={"X-CSRFToken": person.csrf, "Referer": stack.base_url + "/"},
+            timeout=300,
+        )
 
     before = resident_bytes(web)
     reset_peak(web)
-    threads = [threading.Thread(target=post, args=(n,)) for n in range(6)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=300)
+    answers = race([post] * 6, timeout=300)
     grown = peak_resident_bytes(web) - before
     print(f"web process: {before:,} bytes resident before, at most {grown:,} more")
     for answer in answers:
@@ -308,32 +297,23 @@ def heavy_comic(running: Stack, person: Visitor) -> tuple[int, float]:
     return int(board), float(estimate)
 
 
-def test_eight_strips_asked_for_at_once_draw_at_most_the_budget_and_one_estimate(stack):
+def test_eight_strips_asked_for_at_once_draw_at_most_the_budget_and_one_estimate(stack, race):
     person = Visitor(stack.base_url)
     board, estimate = heavy_comic(stack, person)
     print(f"one strip is reckoned {estimate:.2f} CPU s; the budget is {STRIP_BUDGET}")
     assert estimate < STRIP_BUDGET < 2 * estimate
     drawn_before = counted(stack, "mangagen_drawing_cpu_seconds_total")
-    barrier = threading.Barrier(len(LANGUAGES))
 
-    def strip(code: str) -> requests.Response:
+    def strip(code: str):
         session = requests.Session()
         session.cookies.update(person.http.cookies)
-        barrier.wait()
-        return session.get(
-            f"{stack.base_url}/api/storyboards/{board}/export/?format=webtoon&lang={code}",
-            timeout=300,
-        )
+        url = f"{stack.base_url}/api/storyboards/{board}/export/?format=webtoon&lang={code}"
+        return lambda: session.get(url, timeout=300)
 
-    answers: dict[str, requests.Response] = {}
-    threads = [
-        threading.Thread(target=lambda c=code: answers.__setitem__(c, strip(c)))
-        for code in LANGUAGES
-    ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=300)
+    results = race([strip(code) for code in LANGUAGES], timeout=300)
+    for result in results:
+        assert isinstance(result, requests.Response), result
+    answers = dict(zip(LANGUAGES, results, strict=True))
     drawn = counted(stack, "mangagen_drawing_cpu_seconds_total") - drawn_before
     statuses = sorted(answer.status_code for answer in answers.values())
     print(f"eight strips at once: {statuses}, {drawn:.2f} CPU s drawn")
