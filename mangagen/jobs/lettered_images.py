@@ -20,16 +20,17 @@ room. The person's drawing budget (`quotas`) is checked before the cache is
 read, and drawing one that is not there counts against it.
 """
 
+from __future__ import annotations
+
 import hashlib
 import io
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.cache import cache
 from django.db.models.fields.files import FieldFile
 
-from mangagen.lettering import Letterable
+from mangagen.lettering import Letterable, cost
 from mangagen.pages.builds import REVISION
 from mangagen.pages.compose import PanelArt, compose_panel
 from mangagen.storyboards.models import KeptArt, Storyboard
@@ -75,7 +76,7 @@ def find_shown(user, name: str) -> Shown | None:
 
 def lettering_of(
     shown: Shown, path: str, language: str | None = None
-) -> tuple[str, str, str, Callable[[], bytes]]:
+) -> tuple[str, str, str, Lettering]:
     """The ETag, the cache key (one per image), the language it is lettered in ("" for
     the original's, whatever `language` spelled it; else the translation's code) and
     the drawing of a shown panel with its lettering, in `language` (None: the
@@ -112,20 +113,36 @@ def lettering_of(
     direction = shown.storyboard.reading_direction
     digest = hashlib.sha256(repr((REVISION, path, fields, direction, shown.faces)).encode())
 
-    def lettered() -> bytes:
-        def load() -> bytes:
-            with shown.image.open("rb") as handle:
-                return handle.read()
-
-        art = PanelArt(index=0, letterable=Letterable.of(faces=shown.faces, **fields), load=load)
-        buffer = io.BytesIO()
-        compose_panel(art, direction=direction).save(buffer, "PNG", compress_level=1)
-        return buffer.getvalue()
+    lettered = Lettering(shown, Letterable.of(faces=shown.faces, **fields), direction)
 
     translated = lettering is not None and lettering.translated and current is not None
     lettered_in = lettering.language if lettering and translated else ""
     # The key is only reachable after the owner check of the view.
     return f'"{digest.hexdigest()[:32]}"', lettered_cache_key(path), lettered_in, lettered
+
+
+class Lettering:
+    """The drawing of a shown panel with its lettering: call it for the PNG. `estimate`
+    is what it is reckoned to cost (CPU seconds, for the drawing budget's reservation),
+    at the size a render is drawn (its file is not read to know it)."""
+
+    def __init__(self, shown: Shown, letterable: Letterable, direction: str):
+        self.shown, self.letterable, self.direction = shown, letterable, direction
+
+    def __call__(self) -> bytes:
+        def load() -> bytes:
+            with self.shown.image.open("rb") as handle:
+                return handle.read()
+
+        art = PanelArt(index=0, letterable=self.letterable, load=load)
+        buffer = io.BytesIO()
+        compose_panel(art, direction=self.direction).save(buffer, "PNG", compress_level=1)
+        return buffer.getvalue()
+
+    @property
+    def estimate(self) -> float:
+        size = (settings.RENDER_WIDTH, settings.RENDER_HEIGHT)
+        return cost.panel_seconds(self.letterable, size) + cost.encoding_seconds(size)
 
 
 def cached(key: str, etag: str, language: str = "") -> bytes | None:

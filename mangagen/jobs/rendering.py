@@ -144,6 +144,7 @@ def perform_render(*, job_id: int, index: int, attempt: int) -> RenderOutcome:
             - 1,
             ticket=name,
             redraw=redraw,
+            person=job.owner_id,
         )
     observed.record(result)
     phases = metrics.phases_of(result.metadata, result.seconds)

@@ -34,8 +34,8 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
 
 from ledger import metrics as ledger_metrics
-from mangagen.accounts.throttle import client_address
 from mangagen.api.errors import plain_error_response
+from mangagen.kernel.client_address import client_address
 from mangagen.kernel.errors import NotAuthenticated, PermissionDenied
 
 from . import metrics

@@ -22,7 +22,9 @@ from .layout import PAGE_MM, Page
 DPI = 150
 STRIP_WIDTH = 800
 STRIP_SPACING = 120
+STRIP_HEAD = 160  # the strip's title
 PANEL_ASPECT = 544 / 768  # a placeholder's shape, as the default render's
+MAX_FRAME_ASPECT = 2.0  # a strip's frame is at most twice as tall as it is wide
 
 
 @dataclass(frozen=True)
@@ -109,7 +111,7 @@ def compose_strip(arts: list[PanelArt], *, direction: str, title: str = "") -> I
         height = round(STRIP_WIDTH * _aspect(art))
         frames.append(framed(art, (STRIP_WIDTH, height), direction=direction))
     title = one_line(title)
-    head = 160 if title else STRIP_SPACING // 2
+    head = STRIP_HEAD if title else STRIP_SPACING // 2
     total = head + sum(f.height for f in frames) + STRIP_SPACING * len(frames)
     strip = Image.new("RGB", (STRIP_WIDTH + 80, total), "white")
     draw = ImageDraw.Draw(strip)
@@ -186,10 +188,13 @@ def fit(art: PanelArt, size: tuple[int, int]) -> Fitted:
 
 
 def _aspect(art: PanelArt) -> float:
+    """The frame's height over its width in a strip: the art's, at most MAX_FRAME_ASPECT
+    (a taller picture is cropped to it, as every frame crops its art), so one strip is
+    at most 24 frames of STRIP_WIDTH × twice that."""
     if art.load is None:
         return PANEL_ASPECT
     with Image.open(io.BytesIO(art.load())) as image:
-        return image.height / image.width
+        return min(image.height / image.width, MAX_FRAME_ASPECT)
 
 
 def placeholder(index: int, size: tuple[int, int]) -> Image.Image:

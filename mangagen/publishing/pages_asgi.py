@@ -15,7 +15,7 @@ from django.conf import settings
 from django.http import HttpRequest
 from django.http.request import split_domain_port, validate_host
 
-from mangagen.accounts.throttle import client_address
+from mangagen.kernel.client_address import client_address
 
 from . import serving
 

@@ -9,8 +9,6 @@ server, a request it turns away or redirects first)."""
 
 from __future__ import annotations
 
-import hashlib
-
 from asgiref.sync import async_to_sync
 from django.http import Http404, HttpResponse, HttpResponseNotModified
 from django.shortcuts import render
@@ -20,25 +18,17 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.permissions import AllowAny
 from rest_framework.views import APIView
 
-from mangagen.accounts.throttle import client_address
 from mangagen.api.throttles import AddressThrottle
 from mangagen.kernel import storage
+from mangagen.kernel.client_address import client_address
 
 from . import selectors, serving
 
 
-class ReadThrottle(AddressThrottle):
-    """THROTTLE_READ per address as the trusted proxy reports it (client_address), never
-    a header the caller sets; in Redis, shared by every process. The key is a digest:
-    its length does not grow with what the address says."""
-
-    def get_ident(self, request) -> str:
-        return hashlib.sha256(client_address(request).encode()).hexdigest()[:32]
-
-
 class PublicView(APIView):
     permission_classes = [AllowAny]  # the owner's session grants nothing more here
-    throttle_classes = [ReadThrottle]
+    # THROTTLE_READ per client address (the trusted proxy's hop), in Redis for every process.
+    throttle_classes = [AddressThrottle]
     throttle_scope = "read"
 
     def perform_content_negotiation(self, request, force=False):

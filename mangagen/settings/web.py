@@ -31,6 +31,8 @@ MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     # The request id (X-Request-ID), on every log line of the request and its Celery tasks.
     "django_guid.middleware.guid_middleware",
+    # The client's address (the trusted proxy hop) on every log line of the request.
+    "mangagen.observability.middleware.ClientOnLogLines",
     "django.middleware.security.SecurityMiddleware",
     # Content-Security-Policy (a nonce per request, for inline scripts) and Permissions-Policy.
     "csp.middleware.CSPMiddleware",

@@ -36,7 +36,7 @@ def render_image(request, path: str):
         quotas.check_drawing(user_id=request.user.pk)
         png = cached(key, etag, language)
         if png is None:
-            with quotas.drawing(user_id=request.user.pk):
+            with quotas.drawing(user_id=request.user.pk, estimate=lettered.estimate):
                 png = lettered()
             store(key, etag, png, language)
     except quotas.LimitReached as refused:

@@ -2,6 +2,8 @@
 API schema in production, operators' notes kept out of people's history, demo
 logins only in DEBUG."""
 
+import subprocess
+
 import pytest
 from django.core.management import call_command
 
@@ -362,7 +364,10 @@ def test_no_demo_on_a_host_others_can_reach(tmp_path):
         "DEMO_MODE": False,
     }
     assert settings_under(tmp_path, "", LOCAL_RUN="on", HOST="0.0.0.0")["DEMO_MODE"] is False
-    assert settings_under(tmp_path, "DEMO_MODE=on\n", HOST="0.0.0.0", DEBUG="on")["DEMO_MODE"]
+    # Asked for on every interface, it refuses to start (tests/test_settings_refusals.py).
+    with pytest.raises(subprocess.CalledProcessError) as refused:
+        settings_under(tmp_path, "DEMO_MODE=on\n", HOST="0.0.0.0", DEBUG="on")
+    assert "DEMO_MODE is on with HOST 0.0.0.0" in refused.value.stderr
 
 
 def test_demo_credits_only_in_demo_mode(client, user, settings):
