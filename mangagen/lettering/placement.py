@@ -31,7 +31,8 @@ from PIL import Image, ImageDraw
 
 from .languages import is_vertical
 from .panel import SHOUT, SPEECH, WHISPER, Letterable, Line, Speaker
-from .shapes import INK, Outlines, reach
+from .report import Placed
+from .shapes import INK, Outlines, reach, tail_end
 from .sound_effects import draw_sound_effect
 from .text import JAPANESE, Block, draw_text, set_text
 
@@ -39,17 +40,25 @@ WHISPER_INK = (96, 96, 96)  # a whisper's type: lighter than the rest
 
 
 def letter(
-    image: Image.Image, *, panel: Letterable, direction: str = "rtl", type_size: int | None = None
+    image: Image.Image,
+    *,
+    panel: Letterable,
+    direction: str = "rtl",
+    type_size: int | None = None,
+    report: list[Placed] | None = None,
 ) -> Image.Image:
     """The art with the panel's lettering drawn over it (a new RGB image).
 
     `type_size` (pixels) keeps the lettering one size across a page; without
-    it the type is sized from the panel.
+    it the type is sized from the panel. `report`, when given, receives where each
+    thing was lettered (`report.Placed`: sound effects first, then in reading order).
     """
     out = image.convert("RGB")
     vertical = is_vertical(panel.language)
     for effect in panel.sfx:  # art text first: balloons go over it, and avoid its ink
-        draw_sound_effect(out, effect, vertical)
+        placed = draw_sound_effect(out, effect, vertical)
+        if report is not None:
+            report.append(placed)
     items: list[_Item] = []
     if panel.caption.strip():
         items.append(_Item("caption", Line("", panel.caption.strip())))
@@ -61,7 +70,10 @@ def letter(
         items.append(_Item("balloon" if balloon else "narration", line))
     if not items:
         return out
-    _Letterer(out, speakers, direction, len(items), type_size, vertical).place_all(items)
+    letterer = _Letterer(out, speakers, direction, len(items), type_size, vertical)
+    placed = letterer.place_all(items)
+    if report is not None:
+        report.extend(placed)
     return out
 
 
@@ -102,12 +114,14 @@ class _Letterer:
 
     # --- placing ---------------------------------------------------------------------------
 
-    def place_all(self, items: list[_Item]) -> None:
+    def place_all(self, items: list[_Item]) -> list[Placed]:
+        """Places and paints every item; where each went, in reading order."""
         # Balloons the person placed are fitted first, so that the lettering's own
         # choices for the others keep off them.
         fitted = {i: self._fit_placed(item) for i, item in enumerate(items) if item.line.place}
         self.placed = [box for _, box in fitted.values()]
         self.previous = None
+        report = []
         for i, item in enumerate(items):
             if i in fitted:
                 block, placed = fitted[i]
@@ -116,6 +130,27 @@ class _Letterer:
                 self.placed.append(placed)
             self.previous = placed
             self._paint(item, block, placed)
+            report.append(self._placed(item, block, placed))
+        return report
+
+    def _placed(self, item: _Item, block: Block, box) -> Placed:
+        """What `place_all` reports of an item: its box, its tail's end, and whether it
+        was moved in from where the person put it or set smaller than its style's type."""
+        line = item.line
+        target = self._target(line) if item.kind == "balloon" else None
+        moved_in = False
+        if line.place is not None:
+            cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+            moved_in = abs(cx - line.place[0] * self.w) > 1 or abs(cy - line.place[1] * self.h) > 1
+        return Placed(
+            kind=item.kind,
+            number=line.number,
+            box=tuple(box),
+            tail=tail_end(item.style, box, target) if target is not None else None,
+            auto=line.place is None,
+            moved_in=moved_in,
+            shrunk=block.font.size < self._sizes(item.style)[0],
+        )
 
     def _vertical_for(self, text: str) -> bool:
         # A line of the language's own script goes in columns; a line of Latin

@@ -2,7 +2,12 @@
 
 A panel without kept art is drawn as a placeholder in its place (with its
 lettering, so the page reads). Lettering is drawn at the size the panel is
-shown, after cropping, so type stays the same size on every page.
+shown, after cropping, in one type size for the whole page, sized for the page's
+frames (`page_type_size`): a panel alone on a page, in a frame several times
+larger, keeps its balloons in proportion to it. Art is never enlarged past
+MAX_UPSCALE: a picture drawn smaller than its frame is shown at that scale at
+most, centred on its faces, with paper around it, rather than visibly blown up
+(`drawn_smaller` says when; the reader says so).
 """
 
 from __future__ import annotations
@@ -16,10 +21,19 @@ from PIL import Image, ImageDraw
 
 from mangagen.lettering import Letterable, letter, lettering_font, one_line
 from mangagen.lettering.fonts import title_face
+from mangagen.lettering.report import Placed
 
 from .layout import PAGE_MM, Page
 
 DPI = 150
+# Type on a page: TYPE_MM for frames of a page of several panels (REFERENCE_FRAME_MM2,
+# about a third of a B5 page's live area), larger for a page whose frames are larger,
+# in proportion to their side, up to MAX_TYPE_SCALE times.
+TYPE_MM = 4.2
+REFERENCE_FRAME_MM2 = 79.0 * 78.0
+MAX_TYPE_SCALE = 2.5
+# How far art may be enlarged to fill its frame before it shows (resampled smoothly).
+MAX_UPSCALE = 1.5
 STRIP_WIDTH = 800
 STRIP_SPACING = 120
 PANEL_ASPECT = 544 / 768  # a placeholder's shape, as the default render's
@@ -49,10 +63,11 @@ def compose_page(
     canvas = Image.new("RGB", (width, height), "white")
     draw = ImageDraw.Draw(canvas)
     border = max(2, round(dpi / 50))
+    type_size = page_type_size(page, dpi)
     for index, (fx0, fy0, fx1, fy1) in page.rects.items():
         box = (round(fx0 * width), round(fy0 * height), round(fx1 * width), round(fy1 * height))
         size = (box[2] - box[0], box[3] - box[1])
-        lettered = framed(arts[index], size, direction=direction, type_size=mm_to_px(4.2, dpi))
+        lettered = framed(arts[index], size, direction=direction, type_size=type_size)
         canvas.paste(lettered, box[:2])
         draw.rectangle(box, outline="black", width=border)
     margin = mm_to_px(12, dpi)
@@ -73,6 +88,25 @@ def compose_page(
         anchor="mm",
     )
     return canvas
+
+
+def page_type_size(page: Page, dpi: int = DPI) -> int:
+    """The lettering's type size (pixels) on `page`: TYPE_MM, scaled up with the side of
+    the page's median frame past REFERENCE_FRAME_MM2 (up to MAX_TYPE_SCALE times)."""
+    areas = sorted(
+        (x1 - x0) * PAGE_MM[0] * (y1 - y0) * PAGE_MM[1] for x0, y0, x1, y1 in page.rects.values()
+    )
+    if not areas:
+        return mm_to_px(TYPE_MM, dpi)
+    median = areas[len(areas) // 2]
+    scale = min(MAX_TYPE_SCALE, max(1.0, (median / REFERENCE_FRAME_MM2) ** 0.5))
+    return mm_to_px(TYPE_MM * scale, dpi)
+
+
+def drawn_smaller(art_size: tuple[int, int], frame: tuple[int, int]) -> bool:
+    """Whether art of `art_size` would have to be enlarged past MAX_UPSCALE to fill a
+    frame of `frame` (pixels): then it is shown smaller than the frame."""
+    return max(frame[0] / art_size[0], frame[1] / art_size[1]) > MAX_UPSCALE
 
 
 def compose_strip(arts: list[PanelArt], *, direction: str, title: str = "") -> Image.Image:
@@ -99,9 +133,16 @@ def compose_strip(arts: list[PanelArt], *, direction: str, title: str = "") -> I
 
 
 def framed(
-    art: PanelArt, size: tuple[int, int], *, direction: str, type_size: int | None = None
+    art: PanelArt,
+    size: tuple[int, int],
+    *,
+    direction: str,
+    type_size: int | None = None,
+    report: list[Placed] | None = None,
 ) -> Image.Image:
-    """The panel's art cropped to fill `size` (faces kept in view), with its lettering."""
+    """The panel's art cropped to fill `size` (faces kept in view), with its lettering
+    (`report` receives where each thing was lettered). Art that would have to be
+    enlarged past MAX_UPSCALE is shown at that scale, centred, on paper."""
     width, height = size
     if art.load is None:
         return letter(
@@ -109,31 +150,40 @@ def framed(
             panel=art.letterable,
             direction=direction,
             type_size=type_size,
+            report=report,
         )
     source = Image.open(io.BytesIO(art.load())).convert("RGB")
-    scale = max(width / source.width, height / source.height)
+    scale = min(MAX_UPSCALE, max(width / source.width, height / source.height))
     scaled = source.resize(
         (max(1, round(source.width * scale)), max(1, round(source.height * scale))), Image.LANCZOS
     )
+    shown_w, shown_h = min(width, scaled.width), min(height, scaled.height)
     faces = art.letterable.faces
     if faces:  # centre the crop on the faces, so a tall frame does not cut heads off
         focus_x = sum(f.x for f in faces.values()) / len(faces) * scaled.width
         focus_y = sum(f.y for f in faces.values()) / len(faces) * scaled.height
     else:
         focus_x, focus_y = scaled.width / 2, scaled.height / 2
-    left = min(max(0, round(focus_x - width / 2)), scaled.width - width)
-    top = min(max(0, round(focus_y - height / 2)), scaled.height - height)
-    cropped = scaled.crop((left, top, left + width, top + height))
+    left = min(max(0, round(focus_x - shown_w / 2)), scaled.width - shown_w)
+    top = min(max(0, round(focus_y - shown_h / 2)), scaled.height - shown_h)
+    cropped = scaled.crop((left, top, left + shown_w, top + shown_h))
+    # Where the picture sits in the frame: all of it, or centred on paper when it was
+    # drawn smaller than the frame.
+    at_x, at_y = (width - shown_w) // 2, (height - shown_h) // 2
+    if (shown_w, shown_h) != (width, height):
+        frame = Image.new("RGB", size, "white")
+        frame.paste(cropped, (at_x, at_y))
+        cropped = frame
     moved = {
         name: type(f)(
-            (f.x * scaled.width - left) / width,
-            (f.y * scaled.height - top) / height,
+            (f.x * scaled.width - left + at_x) / width,
+            (f.y * scaled.height - top + at_y) / height,
             f.r * scaled.height / height,
         )
         for name, f in faces.items()
     }
     panel = dataclasses.replace(art.letterable, faces=moved)
-    return letter(cropped, panel=panel, direction=direction, type_size=type_size)
+    return letter(cropped, panel=panel, direction=direction, type_size=type_size, report=report)
 
 
 def _aspect(art: PanelArt) -> float:
@@ -160,11 +210,14 @@ def _placeholder(index: int, size: tuple[int, int]) -> Image.Image:
     return image
 
 
-def compose_panel(art: PanelArt, *, direction: str) -> Image.Image:
-    """One panel at its own size, lettered and bordered, as the job page shows it."""
+def compose_panel(
+    art: PanelArt, *, direction: str, report: list[Placed] | None = None
+) -> Image.Image:
+    """One panel at its own size, lettered and bordered, as the job page shows it
+    (`report` receives where each thing was lettered)."""
     with Image.open(io.BytesIO(art.load())) as source:
         size = source.size
-    image = framed(art, size, direction=direction)
+    image = framed(art, size, direction=direction, report=report)
     ImageDraw.Draw(image).rectangle(
         (0, 0, size[0] - 1, size[1] - 1), outline="black", width=max(3, size[0] // 160)
     )

@@ -25,13 +25,31 @@ function panelView(panel, shots) {
     card.append(el("p", "muted small", gettext("With %(names)s", { names: panel.characters.join(gettext(", ")) })));
   }
   for (const line of panel.dialogue) {
-    const balloon = el("p", line.speaker ? "balloon" : "narration");
+    const style = line.style || "speech";
+    // A styled line is a balloon whoever says it (as the lettering draws it).
+    const boxed = !line.speaker && style === "speech";
+    const balloon = el("p", boxed ? "narration" : "balloon");
+    if (!boxed) balloon.classList.add(`style-${style}`); // drawn as its style (app.css)
+    balloon.dataset.style = style;
     if (line.speaker) balloon.append(el("strong", "", gettext("%(speaker)s: ", { speaker: line.speaker })));
     balloon.append(document.createTextNode(line.text));
+    if (!boxed) balloon.append(el("span", "style-tag", `(${styleNames[style] || style})`));
     card.append(balloon);
+  }
+  if (panel.sfx && panel.sfx.length) {
+    const effects = el("p", "sfx-line");
+    effects.append(
+      el("span", "sfx-tag", gettext("Sound effects:")),
+      " ",
+      el("span", "sfx-list", panel.sfx.map((effect) => effect.text).join(gettext(", "))),
+    );
+    card.append(effects);
   }
   return card;
 }
+
+// The balloon styles' names, from the page (mangagen/lettering/styles.py).
+const styleNames = Object.fromEntries(serverData("balloon-styles", []));
 
 const shots = Object.fromEntries(serverData("shot-names", []));
 // The job states in which work is still under way, from the server's enum (LIVE_STATES).
