@@ -20,6 +20,7 @@ from mangagen.jobs.api import job_body, owned_job
 from mangagen.jobs.models import LIVE_STATES, JobState
 from mangagen.lettering import languages
 from mangagen.orchestration import credit_rows
+from mangagen.renderers import get_renderer
 from mangagen.series.models import Series
 from mangagen.storyboards import limits
 from mangagen.storyboards.models import (
@@ -64,6 +65,12 @@ def dashboard(request):
             ),
         },
     )
+
+
+def touchup_draws_shapes() -> bool:
+    """Whether the configured renderer's touch-ups draw shapes of their own rather than the
+    words typed (the offline renderer): the touch-up dialog then says so."""
+    return not get_renderer().touch_up_follows_words
 
 
 @login_required
@@ -124,6 +131,7 @@ def job_page(request, pk: int, job_pk: int):
             "storyboard": job.storyboard,
             "job_data": job_body(job),
             "live_job_states": LIVE_JOB_STATES,
+            "touchup_draws_shapes": touchup_draws_shapes(),
             # window.mangagenJob, the browser tests' handle on the socket, ships only with DEBUG.
             "test_hook": settings.DEBUG,
         },
@@ -151,6 +159,7 @@ def read_comic(request, pk: int):
         {
             "storyboard": storyboard,
             "chapters": neighbours(storyboard),
+            "touchup_draws_shapes": touchup_draws_shapes(),
             "original_name": languages.display_name(storyboard.language),
             "templates": PageTemplate.choices,
             "directions": ReadingDirection.choices,

@@ -140,11 +140,15 @@ function render() {
     expired: gettext("This job ran out of time. Held credits were released."),
     failed: gettext("This job failed. Held credits were released."),
   };
-  progress.textContent = gettext("%(state)s · %(approved)s of %(total)s approved", {
-    state: words[job.state] || job.state,
-    approved,
-    total,
-  });
+  // Finished, the state says it all ("All 4 panels approved"): the count is not said twice.
+  progress.textContent =
+    job.state === "completed"
+      ? words.completed
+      : gettext("%(state)s · %(approved)s of %(total)s approved", {
+          state: words[job.state] || job.state,
+          approved,
+          total,
+        });
   const live = LIVE.includes(job.state);
   document.getElementById("cancel-job").hidden = !live;
   if (!["queued", "rendering"].includes(job.state)) busy = null;
