@@ -76,11 +76,12 @@ def find_shown(user, name: str) -> Shown | None:
 
 def lettering_of(
     shown: Shown, path: str, language: str | None = None
-) -> tuple[str, str, str, Callable[[], bytes]]:
+) -> tuple[str, str, str, Callable[..., bytes]]:
     """The ETag, the cache key (one per image), the language it is lettered in ("" for
     the original's, whatever `language` spelled it; else the translation's code) and
     the drawing of a shown panel with its lettering, in `language` (None: the
-    original's; NoSuchTranslation for one the comic lacks)."""
+    original's; NoSuchTranslation for one the comic lacks); the drawing takes a dict to
+    fill with where the lettering went (`layout_of`), when one is given."""
     same_art = shown.storyboard.panels.filter(art_hash=shown.art_hash).order_by("index")
     current = same_art.filter(index=shown.index).first() if shown.index else None
     current = current or same_art.first()
