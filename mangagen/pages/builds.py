@@ -55,7 +55,7 @@ from .compose import (
 from .layout import LayoutPanel, Page, paginate
 from .models import PageBuild
 
-REVISION = 6  # bump when the drawing changes, so every cached page is drawn again
+REVISION = 7  # bump when the drawing changes, so every cached page is drawn again
 
 # Content keys of one comic whose files are kept: the one shown, and the last few
 # before it (a tab not yet reloaded, an export begun before an edit).
