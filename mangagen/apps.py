@@ -9,3 +9,7 @@ class MangagenConfig(AppConfig):
         from mangagen.observability import metrics
 
         metrics.start_ledger_at_zero()
+        # Every render kind known by its name in every process (render_kinds.kind.named):
+        # the modules that declare them.
+        import mangagen.characters.kinds  # noqa: F401
+        import mangagen.jobs.rendering  # noqa: F401

@@ -96,6 +96,8 @@ LAYERS = {
     "tasks.py": ENTRY,  # the periodic tasks: prune, sweep
     "orchestration": ORCHESTRATION,  # deleting a comic, pruning
     "jobs": FEATURES,
+    # Render kinds: what a kind declares, the one worker path, the one task policy.
+    "render_kinds": FEATURES,
     "characters": FEATURES,
     "pages": FEATURES,
     "series": FEATURES,

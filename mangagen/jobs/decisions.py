@@ -22,6 +22,7 @@ from mangagen.storyboards.selectors import current_takes
 
 from .errors import IllegalTransition, JobError, NothingToRender, StoryboardIncomplete
 from .events import EventType, emit
+from .kinds.panel import PANEL, REDO
 from .lock_objects import (
     lock_job,
     lock_next_unapproved_panel,
@@ -138,7 +139,7 @@ def start_job(
             complete_job(job)
             return job
         change_job(job, current_index=missing.index)
-        queue_render(job=job, panel=missing)
+        queue_render(job=job, panel=missing, kind=PANEL)
         schedule_deadline(job)
     return job
 
@@ -224,7 +225,7 @@ def confirm_job(*, job: Job) -> Job:
             # events and renders) is placed by a worker right after it.
             deliver_panel(job=job, panel=current, lookahead_now=False)
         elif current.state == PanelState.PENDING and not has_open_hold(current):
-            queue_render(job=job, panel=current)
+            queue_render(job=job, panel=current, kind=PANEL)
         elif current.state in (PanelState.PENDING, PanelState.RENDERING):
             promote_panel(job=job, panel=current)
         schedule_deadline(job)
@@ -289,7 +290,7 @@ def approve_panel(*, job: Job, index: int) -> Job:
         elif following.state in (PanelState.PENDING, PanelState.FAILED) and not has_open_hold(
             following
         ):
-            queue_render(job=job, panel=following)
+            queue_render(job=job, panel=following, kind=PANEL)
         else:  # already rendering (look-ahead): it is delivered when it lands
             promote_panel(job=job, panel=following)
             change_job(job, state=JobState.RENDERING)
@@ -306,7 +307,7 @@ def redo_panel(*, job: Job, index: int) -> Job:
         panel = _decision_panel(
             job, index, allowed=(PanelState.DELIVERED, PanelState.FAILED), verb="redo"
         )
-        queue_render(job=job, panel=panel)
+        queue_render(job=job, panel=panel, kind=REDO)
     return job
 
 

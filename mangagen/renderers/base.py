@@ -153,6 +153,18 @@ class RenderError(Exception):
         self.public = public
 
 
+class Verb(StrEnum):
+    """What a provider is asked to draw; a provider says which it can do, and each is one
+    of a renderer's methods (`draw` calls it)."""
+
+    RENDER = "render"  # a panel from its description (`Renderer.render`)
+    SHEET = "sheet"  # a character's reference sheet (`Renderer.render_sheet`)
+    TOUCH_UP = "touch-up"  # a region of a picture drawn again (`Renderer.touch_up`)
+
+
+VERB_METHODS = {Verb.RENDER: "render", Verb.SHEET: "render_sheet", Verb.TOUCH_UP: "touch_up"}
+
+
 class ProviderState(StrEnum):
     """Where a render stands while it waits on a provider (reported to `on_state`)."""
 
@@ -244,3 +256,10 @@ class Renderer:
 
     def perform(self, work: Any, waiting: Waiting) -> RenderResult:
         raise NotImplementedError
+
+
+def draw(
+    renderer: Renderer, verb: Verb, spec: Any, seed: int, **waiting: Unpack[WaitingOptions]
+) -> RenderResult:
+    """Asks `renderer` for `verb` (its method of that name: a test may replace one)."""
+    return getattr(renderer, VERB_METHODS[verb])(spec, seed, **waiting)
