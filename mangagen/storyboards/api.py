@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 
 from mangagen.api.schema import refuses
 from mangagen.api.throttles import WritesThrottle
+from mangagen.jobs.quote import quote
 from mangagen.kernel.quotas import Limit
 from mangagen.orchestration import comic_deletion as deletion
 
@@ -144,7 +145,7 @@ class QuoteView(APIView):
     )
     def get(self, request, pk: int):
         storyboard = owned_storyboard(request, pk)
-        return Response(selectors.quote(storyboard=storyboard, user=request.user).as_dict())
+        return Response(quote(storyboard=storyboard, user=request.user).as_dict())
 
 
 class TakesView(APIView):

@@ -1,11 +1,7 @@
-"""Reads about a storyboard's kept art: what each panel shows now, and what Generate would cost."""
+"""Reads about a storyboard's kept art: what each panel shows now (what Generate would
+cost is the jobs' quote, mangagen/jobs/quote.py)."""
 
 from __future__ import annotations
-
-from dataclasses import dataclass, field
-
-from ledger import services as ledger
-from mangagen.characters.selectors import redrawn_for_sheets
 
 from .hashing import storyboard_version
 from .models import KeptArt, Storyboard
@@ -38,47 +34,3 @@ def art_version(*, storyboard: Storyboard) -> str:
 def takes_of(*, storyboard: Storyboard, art_hash: str) -> list[KeptArt]:
     """Every kept take of one picture, the one shown first."""
     return list(KeptArt.objects.filter(storyboard=storyboard, art_hash=art_hash))
-
-
-@dataclass(frozen=True)
-class Quote:
-    """What Generate would render and charge now: one credit per panel without kept art.
-
-    `sheets` names the panels in `render` that are drawn again only because a
-    character's sheet changed (their picture is kept under the old one).
-    """
-
-    render: list[int]
-    kept: list[int]
-    credits: int
-    available: int
-    sheets: list[int] = field(default_factory=list)
-
-    def as_dict(self) -> dict:
-        return {
-            "render": self.render,
-            "kept": self.kept,
-            "credits": self.credits,
-            "available": self.available,
-            "sheets": self.sheets,
-        }
-
-
-def quote(*, storyboard: Storyboard, user) -> Quote:
-    takes = current_takes(storyboard=storyboard)
-    render, kept = [], []
-    panels = list(storyboard.panels.all())
-    for panel in panels:
-        (kept if panel.art_hash in takes else render).append(panel.index)
-    sheets = (
-        redrawn_for_sheets(storyboard=storyboard, panels=panels, kept=set(takes)) if render else []
-    )
-    account = ledger.account_for(user)
-    account.refresh_from_db()
-    return Quote(
-        render=render,
-        kept=kept,
-        credits=len(render),
-        available=account.available,
-        sheets=sheets,
-    )
