@@ -105,6 +105,25 @@ def test_every_translation_refusal_and_language_is_documented():
     assert undocumented(languages.CODES, section(API.read_text(), "Translations")) == []
 
 
+def test_the_render_kinds_table_says_each_kind_and_its_price():
+    """docs/architecture.md's table of render kinds follows the declarations: a kind's
+    price changed in its class fails here until the table says it too."""
+    from mangagen.render_kinds.kind import registered
+
+    table = section(ARCHITECTURE.read_text(), "Render kinds")
+    documented = {
+        row[0].strip("` "): int(row[2])
+        for row in (line.strip("|").split("|") for line in table.splitlines())
+        if len(row) > 2 and row[2].strip().isdigit()
+    }
+    declared = {
+        name: kind.credits
+        for name, kind in registered().items()
+        if ".tests." not in type(kind).__module__  # a kind a test declares for itself
+    }
+    assert documented == declared
+
+
 def _routes(patterns, prefix: str = "") -> list[str]:
     found = []
     for pattern in patterns:

@@ -1,9 +1,10 @@
 """Writes to character sheets: render one (paid like a panel), upload one, delete one.
 
 Charging rule, the same as a panel's (mangagen/kernel/paid_render.py): one hold per
-render; capture when the sheet is shown to its owner (the render lands: from then on the Characters
-step shows it); release on every other path (failure, a newer sheet
-replacing it, deletion). An upload costs nothing.
+render, of the sheet kind's price (kinds.py, which also draws and keeps it); capture
+when the sheet is shown to its owner (the render lands: from then on the Characters
+step shows it); release on every other path (failure, a newer sheet replacing it,
+deletion). An upload costs nothing.
 
 Lock order: the storyboard row, then its sheet rows (lock_objects.py), then the
 ledger's own.
@@ -21,7 +22,6 @@ picture of theirs (mangagen/characters/picture_budget.py).
 
 from __future__ import annotations
 
-import io
 import logging
 import secrets
 
@@ -30,11 +30,9 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext
-from PIL import Image
 
 from mangagen.kernel import paid_render, storage
-from mangagen.renderers import CharacterSpec, SheetSpec, get_renderer, observed
-from mangagen.renderers.gpu_pool import Priority, Withdrawn
+from mangagen.render_kinds import worker
 from mangagen.storyboards import limits
 from mangagen.storyboards.errors import ListFull, NameTaken
 from mangagen.storyboards.lock_objects import lock_storyboard, try_lock_storyboard
@@ -44,12 +42,12 @@ from mangagen.storyboards.services import rehash_storyboard
 from . import dispatch
 from .errors import NoSuchCharacter, NoSuchOutfit
 from .hashing import rendered_sheet_hash, uploaded_sheet_hash
+from .kinds import SHEET, fail_rendering
 from .lock_objects import (
     lock_pictured_sheets_of_look,
     lock_rendering_sheet_of_look,
     lock_rendering_sheets,
     lock_sheets_of_look,
-    try_lock_sheet,
 )
 from .models import CharacterSheet, SheetSource, SheetState
 from .picture_budget import check_picture_bytes
@@ -77,7 +75,7 @@ def request_sheet(*, storyboard: Storyboard, name: str, outfit: str = "") -> Cha
         if rendering is not None:
             if not is_lost(rendering):
                 return rendering
-            _fail(rendering, error="Its render was lost; a new one replaced it.")
+            fail_rendering(rendering, error="Its render was lost; a new one replaced it.")
         sheet = CharacterSheet.objects.create(
             storyboard=storyboard,
             name=name,
@@ -96,7 +94,7 @@ def request_sheet(*, storyboard: Storyboard, name: str, outfit: str = "") -> Cha
             ),
         )
         look = f"{name} in {outfit}" if outfit else name
-        sheet.hold = paid_render.place_hold(
+        sheet.hold = SHEET.place_hold(
             owner=storyboard.owner,
             key=f"sheet:{sheet.pk}:render",
             reference=f"sheet {sheet.pk} of {look} (storyboard {storyboard.pk})",
@@ -108,58 +106,16 @@ def request_sheet(*, storyboard: Storyboard, name: str, outfit: str = "") -> Cha
 
 
 def perform_sheet_render(*, sheet_id: int) -> str:
-    """Renders a sheet; safe to run twice. Returns "shown", "stale" (not rendering any more)
-    or "discarded" (replaced or deleted while it rendered). Raises RenderError."""
-    renderer = get_renderer()
-    sheet = CharacterSheet.objects.filter(pk=sheet_id, state=SheetState.RENDERING).first()
-    if sheet is None:
-        return "stale"
-    spec = SheetSpec(
-        style=sheet.style,
-        character=CharacterSpec(
-            sheet.name, sheet.description, sheet=sheet.hash, outfit=sheet.outfit_description
-        ),
-    )
-    paid_render.hold_no_connection()  # the wait for a container can be long
-    try:
-        result = renderer.render_sheet(
-            spec, spec.default_seed(), ticket=f"sheet:{sheet_id}", priority=Priority.CONFIRMED
-        )
-    except Withdrawn:
-        return "discarded"
-    observed.record(result)  # what the provider took, learned for every render
-    with transaction.atomic():
-        storyboard = try_lock_storyboard(pk=sheet.storyboard_id)
-        sheet = try_lock_sheet(pk=sheet_id)
-        if storyboard is None or sheet is None or sheet.state != SheetState.RENDERING:
-            return "discarded"
-        refused = paid_render.capture(hold=sheet.hold, reason="sheet shown")
-        if refused:
-            sheet.state = SheetState.FAILED
-            sheet.error = refused
-            sheet.save(update_fields=["state", "error"])
-            return "discarded"
-        png = as_png(result.image)
-        sheet.image.save("sheet.png", ContentFile(png), save=False)
-        sheet.bytes = len(png)
-        sheet.state = SheetState.READY
-        sheet.rendered_at = timezone.now()
-        sheet.save()
-        rehash_storyboard(storyboard=storyboard)
-    return "shown"
+    """Renders a sheet as its kind says (kinds.py), through the one worker path; safe to
+    run twice. Returns "shown", "stale" (not rendering any more) or "discarded"
+    (replaced or deleted while it rendered). Raises RenderError."""
+    return worker.perform(SHEET, sheet_id)
 
 
 def fail_sheet_render(*, sheet_id: int, error: str, detail: str = "") -> None:
     """A sheet's render failed for good: its hold is released, the person may try again.
     `error` is what the person is told; `detail` (the provider's words) is for operators."""
-    with transaction.atomic():
-        sheet = CharacterSheet.objects.filter(pk=sheet_id).first()
-        if sheet is None:
-            return
-        try_lock_storyboard(pk=sheet.storyboard_id)
-        sheet = try_lock_sheet(pk=sheet_id)
-        if sheet is not None and sheet.state == SheetState.RENDERING:
-            _fail(sheet, error=error, detail=detail)
+    SHEET.fail(sheet_id, error=error, detail=detail)
 
 
 def upload_sheet(
@@ -189,7 +145,7 @@ def upload_sheet(
         _check_picture_bytes(storyboard=storyboard, adding=len(image), leaving=older)
         rendering = lock_rendering_sheet_of_look(storyboard=storyboard, name=name, outfit=outfit)
         if rendering is not None:
-            _fail(rendering, error="Replaced by an uploaded picture.")
+            fail_rendering(rendering, error="Replaced by an uploaded picture.")
         sheet = _ready_sheet(
             storyboard=storyboard,
             name=name,
@@ -345,7 +301,7 @@ def end_sheet_renders(*, storyboard: Storyboard, reason: str) -> int:
         try_lock_storyboard(pk=storyboard.pk)
         count = 0
         for sheet in lock_rendering_sheets(storyboard=storyboard):
-            _fail(sheet, error=reason)
+            fail_rendering(sheet, error=reason)
             count += 1
     return count
 
@@ -370,20 +326,3 @@ def _outfit_description(character: Character, outfit: str) -> str:
         gettext("%(name)s has no outfit named %(outfit)r.")
         % {"name": character.name, "outfit": outfit}
     )
-
-
-def _fail(sheet: CharacterSheet, *, error: str, detail: str = "") -> None:
-    paid_render.release(sheet.hold, reason=paid_render.failure_reason(error=error, detail=detail))
-    sheet.state = SheetState.FAILED
-    sheet.error = error[:500]
-    sheet.save(update_fields=["state", "error"])
-
-
-def as_png(image: bytes) -> bytes:
-    """Sheets are kept (and served, and sent as references) as PNG, whatever a provider sent."""
-    if image.startswith(b"\x89PNG\r\n\x1a\n"):
-        return image
-    buffer = io.BytesIO()
-    with Image.open(io.BytesIO(image)) as decoded:
-        decoded.save(buffer, format="PNG")
-    return buffer.getvalue()

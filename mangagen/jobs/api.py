@@ -19,7 +19,7 @@ from mangagen.characters.models import UploadProblem
 from mangagen.kernel.errors import InvalidInput
 from mangagen.kernel.quotas import Limit
 from mangagen.kernel.request_bodies import BodyKind
-from mangagen.storyboards.api import owned_storyboard
+from mangagen.storyboards.selectors import owned_storyboard
 
 from . import services, touchups
 from .errors import (

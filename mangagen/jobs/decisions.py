@@ -1,7 +1,8 @@
 """A person's decisions on a render job: Generate (start, attach, confirm), approve, redo,
 cancel. Each one keyword-only, atomic and row-locked, in the lock order steps.py states.
 
-The worker's side is rendering.py; the sweeps are recovery.py; what they share (a
+The worker's side is rendering.py (a render attempt run as its kind, kinds/ and
+attempts.py); the sweeps are recovery.py; what they share (a
 job's state change, a render's hold and queue, delivery, ending a job) is steps.py.
 """
 
@@ -22,6 +23,7 @@ from mangagen.storyboards.selectors import current_takes
 
 from .errors import IllegalTransition, JobError, NothingToRender, StoryboardIncomplete
 from .events import EventType, emit
+from .kinds.panel import PANEL, REDO
 from .lock_objects import (
     lock_job,
     lock_next_unapproved_panel,
@@ -138,7 +140,7 @@ def start_job(
             complete_job(job)
             return job
         change_job(job, current_index=missing.index)
-        queue_render(job=job, panel=missing)
+        queue_render(job=job, panel=missing, kind=PANEL)
         schedule_deadline(job)
     return job
 
@@ -224,7 +226,7 @@ def confirm_job(*, job: Job) -> Job:
             # events and renders) is placed by a worker right after it.
             deliver_panel(job=job, panel=current, lookahead_now=False)
         elif current.state == PanelState.PENDING and not has_open_hold(current):
-            queue_render(job=job, panel=current)
+            queue_render(job=job, panel=current, kind=PANEL)
         elif current.state in (PanelState.PENDING, PanelState.RENDERING):
             promote_panel(job=job, panel=current)
         schedule_deadline(job)
@@ -289,7 +291,7 @@ def approve_panel(*, job: Job, index: int) -> Job:
         elif following.state in (PanelState.PENDING, PanelState.FAILED) and not has_open_hold(
             following
         ):
-            queue_render(job=job, panel=following)
+            queue_render(job=job, panel=following, kind=PANEL)
         else:  # already rendering (look-ahead): it is delivered when it lands
             promote_panel(job=job, panel=following)
             change_job(job, state=JobState.RENDERING)
@@ -306,7 +308,7 @@ def redo_panel(*, job: Job, index: int) -> Job:
         panel = _decision_panel(
             job, index, allowed=(PanelState.DELIVERED, PanelState.FAILED), verb="redo"
         )
-        queue_render(job=job, panel=panel)
+        queue_render(job=job, panel=panel, kind=REDO)
     return job
 
 

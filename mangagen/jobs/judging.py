@@ -1,5 +1,4 @@
-"""Checked before shown: the studio's side of the judge (its provider is
-mangagen/renderers/judge.py).
+"""Checked before shown: the studio's side of the judge (its provider is judge.py).
 
 After a render lands and before it is kept as ready or delivered, its worker asks the
 judge for a verdict. Under `JUDGE_MIN_SCORE` the panel is drawn again with another seed,
@@ -19,7 +18,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import redis
 from django.conf import settings
@@ -27,25 +25,20 @@ from django.core.cache import cache
 
 from mangagen.observability import metrics
 from mangagen.observability.metrics import JudgeVerdict
+from mangagen.render_kinds.kind import Checked
 from mangagen.renderers import PanelSpec, RenderError, RenderResult, observed
 from mangagen.renderers.gpu_pool import GpuPool, Withdrawn
-from mangagen.renderers.judge import Judge, Verdict, get_judge
+
+from .judge import Judge, Verdict, get_judge
 
 logger = logging.getLogger(__name__)
 
 # A redraw's seed: far from the attempt seeds a redo uses (default seed + attempt - 1).
 SEED_STRIDE = 7919
 
-# (seed, the redraw's ticket, a beat to call while it waits) -> the redraw
+# (seed, the redraw's ticket, a beat to call while it waits) -> the redraw, drawn as the
+# judge's redraw kind says (kinds/judge_redraw.py)
 Redraw = Callable[[int, str, Callable[[], None]], RenderResult]
-
-
-@dataclass(frozen=True)
-class Checked:
-    """The render to keep and its check (`None` when unchecked), as a panel carries it."""
-
-    result: RenderResult
-    check: dict | None
 
 
 def check_render(

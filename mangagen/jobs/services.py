@@ -4,7 +4,8 @@ and other apps call. Every transition: keyword-only, atomic, row-locked.
 The job's code lives in modules named for what they do:
 
 - decisions.py: a person's decisions (generate, confirm, approve, redo, cancel);
-- rendering.py: the worker's side (perform_render, a render's retry or failure);
+- rendering.py: the worker's side (perform_render: a render attempt run as its kind,
+  kinds/, through attempts.py; a render's failure);
 - recovery.py: the sweeps (deadlines past, renders lost or never started);
 - steps.py: what they share (a job's state change, a render's hold and queue,
   delivery, ending a job), with the charging rule and the lock order.
@@ -34,13 +35,7 @@ from .recovery import (
     requeue_lost_renders,
     requeue_stuck_renders,
 )
-from .rendering import (
-    fail_render,
-    note_provider_state,
-    note_render_retry,
-    perform_render,
-    queue_lookahead,
-)
+from .rendering import fail_render, perform_render, queue_lookahead
 from .steps import past_deadline
 
 __all__ = [
@@ -56,8 +51,6 @@ __all__ = [
     "expire_job_if_due",
     "fail_render",
     "generate",
-    "note_provider_state",
-    "note_render_retry",
     "past_deadline",
     "perform_render",
     "queue_lookahead",

@@ -1,10 +1,10 @@
 """The render job's shared steps: what the person's decisions (decisions.py), the worker
-(rendering.py) and the sweeps (recovery.py) all do to a job.
+(rendering.py, attempts.py) and the sweeps (recovery.py) all do to a job.
 
-Charging rule (mangagen/kernel/paid_render.py, a sheet's too): one hold per render;
-capture when the image is delivered to a confirmed job; release on every
-other path (cancel, expiry, failure, invalidation). A person pays for each
-render they are shown, redos included, and nothing else.
+Charging rule (mangagen/kernel/paid_render.py, a sheet's too): one hold per render, of
+its kind's price (kinds/); capture when the image is delivered to a confirmed job;
+release on every other path (cancel, expiry, failure, invalidation). A person pays for
+each render they are shown, redos included, and nothing else.
 
 Lock order (storyboards/lock_objects.py; this package's rows are locked through
 jobs/lock_objects.py): a path that creates, confirms,
@@ -31,6 +31,7 @@ from ledger import errors as ledger_errors
 from ledger.models import Hold
 from mangagen.kernel import paid_render
 from mangagen.kernel.queues import Queue
+from mangagen.render_kinds.kind import RenderKind
 from mangagen.renderers.gpu_pool import GpuPool, Priority
 from mangagen.storyboards.lock_objects import try_lock_storyboard
 from mangagen.storyboards.services import keep_render
@@ -140,6 +141,8 @@ def queue_lookahead_renders(*, job: Job) -> int:
     frozen meanwhile, simply gets none (the delivery they ride on stands).
     Returns how many renders it placed.
     """
+    from .kinds.panel import PANEL  # a kind's worker side imports these steps
+
     placed = 0
     ahead = lock_pending_panels(
         job=job,
@@ -151,17 +154,18 @@ def queue_lookahead_renders(*, job: Job) -> int:
             continue
         try:
             with transaction.atomic():
-                queue_render(job=job, panel=panel, lookahead=True)
+                queue_render(job=job, panel=panel, kind=PANEL, lookahead=True)
         except (ledger_errors.InsufficientCredits, ledger_errors.AccountFlagged):
             break
         placed += 1
     return placed
 
 
-def queue_render(*, job: Job, panel: JobPanel, lookahead: bool = False) -> None:
-    """Places the render's hold (the key names job, panel and attempt) and enqueues it on commit."""
+def queue_render(*, job: Job, panel: JobPanel, kind: RenderKind, lookahead: bool = False) -> None:
+    """Places the render's hold, of `kind`'s price (the key names job, panel and
+    attempt), and enqueues it on commit."""
     panel.attempts += 1
-    hold = paid_render.place_hold(
+    hold = kind.place_hold(
         owner=job.owner,
         key=f"job:{job.pk}:panel:{panel.index}:attempt:{panel.attempts}",
         reference=f"job {job.pk} panel {panel.index}",

@@ -1,24 +1,18 @@
-"""Celery tasks of the jobs: thin wrappers over rendering.py and recovery.py, each one
+"""Celery tasks of the jobs: thin wrappers over rendering.py (through the one policy of
+every render task, mangagen/render_kinds/failures.py) and recovery.py, each one
 idempotent."""
 
 import logging
 
 from celery import shared_task
 
-from mangagen.kernel.passing_faults import (
-    MAX_FAULT_RETRIES,
-    PASSING_FAULTS,
-    backoff,
-    forget_broken_connections,
-)
-from mangagen.kernel.queues import Queue
-from mangagen.kernel.render_retries import MAX_RENDER_RETRIES, retry_if_retryable
+from mangagen.kernel.passing_faults import PASSING_FAULTS
+from mangagen.kernel.render_retries import MAX_RENDER_RETRIES
 from mangagen.observability import logs, metrics
-from mangagen.observability.metrics import RenderOutcome
-from mangagen.renderers import RenderError
-from mangagen.renderers.base import RENDER_FAILED
+from mangagen.render_kinds import failures
 
 from . import recovery, rendering
+from .attempts import Attempt
 from .dispatch import EXPIRE_JOB, QUEUE_LOOKAHEAD, RENDER_PANEL
 
 logger = logging.getLogger(__name__)
@@ -26,61 +20,15 @@ logger = logging.getLogger(__name__)
 
 @shared_task(bind=True, name=RENDER_PANEL, max_retries=MAX_RENDER_RETRIES)
 def render_panel(self, job_id: int, index: int, attempt: int) -> str:
-    """One render of one panel. Redelivery after a lost worker renders again, charges once."""
+    """One render of one panel, as its kind (rendering.attempt_kind), under the one
+    policy of every render task. Redelivery after a lost worker renders again, charges
+    once."""
     with logs.about(job=job_id, panel=index):
-        outcome = _render(self, job_id, index, attempt)
+        ref = Attempt(job_id, index, attempt)
+        outcome = failures.run(self, ref, rendering.attempt_kind)
         metrics.record_render(outcome)
         logger.info("Render of job %s panel %s attempt %s: %s", job_id, index, attempt, outcome)
         return outcome
-
-
-def _render(task, job_id: int, index: int, attempt: int) -> str:
-    queue = (task.request.delivery_info or {}).get("routing_key") or Queue.RENDER
-    try:
-        return rendering.perform_render(job_id=job_id, index=index, attempt=attempt)
-    except PASSING_FAULTS as exc:
-        # A dropped connection or a Redis blip: the render is idempotent, so it goes again.
-        forget_broken_connections()
-        countdown = backoff(task.request.retries)
-        logger.warning(
-            "Render of job %s panel %s met %s (%s); again in %.1fs",
-            job_id,
-            index,
-            type(exc).__name__,
-            exc,
-            countdown,
-        )
-        raise task.retry(
-            exc=exc, countdown=countdown, queue=queue, max_retries=MAX_FAULT_RETRIES
-        ) from exc
-    except RenderError as exc:
-        # The provider's own words go to the log and to operators; the person is told
-        # only what it means for them (exc.public).
-        error = exc
-
-        def note_retry(countdown: int) -> None:
-            logger.warning("Render of job %s panel %s will be retried: %s", job_id, index, error)
-            rendering.note_render_retry(
-                job_id=job_id, index=index, attempt=attempt, error=error.public, retry_in=countdown
-            )
-
-        retry_if_retryable(
-            task, exc=exc, retryable=exc.retryable, queue=queue, before_retry=note_retry
-        )
-        rendering.fail_render(
-            job_id=job_id, index=index, attempt=attempt, error=exc.public, detail=str(exc)
-        )
-        return RenderOutcome.FAILED
-    except Exception as exc:
-        logger.exception("Render of job %s panel %s crashed", job_id, index)
-        rendering.fail_render(
-            job_id=job_id,
-            index=index,
-            attempt=attempt,
-            error=RENDER_FAILED,
-            detail=f"The renderer crashed: {exc}",
-        )
-        return RenderOutcome.FAILED
 
 
 @shared_task(name=QUEUE_LOOKAHEAD, autoretry_for=PASSING_FAULTS, retry_backoff=1, max_retries=8)

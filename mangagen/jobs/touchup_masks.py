@@ -1,5 +1,5 @@
 """A touch-up's region as the request brings it, made the one canonical mask
-(mangagen/renderers/regions.py: mode "L" at the take's size, 255 = redraw) once the hold
+(mangagen/renderers/masks.py: mode "L" at the take's size, 255 = redraw) once the hold
 is placed, with as little work as the region needs.
 
 A painted mask is judged from its header before a pixel of it is decoded: a PNG, JPEG
@@ -24,7 +24,9 @@ from dataclasses import dataclass
 from PIL import Image, ImageChops, UnidentifiedImageError
 
 from mangagen.kernel import quotas
-from mangagen.renderers import regions
+from mangagen.renderers import masks
+
+from . import regions
 
 # A painted mask's pixels at most, whatever the take's size (a take is a render's size:
 # a few megapixels).
@@ -71,10 +73,10 @@ def painted_region(data: bytes, *, width: int, height: int, user_id: int) -> Reg
         try:
             grey = _grey(image)
         except (OSError, ValueError) as exc:  # a header that lied, truncated data
-            raise regions.MaskError("The mask is not a PNG, JPEG or WebP picture.") from exc
+            raise masks.MaskError("The mask is not a PNG, JPEG or WebP picture.") from exc
         if grey.size != (width, height):
             grey = grey.resize((width, height), Image.Resampling.BILINEAR)
-        return _region(grey.point(lambda v: 255 if v >= regions.THRESHOLD else 0))
+        return _region(grey.point(lambda v: 255 if v >= masks.THRESHOLD else 0))
 
 
 def _opened(data: bytes) -> Image.Image:
@@ -82,14 +84,14 @@ def _opened(data: bytes) -> Image.Image:
     try:
         return Image.open(io.BytesIO(data), formats=FORMATS)
     except (UnidentifiedImageError, OSError, Image.DecompressionBombError) as exc:
-        raise regions.MaskError("The mask is not a PNG, JPEG or WebP picture.") from exc
+        raise masks.MaskError("The mask is not a PNG, JPEG or WebP picture.") from exc
 
 
 def _check_size(size: tuple[int, int], *, take: tuple[int, int]) -> None:
     (w, h), (tw, th) = size, take
     too_large = w < 1 or h < 1 or w > tw or h > th or w * h > MASK_MAX_PIXELS
     if too_large or abs((w / h) / (tw / th) - 1) > ASPECT_TOLERANCE:
-        raise regions.MaskError("The mask is too large.")
+        raise masks.MaskError("The mask is too large.")
 
 
 def _grey(image: Image.Image) -> Image.Image:
@@ -105,10 +107,10 @@ def _region(mask: Image.Image) -> Region:
     mask = mask.convert("L")
     extrema = mask.getextrema()  # one band: (lowest, highest)
     low, high = int(extrema[0]), int(extrema[1])  # type: ignore[arg-type]
-    if high < regions.THRESHOLD:
-        raise regions.MaskError("The region is empty: mark the part of the picture to draw again.")
-    if low >= regions.THRESHOLD:
-        raise regions.MaskError(
+    if high < masks.THRESHOLD:
+        raise masks.MaskError("The region is empty: mark the part of the picture to draw again.")
+    if low >= masks.THRESHOLD:
+        raise masks.MaskError(
             "The region covers the whole picture: use Redo to draw it all again."
         )
     left, top, right, bottom = mask.getbbox() or (0, 0, 0, 0)  # not empty: checked above

@@ -1,11 +1,12 @@
 """Touch-ups: one region of a panel's kept picture drawn again, a paid render like any other.
 
 A touch-up is a render attempt of a job's panel (steps.py `queue_render`: one hold of
-one credit, the `render` queue, a render's events) that carries a `TouchUp` row: the
-take it is drawn over, the canonical mask (mangagen/renderers/regions.py) and what to
-draw. The worker (rendering.py) asks the renderer to `touch_up` instead of `render`,
-and composites what it drew into the take outside the mask; delivering it keeps it as
-the panel's new current take (the older stays: `choose_take` brings it back free).
+the touch-up kind's price, the `render` queue, a render's events) that carries a
+`TouchUp` row: the take it is drawn over, the canonical mask (regions.py)
+and what to draw. The worker's side is the kind's (kinds/touchup.py): the renderer asked
+to `touch_up`, what it drew composited into the take outside the mask; delivering it
+keeps it as the panel's new current take (the older stays: `choose_take` brings it back
+free).
 
 Which job it rides on: the comic's confirmed job when that job is waiting for a decision
 on this very panel (as a Redo would); otherwise, when the comic has no job under way (a
@@ -22,7 +23,7 @@ region is read; then, the hold rolled back with everything else, a bad region
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from django.core.files.base import ContentFile
 from django.db import transaction
@@ -33,22 +34,24 @@ from django.utils.translation import gettext, gettext_noop
 from mangagen.characters.picture_budget import check_picture_bytes
 from mangagen.kernel import storage
 from mangagen.kernel.errors import InvalidInput
-from mangagen.renderers import PanelSpec, get_renderer, regions
-from mangagen.renderers.base import TouchUpSpec
+from mangagen.renderers import masks
+from mangagen.renderers.base import Verb
+from mangagen.renderers.registry import renderer_for
 from mangagen.storyboards.lock_objects import lock_storyboard
 from mangagen.storyboards.models import KeptArt, Storyboard
 from mangagen.storyboards.selectors import current_takes
 
 from . import touchup_masks
-from .decisions import approve_panel, cancel_job, job_panel_for, new_job
-from .errors import IllegalTransition, NothingToTouchUp, TouchUpBusy, TouchUpUnsupported
+from .decisions import cancel_job, job_panel_for, new_job
+from .errors import NothingToTouchUp, TouchUpBusy, TouchUpUnsupported
+from .kinds.touchup import TOUCH_UP
 from .lock_objects import lock_job, lock_panel, try_lock_panel
 from .models import LIVE_STATES, Job, JobKind, JobState, PanelState, TouchUp
-from .steps import end_job, queue_render, schedule_deadline
+from .steps import queue_render, schedule_deadline
 
 logger = logging.getLogger(__name__)
 
-# regions.MaskError's messages, for the catalog: the person reads them translated.
+# masks.MaskError's messages, for the catalog: the person reads them translated.
 MASK_WORDS = (
     gettext_noop("A box is four numbers: [x, y, width, height]."),
     gettext_noop("The box must lie inside the picture (fractions from 0 to 1)."),
@@ -57,10 +60,6 @@ MASK_WORDS = (
     gettext_noop("The mask is not a PNG, JPEG or WebP picture."),
     gettext_noop("The mask is too large."),
 )
-
-# Where the panel's blocking puts a character, as the thirds of the picture's width
-# (the procedural renderer's figures and the lettering stand inside them too).
-THIRDS = {"left": (0.0, 1 / 3), "center": (1 / 3, 2 / 3), "right": (2 / 3, 1.0)}
 
 MAX_PROMPT = 1000
 
@@ -101,7 +100,7 @@ def touch_up(
     if take is None:
         refusal = gettext("Panel %(index)s has no kept picture yet: generate it first.")
         raise NothingToTouchUp(refusal % {"index": index})
-    if not get_renderer().can_touch_up:
+    if not renderer_for(Verb.TOUCH_UP).can_touch_up:
         raise TouchUpUnsupported(
             gettext("The image provider configured here cannot redraw part of a picture.")
         )
@@ -112,7 +111,8 @@ def touch_up(
         storyboard = lock_storyboard(pk=storyboard.pk)
         job = _job_for(user=user, storyboard=storyboard, panel=panel, take=take)
         job_panel = lock_panel(job=job, index=index)
-        queue_render(job=job, panel=job_panel)  # the hold: no credit, no mask read
+        # The hold first: a person without a credit is refused before their mask is read.
+        queue_render(job=job, panel=job_panel, kind=TOUCH_UP)
         region = _region(take, box=box, mask=mask, user_id=user.pk)
         check_picture_bytes(owner_id=user.pk, adding=len(region.png))
         touch = TouchUp(
@@ -138,9 +138,9 @@ def _region(
         if mask is not None:
             return touchup_masks.painted_region(mask, width=width, height=height, user_id=user_id)
         if box is None:
-            raise regions.MaskError("A box is four numbers: [x, y, width, height].")
+            raise masks.MaskError("A box is four numbers: [x, y, width, height].")
         return touchup_masks.box_region(box, width=width, height=height, user_id=user_id)
-    except regions.MaskError as exc:
+    except masks.MaskError as exc:
         raise InvalidInput(gettext(str(exc))) from exc
 
 
@@ -198,64 +198,3 @@ def _own_job(*, user, storyboard: Storyboard, panel) -> Job:
     job = lock_job(pk=job.pk)
     schedule_deadline(job)
     return job
-
-
-# --- the worker's side -------------------------------------------------------------------
-
-
-def touchup_of(*, job_id: int, index: int, attempt: int) -> TouchUp | None:
-    """The touch-up this render attempt draws, if it is one."""
-    return (
-        TouchUp.objects.select_related("take")
-        .filter(attempt__job_id=job_id, attempt__index=index, attempt__attempt=attempt)
-        .first()
-    )
-
-
-def touchup_spec(touch: TouchUp, panel: PanelSpec) -> TouchUpSpec | None:
-    """What the renderer is given: the take's picture, the mask, the words, and the
-    panel's spec with only the characters whose third of the picture the region
-    overlaps, when the blocking says where they stand. None if the take is gone."""
-    if touch.take is None:
-        return None
-    with touch.take.image.open("rb") as handle:
-        image = handle.read()
-    with touch.mask.open("rb") as handle:
-        mask = handle.read()
-    return TouchUpSpec(
-        panel=covered(panel, box=touch.box or regions.bounds(mask)),
-        image=image,
-        mask=mask,
-        prompt=touch.prompt,
-    )
-
-
-def covered(panel: PanelSpec, *, box) -> PanelSpec:
-    """The panel's spec with the characters the region `box` ([x, y, w, h]) may show:
-    those whose third of the picture it overlaps, and those the blocking places nowhere."""
-    x, _, w, _ = box
-    present = tuple(
-        c
-        for c in panel.characters
-        if c.position not in THIRDS or (THIRDS[c.position][0] < x + w and x < THIRDS[c.position][1])
-    )
-    return replace(panel, characters=present)
-
-
-def settle_own_job(*, job_id: int) -> None:
-    """A touch-up's own job ends with its render: completed once the touched-up take was
-    shown (the panel approved: the take is kept), failed otherwise. A job that is not a
-    touch-up's own, or has ended, is left as it is."""
-    job = Job.objects.filter(pk=job_id, kind=JobKind.TOUCHUP, state__in=LIVE_STATES).first()
-    if job is None:
-        return
-    panel = job.panels.filter(index=job.current_index).first()
-    if panel is None:
-        return
-    if panel.state == PanelState.DELIVERED:
-        try:
-            approve_panel(job=job, index=panel.index)
-        except IllegalTransition:
-            logger.info("Touch-up job %s moved on before it could be completed", job_id)
-    elif panel.state == PanelState.FAILED:
-        end_job(job=job, state=JobState.FAILED, reason=panel.error or "The touch-up failed.")

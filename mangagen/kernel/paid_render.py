@@ -1,13 +1,14 @@
-"""A paid render, a panel's or a character sheet's: one hold per render, captured when the
+"""A paid render, a panel's or a character sheet's: one hold per render, of its kind's
+price (mangagen/render_kinds/: each kind declares its `credits`), captured when the
 picture is shown to its owner, released on every other path (a failure, a cancel, a
 newer render replacing it, a deletion). A person pays for each render they are shown,
-and nothing else.
+and nothing else; a kind that costs nothing places no hold.
 
-Jobs (mangagen/jobs/steps.py, rendering.py) and sheets (mangagen/characters/services.py)
-both pay this way: the hold's key names what it pays for; a failed render's release
-says RENDER_FAILED_PREFIX, which the person's credit history reads as "the render
-failed; nothing was charged"; a render gives its database connection back before it
-waits for a container or a provider.
+Jobs (mangagen/jobs/steps.py, attempts.py) and sheets (mangagen/characters/services.py,
+kinds.py) both pay this way: the hold's key names what it pays for; a failed render's
+release says RENDER_FAILED_PREFIX, which the person's credit history reads as the
+failed-render sentence; a render gives its database connection back before it waits
+for a container or a provider.
 """
 
 from __future__ import annotations
@@ -22,8 +23,6 @@ from ledger import services as ledger
 from ledger.models import Hold
 from mangagen.kernel.credit_history import RENDER_FAILED_PREFIX
 
-RENDER_CREDITS = 1  # a render, a panel's or a sheet's, costs one credit
-
 # What a render whose hold ended before it was shown keeps as its error: stored as it is
 # (in English, marked here for the catalog) and translated when shown, like a renderer's
 # public message (mangagen/renderers/public.py `shown`).
@@ -32,12 +31,15 @@ HOLD_ENDED = gettext_noop("This render's hold ended before it could be shown. Tr
 logger = logging.getLogger(__name__)
 
 
-def place_hold(*, owner, key: str, reference: str, expires_in: int) -> Hold:
-    """The render's hold on its owner's account, under `key` (what it pays for). Raises
-    InsufficientCredits or AccountFlagged (then nothing is held)."""
+def place_hold(*, owner, credits: int, key: str, reference: str, expires_in: int) -> Hold:
+    """The render's hold of `credits` (its kind's price, more than 0) on its owner's
+    account, under `key` (what it pays for). Raises InsufficientCredits or AccountFlagged
+    (then nothing is held)."""
+    if credits <= 0:
+        raise ValueError(f"A render that costs {credits} credits places no hold.")
     return ledger.authorize(
         account=ledger.account_for(owner),
-        amount=RENDER_CREDITS,
+        amount=credits,
         key=key,
         reference=reference[:200],
         expires_in=expires_in,

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, TypedDict, Unpack
 
+from mangagen.kernel import failed_render
+
 
 @dataclass(frozen=True)
 class CharacterSpec:
@@ -105,7 +107,8 @@ class TouchUpSpec:
     `panel` is what the panel's art is drawn from, its characters narrowed to those the
     region covers; `image` the picture now (PNG bytes of the current take); `mask` the
     one canonical mask (a PNG, mode "L", the picture's size: 255 = redraw, 0 = keep;
-    mangagen/renderers/regions.py makes and converts it); `prompt` what to draw there.
+    the studio makes it, mangagen/jobs/regions.py; masks.py converts it); `prompt` what
+    to draw there.
     Each provider's own polarity is made from `mask` in its adapter, nowhere else.
     """
 
@@ -137,9 +140,9 @@ class RenderResult:
     metadata: dict = field(default_factory=dict)
 
 
-# Stored as it is (in English) and translated when shown (jobs/serializers.py lists it for
-# the catalog: settings import this module, before translations may be asked for).
-RENDER_FAILED = "The render failed; nothing was charged."
+# A failed render's public message, stored as it is (in English) and translated when
+# shown: the kernel's words for a failed render (one place).
+RENDER_FAILED = failed_render.RENDER_FAILED
 
 
 class RenderError(Exception):
@@ -151,6 +154,18 @@ class RenderError(Exception):
         super().__init__(message)
         self.retryable = retryable
         self.public = public
+
+
+class Verb(StrEnum):
+    """What a provider is asked to draw; a provider says which it can do, and each is one
+    of a renderer's methods (`draw` calls it)."""
+
+    RENDER = "render"  # a panel from its description (`Renderer.render`)
+    SHEET = "sheet"  # a character's reference sheet (`Renderer.render_sheet`)
+    TOUCH_UP = "touch-up"  # a region of a picture drawn again (`Renderer.touch_up`)
+
+
+VERB_METHODS = {Verb.RENDER: "render", Verb.SHEET: "render_sheet", Verb.TOUCH_UP: "touch_up"}
 
 
 class ProviderState(StrEnum):
@@ -233,7 +248,7 @@ class Renderer:
         """Draws the region `spec.mask` marks again, through the same provider and queue
         as panels. The result is the provider's whole picture at the image's size;
         whatever it did outside the region is undone by the caller, which composites it
-        into the original (mangagen/renderers/regions.py `composite`)."""
+        into the original (mangagen/jobs/regions.py `composite`)."""
         return self.perform(self.touchup_work(spec, seed), Waiting(**waiting))
 
     def panel_work(self, spec: PanelSpec, seed: int) -> Any:
@@ -247,3 +262,10 @@ class Renderer:
 
     def perform(self, work: Any, waiting: Waiting) -> RenderResult:
         raise NotImplementedError
+
+
+def draw(
+    renderer: Renderer, verb: Verb, spec: Any, seed: int, **waiting: Unpack[WaitingOptions]
+) -> RenderResult:
+    """Asks `renderer` for `verb` (its method of that name: a test may replace one)."""
+    return getattr(renderer, VERB_METHODS[verb])(spec, seed, **waiting)

@@ -10,25 +10,15 @@ from rest_framework.views import APIView
 
 from mangagen.api.schema import refuses
 from mangagen.api.throttles import ScopedRateThrottle, WritesThrottle
+from mangagen.jobs.quote import quote
 from mangagen.kernel.quotas import Limit
 from mangagen.orchestration import comic_deletion as deletion
 
 from . import selectors, services
 from .errors import EmptyStory
 from .models import Storyboard
+from .selectors import owned_storyboard
 from .serializers import StoryboardSerializer, StoryboardWriteSerializer
-
-
-def owned_storyboard(request, pk: int, *, with_parts: bool = True) -> Storyboard:
-    """The signed-in person's storyboard, or 404. `with_parts` fetches its characters
-    and panels with it; Generate and speculate read those again under a lock, and
-    skip them here."""
-    queryset = Storyboard.objects.filter(owner=request.user)
-    if with_parts:
-        queryset = queryset.select_related("series").prefetch_related(
-            "characters", "panels", "places"
-        )
-    return get_object_or_404(queryset, pk=pk)
 
 
 def fresh_storyboard(storyboard: Storyboard) -> dict:
@@ -143,7 +133,7 @@ class QuoteView(APIView):
     )
     def get(self, request, pk: int):
         storyboard = owned_storyboard(request, pk)
-        return Response(selectors.quote(storyboard=storyboard, user=request.user).as_dict())
+        return Response(quote(storyboard=storyboard, user=request.user).as_dict())
 
 
 class TakesView(APIView):

@@ -1,14 +1,25 @@
-"""Reads about a storyboard's kept art: what each panel shows now, and what Generate would cost."""
+"""Reads of storyboards: a person's own one (what every API of a comic starts from), and
+its kept art: what each panel shows now (what Generate would cost is the jobs' quote,
+mangagen/jobs/quote.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from ledger import services as ledger
-from mangagen.characters.selectors import redrawn_for_sheets
+from django.shortcuts import get_object_or_404
 
 from .hashing import storyboard_version
 from .models import KeptArt, Storyboard
+
+
+def owned_storyboard(request, pk: int, *, with_parts: bool = True) -> Storyboard:
+    """The signed-in person's storyboard (`request.user`'s), or Http404. `with_parts`
+    fetches its characters and panels with it; Generate and speculate read those again
+    under a lock, and skip them here."""
+    queryset = Storyboard.objects.filter(owner=request.user)
+    if with_parts:
+        queryset = queryset.select_related("series").prefetch_related(
+            "characters", "panels", "places"
+        )
+    return get_object_or_404(queryset, pk=pk)
 
 
 def current_takes(*, storyboard: Storyboard) -> dict[str, KeptArt]:
@@ -38,47 +49,3 @@ def art_version(*, storyboard: Storyboard) -> str:
 def takes_of(*, storyboard: Storyboard, art_hash: str) -> list[KeptArt]:
     """Every kept take of one picture, the one shown first."""
     return list(KeptArt.objects.filter(storyboard=storyboard, art_hash=art_hash))
-
-
-@dataclass(frozen=True)
-class Quote:
-    """What Generate would render and charge now: one credit per panel without kept art.
-
-    `sheets` names the panels in `render` that are drawn again only because a
-    character's sheet changed (their picture is kept under the old one).
-    """
-
-    render: list[int]
-    kept: list[int]
-    credits: int
-    available: int
-    sheets: list[int] = field(default_factory=list)
-
-    def as_dict(self) -> dict:
-        return {
-            "render": self.render,
-            "kept": self.kept,
-            "credits": self.credits,
-            "available": self.available,
-            "sheets": self.sheets,
-        }
-
-
-def quote(*, storyboard: Storyboard, user) -> Quote:
-    takes = current_takes(storyboard=storyboard)
-    render, kept = [], []
-    panels = list(storyboard.panels.all())
-    for panel in panels:
-        (kept if panel.art_hash in takes else render).append(panel.index)
-    sheets = (
-        redrawn_for_sheets(storyboard=storyboard, panels=panels, kept=set(takes)) if render else []
-    )
-    account = ledger.account_for(user)
-    account.refresh_from_db()
-    return Quote(
-        render=render,
-        kept=kept,
-        credits=len(render),
-        available=account.available,
-        sheets=sheets,
-    )

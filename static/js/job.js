@@ -2,6 +2,7 @@
 // Every claim on screen is re-derived from the job the server returns.
 import { api, csrfToken, refreshNavCredits, serverData, showCredits, showOutOfCredits } from "./api.js";
 import { formatNumber, gettext, ngettext, pgettext } from "./i18n.js";
+import { price } from "./prices.js";
 
 const root = document.getElementById("job");
 const jobId = root.dataset.job;
@@ -73,7 +74,7 @@ function tile(panel) {
     const redo = decision.querySelector(".redo");
     if (panel.state === "failed") {
       approve.hidden = true;
-      redo.textContent = gettext("Try again (1 credit)");
+      redo.textContent = ngettext("Try again (%(count)s credit)", "Try again (%(count)s credits)", price("redo"));
     }
     approve.addEventListener("click", () => decide("approve", panel.index, approve));
     redo.addEventListener("click", () => decide("redo", panel.index, redo));

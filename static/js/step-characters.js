@@ -1,5 +1,6 @@
 import { api, autosaver, refreshNavCredits, scriptReady, showOutOfCredits, wizard } from "./api.js";
-import { gettext } from "./i18n.js";
+import { gettext, ngettext } from "./i18n.js";
+import { price } from "./prices.js";
 
 const { id } = wizard();
 const list = document.getElementById("characters");
@@ -152,7 +153,10 @@ function showSheet(row, sheet) {
   }
   row.querySelector(".c-sheet-state").textContent = words;
   const render = row.querySelector(".c-sheet-render");
-  render.textContent = sheet && sheet.hash ? gettext("Redo sheet (1 credit)") : gettext("Render sheet (1 credit)");
+  const credits = price("sheet");
+  render.textContent = sheet && sheet.hash
+    ? ngettext("Redo sheet (%(count)s credit)", "Redo sheet (%(count)s credits)", credits)
+    : ngettext("Render sheet (%(count)s credit)", "Render sheet (%(count)s credits)", credits);
   render.disabled = state === "rendering";
   row.querySelector(".c-sheet-remove").hidden = !sheet;
 }

@@ -1,10 +1,11 @@
 // Touch-ups: redraw one part of a panel (a box dragged over it, or a mask painted with a
-// brush), for one credit, on the job page and in the reader. The result arrives live
-// (the job the server names is followed until its panel is shown), with a before/after
+// brush), for a touch-up's price (prices.js), on the job page and in the reader. The
+// result arrives live (the job the server names is followed until its panel is shown), with a before/after
 // toggle and "Keep the earlier one" (the older take, chosen again for nothing).
 // Keyboard: the box moves with the arrow keys, and Shift+arrows size it.
 import { ApiError, api, refreshNavCredits, showOutOfCredits } from "./api.js";
-import { gettext, language } from "./i18n.js";
+import { gettext, language, ngettext } from "./i18n.js";
+import { price } from "./prices.js";
 
 const STEP = 0.02; // what one arrow key moves or sizes the box by, of the picture
 const MIN = 0.02; // the smallest box side, of the picture
@@ -100,7 +101,7 @@ function buildEditor() {
     el(
       "div",
       { classes: ["row", "touchup-actions"] },
-      el("button", { type: "button", classes: ["primary-inline"], id: "touchup-go", text: gettext("Redraw this part — 1 credit") }),
+      el("button", { type: "button", classes: ["primary-inline"], id: "touchup-go", text: ngettext("Redraw this part — %(count)s credit", "Redraw this part — %(count)s credits", price("touch_up")) }),
       el("button", { type: "button", id: "touchup-toggle", "aria-pressed": "false", hidden: true }),
       el("button", { type: "button", id: "touchup-keep-earlier", hidden: true, text: gettext("Keep the earlier one") }),
       el("button", { type: "button", classes: ["link"], id: "touchup-close", text: gettext("Close") }),

@@ -35,7 +35,7 @@ import requests
 from PIL import Image
 
 from tests.support.people import PASSWORD, Visitor
-from tests.support.stack import ROOT, free_port, fresh_database_url, redis_url
+from tests.support.stack import ROOT, free_port, fresh_database_url, own_redis_url
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.postgres
@@ -108,7 +108,7 @@ class Site:
             "SECRET_KEY": secrets.token_urlsafe(50),
             "ALLOWED_HOSTS": "localhost",
             "DATABASE_URL": fresh_database_url("deploy_stack"),
-            "REDIS_URL": redis_url(15),
+            "REDIS_URL": own_redis_url(),
             "PORT": str(self.port),
             "METRICS_TOKEN": self.token,
         }

@@ -35,22 +35,21 @@ from tests.support.processes import (
     temporary_bytes,
 )
 from tests.support.redis_server import start_redis
-from tests.support.stack import ROOT, Stack, counted, free_port, fresh_database_url
+from tests.support.stack import ROOT, Stack, counted, free_port, stack
 
 MiB = 1024 * 1024
 READS_ALLOWED = 20  # THROTTLE_READ here: a day, so no window ends during the test
 LANGUAGES = ("fr", "de", "es", "it", "pt", "nl", "sv", "pl")
 
 
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory):
+@pytest.fixture(scope="module", name="stack")
+def hardening_stack(tmp_path_factory):
     port = free_port()
     own_redis = start_redis(port)
     folder = tmp_path_factory.mktemp("hardening-stack")
     temporary = folder / "tmp"
     temporary.mkdir()
     env = {
-        "DATABASE_URL": fresh_database_url("hardening_stack"),
         "REDIS_URL": f"redis://127.0.0.1:{port}/0",
         "GPU_POOL_PREFIX": "hardening-stack",
         "WEB_PROCESSES": "1",
@@ -69,7 +68,9 @@ def stack(tmp_path_factory):
         "DRAWING_CPU_SECONDS_PER_MINUTE": str(STRIP_BUDGET),
     }
     try:
-        with Stack(env=env, log=ROOT / "artifacts" / "hardening-stack.log") as running:
+        with stack(
+            "hardening_stack", log=ROOT / "artifacts" / "hardening-stack.log", **env
+        ) as running:
             yield running
     finally:
         own_redis.terminate()

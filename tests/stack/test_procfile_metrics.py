@@ -19,7 +19,7 @@ from tests.support.stack import (
     Stack,
     counted,
     migrated_database_url,
-    redis_url,
+    own_redis_url,
 )
 from tests.support.waiting import wait_for
 
@@ -73,7 +73,7 @@ def procfile(tmp_path):
     env = {
         VARIABLE: "",  # unset, as in a plain `honcho start`
         "DATABASE_URL": migrated_database_url("procfile_metrics"),
-        "REDIS_URL": redis_url(13),
+        "REDIS_URL": own_redis_url(),
         "METRICS_TOKEN": TOKEN,
         "MEDIA_ROOT": str(tmp_path / "media"),
         "BEAT_SCHEDULE_FILE": str(tmp_path / "beat-schedule"),

@@ -19,11 +19,11 @@ from mangagen.characters import tasks
 from mangagen.characters.models import CharacterSheet, SheetState
 from mangagen.jobs import services as jobs
 from mangagen.jobs import tasks as job_tasks
+from mangagen.jobs.quote import quote as quote_of
 from mangagen.kernel.credit_history import public_reason
 from mangagen.orchestration import comic_deletion as deletion
 from mangagen.renderers import CharacterSpec, PanelSpec, RenderError
-from mangagen.renderers.procedural import Look, ProceduralRenderer
-from mangagen.storyboards import selectors
+from mangagen.renderers.providers.procedural import Look, ProceduralRenderer
 from mangagen.storyboards import services as storyboards
 from tests.support import factories
 from tests.support.factories import balance
@@ -134,7 +134,7 @@ def test_a_failed_render_releases_its_hold(
     assert balance(account) == (5, 0)
     release = Transfer.objects.get(pending=sheet.hold.pending_transfer)
     assert "GPU on fire" in release.reason
-    assert public_reason(release) == "The render failed; nothing was charged"
+    assert public_reason(release) == "The render failed; nothing was charged."
     assert_ledger_invariants()
 
 
@@ -310,20 +310,20 @@ def test_the_quote_asks_to_render_the_panels_a_new_sheet_affects(
     account, user, board, request_sheet, render_sheet
 ):
     factories.keep(board)  # every panel kept, as after a Generate
-    assert selectors.quote(storyboard=board, user=user).render == []
+    assert quote_of(storyboard=board, user=user).render == []
     request_sheet()
     render_sheet()
-    quote = selectors.quote(storyboard=board, user=user)
+    quote = quote_of(storyboard=board, user=user)
     assert quote.render == [2, 4] and quote.kept == [1, 3] and quote.credits == 2
     assert quote.sheets == [2, 4]  # …because of Aiko's new sheet
     request_sheet()
     render_sheet()  # a redo: the same panels, against the kept art of either earlier picture
-    assert selectors.quote(storyboard=board, user=user).sheets == [2, 4]
+    assert quote_of(storyboard=board, user=user).sheets == [2, 4]
     storyboards.update_storyboard(  # a new picture for another reason is not the sheet's doing
         storyboard=board,
         panels=[PANELS[0], {**PANELS[1], "description": "Aiko jumps."}, *PANELS[2:]],
     )
-    assert selectors.quote(storyboard=board, user=user).sheets == [4]
+    assert quote_of(storyboard=board, user=user).sheets == [4]
 
 
 def test_editing_the_description_makes_the_sheet_stale_and_out_of_use(

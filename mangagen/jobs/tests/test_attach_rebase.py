@@ -11,7 +11,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone, translation
 
-from mangagen.jobs import rendering, services, specs
+from mangagen.jobs import attempts, services, specs
 from mangagen.jobs.models import JobState
 from mangagen.storyboards import services as storyboards
 from tests.support import factories
@@ -54,7 +54,7 @@ def test_a_style_changed_after_speculating_is_the_style_drawn(user, run, monkeyp
     assert how == "attached" and job.style == "noir"
     drawn = []
     real = specs.panel_spec
-    monkeypatch.setattr(rendering, "panel_spec", lambda j, p: drawn.append(real(j, p)) or drawn[-1])
+    monkeypatch.setattr(attempts, "panel_spec", lambda j, p: drawn.append(real(j, p)) or drawn[-1])
     assert run.render() == "delivered"
     assert [spec.style for spec in drawn] == ["noir"]
     job.refresh_from_db()

@@ -9,7 +9,9 @@ from django.utils import timezone
 
 from ledger import services as ledger
 from ledger.models import Hold
-from mangagen.jobs import dispatch, rendering, services, tasks
+from mangagen.jobs import dispatch, services, tasks
+from mangagen.jobs.attempts import AttemptKind
+from mangagen.jobs.kinds.panel import PANEL, Panel
 from mangagen.jobs.models import Job
 from mangagen.kernel import paid_render
 from mangagen.kernel.storage_config import storages
@@ -39,7 +41,7 @@ def test_a_refused_capture_leaves_a_visible_hold_that_the_sweeps_resolve(user, r
 
     # The database is down for the capture and for the failure path after it.
     monkeypatch.setattr(ledger, "capture", database_down)
-    monkeypatch.setattr(rendering, "fail_render", database_down)
+    monkeypatch.setattr(AttemptKind, "fail", lambda *args, **kwargs: database_down())
     (job_id, index, attempt), _ = run.take()
     with pytest.raises(OperationalError):
         tasks.render_panel.apply(args=(job_id, index, attempt)).get()
@@ -204,7 +206,7 @@ def test_a_render_sent_again_while_it_still_ran_delivers_what_it_drew(
     with run.commits():
         job, _ = services.generate(user=user, storyboard=factories.storyboard(user))
     (job_id, index, attempt), _queue = run.take()
-    renderer = rendering.get_renderer()
+    renderer = PANEL.renderer()
     later = timezone.now() + timedelta(seconds=settings.RENDER_HEARTBEAT_SECONDS * 3 + 1)
 
     class Starved:
@@ -219,7 +221,7 @@ def test_a_render_sent_again_while_it_still_ran_delivers_what_it_drew(
                 assert services.requeue_lost_renders(now=later) == 1
             return renderer.render(spec, seed, **kwargs)
 
-    monkeypatch.setattr(rendering, "get_renderer", lambda: Starved())
+    monkeypatch.setattr(Panel, "renderer", lambda self: Starved())
     with run.commits():
         outcome = services.perform_render(job_id=job_id, index=index, attempt=attempt)
     assert outcome == "delivered"

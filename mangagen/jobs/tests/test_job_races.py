@@ -13,6 +13,7 @@ from django.utils import timezone
 from ledger import services as ledger
 from ledger.models import Hold
 from mangagen.jobs import services, steps
+from mangagen.jobs.kinds.panel import PANEL
 from mangagen.jobs.models import Job, JobState
 from mangagen.storyboards import services as storyboards
 from tests.support import factories
@@ -139,7 +140,7 @@ def test_cancels_and_the_hold_sweep_in_parallel_never_deadlock(funded, settings,
         with transaction.atomic():
             locked = Job.objects.select_for_update().get(pk=job.pk)
             for panel in locked.panels.select_for_update().filter(index__gt=1):
-                steps.queue_render(job=locked, panel=panel, lookahead=True)
+                steps.queue_render(job=locked, panel=panel, kind=PANEL, lookahead=True)
         jobs.append(job)
     Hold.objects.filter(state=Hold.State.PENDING).update(
         expires_at=timezone.now() - timedelta(seconds=1)

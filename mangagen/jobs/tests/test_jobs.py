@@ -15,9 +15,10 @@ from django.utils import timezone
 from ledger import services as ledger
 from ledger.errors import InsufficientCredits
 from ledger.models import Hold
-from mangagen.jobs import rendering, selectors, services, tasks
+from mangagen.jobs import selectors, services, tasks
 from mangagen.jobs.events import EventType
 from mangagen.jobs.models import Job, JobState
+from mangagen.render_kinds import worker
 from mangagen.renderers import RenderError
 from mangagen.storyboards import services as storyboards
 from tests.support.factories import balance
@@ -144,7 +145,7 @@ def test_cancel_releases_the_hold_and_the_render_is_dropped(account, generate, r
 
 def test_cancel_while_the_renderer_draws(account, generate, run, monkeypatch):
     job, _ = generate()
-    from mangagen.renderers.procedural import ProceduralRenderer
+    from mangagen.renderers.providers.procedural import ProceduralRenderer
 
     original = ProceduralRenderer.render
 
@@ -176,15 +177,15 @@ def test_a_failed_render_releases_its_hold_and_can_be_retried(account, generate,
 
 
 def flaky_renders(monkeypatch, *errors: RenderError) -> list[RenderError]:
-    """perform_render raises each of `errors` in turn, then renders for real."""
-    real, left = services.perform_render, list(errors)
+    """The worker path raises each of `errors` in turn, then renders for real."""
+    real, left = worker.perform, list(errors)
 
-    def flaky(**kwargs):
+    def flaky(kind, ref):
         if left:
             raise left.pop(0)
-        return real(**kwargs)
+        return real(kind, ref)
 
-    monkeypatch.setattr(rendering, "perform_render", flaky)
+    monkeypatch.setattr(worker, "perform", flaky)
     return left
 
 

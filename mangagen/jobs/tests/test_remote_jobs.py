@@ -27,7 +27,7 @@ from mangagen.observability import metrics
 from mangagen.observability.metrics import RenderOutcome
 from mangagen.renderers.models import RenderSample
 from mangagen.renderers.provider_http import PROVIDER_DOWN
-from mangagen.renderers.replicate import DEFAULT_INPUT
+from mangagen.renderers.providers.replicate import DEFAULT_INPUT
 from tests.support.factories import balance
 from tests.support.ledger_invariants import assert_ledger_invariants
 from tests.support.providers.replicate import ReplicateStandIn
@@ -138,7 +138,7 @@ def test_a_refusal_fails_at_once_and_the_person_is_told_nothing_was_charged(
     assert "Additional property guidance is not allowed" in caplog.text
     release = Transfer.objects.get(pending=panel.hold.pending_transfer)
     assert "Additional property guidance" in release.reason  # for operators
-    assert public_reason(release) == "The render failed; nothing was charged"
+    assert public_reason(release) == "The render failed; nothing was charged."
     assert balance(account) == (10, 0)
     assert RenderAttempt.objects.get(job=job).outcome == RenderOutcome.FAILED
 

@@ -11,11 +11,12 @@ from django.utils import timezone
 from PIL import Image, ImageChops
 
 from ledger.models import Hold
-from mangagen.jobs import rendering, services, touchups
+from mangagen.jobs import regions, rendering, services
 from mangagen.jobs.events import EventType
+from mangagen.jobs.kinds import touchup as touchup_kind
 from mangagen.jobs.models import Job, JobKind, JobState, PanelState, RenderAttempt, TouchUp
-from mangagen.renderers import CharacterSpec, PanelSpec, RenderError, regions
-from mangagen.renderers.procedural import ProceduralRenderer
+from mangagen.renderers import CharacterSpec, PanelSpec, RenderError
+from mangagen.renderers.providers.procedural import ProceduralRenderer
 from mangagen.storyboards.models import KeptArt
 from tests.support import factories
 from tests.support.factories import balance
@@ -262,9 +263,9 @@ def test_only_the_sheets_of_the_characters_the_region_covers_go_with_it():
         ),
     )
     mask = regions.box_mask([0.05, 0.1, 0.2, 0.5], width=160, height=120)
-    names = [c.name for c in touchups.covered(spec, box=regions.bounds(mask)).characters]
+    names = [c.name for c in touchup_kind.covered(spec, box=regions.bounds(mask)).characters]
     assert names == ["Aiko", "Mei"]
-    across = touchups.covered(spec, box=[0.3, 0.1, 0.5, 0.5])  # all three thirds
+    across = touchup_kind.covered(spec, box=[0.3, 0.1, 0.5, 0.5])  # all three thirds
     assert [c.name for c in across.characters] == ["Aiko", "Kenji", "Mei"]
 
 
