@@ -110,9 +110,7 @@ def _region(mask: Image.Image) -> Region:
     if high < masks.THRESHOLD:
         raise masks.MaskError("The region is empty: mark the part of the picture to draw again.")
     if low >= masks.THRESHOLD:
-        raise masks.MaskError(
-            "The region covers the whole picture: use Redo to draw it all again."
-        )
+        raise masks.MaskError("The region covers the whole picture: use Redo to draw it all again.")
     left, top, right, bottom = mask.getbbox() or (0, 0, 0, 0)  # not empty: checked above
     box = (
         left / mask.width,

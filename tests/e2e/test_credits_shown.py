@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 
 from .conftest import wait_until
 from .test_generate import make_comic
-from .test_touchups import drag, generated
+from .touchups.test_touchups import drag, generated
 from .test_wizard import sign_up
 
 

@@ -12,8 +12,8 @@ import re
 from PIL import Image, ImageChops, ImageStat
 from playwright.sync_api import expect
 
-from .conftest import wait_until
-from .test_wizard import sign_up
+from ..conftest import wait_until
+from ..test_wizard import sign_up
 
 LINE = {"speaker": "Aiko", "text": "Over here, quickly!"}
 

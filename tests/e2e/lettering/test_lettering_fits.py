@@ -9,8 +9,8 @@ import re
 from PIL import Image, ImageChops
 from playwright.sync_api import expect
 
-from .conftest import wait_until
-from .test_wizard import sign_up
+from ..conftest import wait_until
+from ..test_wizard import sign_up
 
 FORTY = "DOKI DOKI DOKI DOKI DOKI DOKI DOKI DOKI!"
 assert len(FORTY) == 40

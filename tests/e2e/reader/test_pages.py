@@ -6,9 +6,9 @@ import shutil
 
 from playwright.sync_api import expect
 
-from .conftest import ARTIFACTS, wait_until
-from .test_generate import make_comic
-from .test_wizard import sign_up
+from ..conftest import ARTIFACTS, wait_until
+from ..test_generate import make_comic
+from ..test_wizard import sign_up
 
 TYPO = "They're rigth behind us!"
 FIXED = "They're right behind us!"

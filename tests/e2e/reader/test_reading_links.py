@@ -7,8 +7,8 @@ import re
 
 from playwright.sync_api import expect
 
-from .conftest import ARTIFACTS, wait_until
-from .test_wizard import sign_up
+from ..conftest import ARTIFACTS, wait_until
+from ..test_wizard import sign_up
 
 PANELS = [
     {

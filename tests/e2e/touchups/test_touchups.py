@@ -6,8 +6,8 @@ import re
 
 from playwright.sync_api import expect
 
-from .conftest import wait_until
-from .test_wizard import sign_up
+from ..conftest import wait_until
+from ..test_wizard import sign_up
 
 PANELS = [{"description": "Aiko on the rooftop.", "shot": "wide", "characters": ["Aiko"]}]
 
