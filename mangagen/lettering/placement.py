@@ -1,7 +1,9 @@
 """Balloons, tails, narration boxes and captions, placed where they cover the least of the picture.
 
 `letter()` takes a panel's art and its current text and returns the art with
-the lettering drawn over it. Placement, for each item in reading order:
+the lettering drawn over it; `arrange()` says where each item goes without
+drawing it (`paint_outline()` and `paint_text()` draw one item's parts: a
+layered export puts each on a layer of its own). Placement, for each item in reading order:
 every position on a grid is scored by how much of a face it covers (the
 renderer's own face positions when it reported them, otherwise zones guessed
 from the shot), how much ink it hides, how far it sits from its speaker, and
@@ -50,6 +52,18 @@ def letter(
     vertical = is_vertical(panel.language)
     for effect in panel.sfx:  # art text first: balloons go over it, and avoid its ink
         draw_sound_effect(out, effect, vertical)
+    for placed in arrange(out, panel=panel, direction=direction, type_size=type_size):
+        paint_outline(out, placed)
+        paint_text(out, placed)
+    return out
+
+
+def arrange(
+    image: Image.Image, *, panel: Letterable, direction: str = "rtl", type_size: int | None = None
+) -> list[Placed]:
+    """Where the panel's caption, balloons and narration go on `image` (its art with the
+    sound effects drawn: their ink is avoided), in the order they are painted. Draws
+    nothing: `letter()` paints them, and a layered export paints each on a layer."""
     items: list[_Item] = []
     if panel.caption.strip():
         items.append(_Item("caption", Line("", panel.caption.strip())))
@@ -60,9 +74,56 @@ def letter(
         balloon = line.speaker in speakers or line.style != SPEECH or line.tail is not None
         items.append(_Item("balloon" if balloon else "narration", line))
     if not items:
-        return out
-    _Letterer(out, speakers, direction, len(items), type_size, vertical).place_all(items)
-    return out
+        return []
+    vertical = is_vertical(panel.language)
+    letterer = _Letterer(image, speakers, direction, len(items), type_size, vertical)
+    return letterer.place_all(items)
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A caption, balloon or narration box where the lettering put it: its line, its text
+    as set (`block`), its box on the panel (x0, y0, x1, y1), where its tail aims (a face
+    `(x, y, r)`, a point `(x, y, 0)`, or None), the width of its outline (`pen`) and the
+    panel's size (a thought's bubbles stay inside it)."""
+
+    kind: str  # caption | balloon | narration
+    line: Line
+    block: Block
+    box: tuple[float, float, float, float]
+    target: tuple[float, float, float] | None
+    pen: int
+    panel: tuple[int, int]
+
+    @property
+    def style(self) -> str:
+        return self.line.style if self.kind == "balloon" else SPEECH
+
+    @property
+    def ink(self) -> tuple[int, int, int]:
+        return WHISPER_INK if self.style == WHISPER else INK
+
+    @property
+    def stroke(self) -> int:
+        """How much bolder the type is drawn: a shout's glyphs get an outline of their ink."""
+        return max(1, round(self.block.font.size / 18)) if self.style == SHOUT else 0
+
+
+def paint_outline(image: Image.Image, placed: Placed) -> None:
+    """The balloon (with its tail) or the box of `placed`, drawn on `image`."""
+    outlines = Outlines(ImageDraw.Draw(image), placed.panel, placed.pen)
+    if placed.kind == "balloon":
+        outlines.balloon(placed.style, placed.box, placed.target, seed=placed.line.text)
+    else:
+        outlines.box(placed.box)
+
+
+def paint_text(image: Image.Image, placed: Placed) -> None:
+    """The text of `placed`, drawn on `image` in its box as the lettering set it."""
+    centred = placed.kind == "balloon"
+    draw_text(
+        image, placed.block, placed.box, centred=centred, ink=placed.ink, stroke=placed.stroke
+    )
 
 
 @dataclass(frozen=True)
@@ -90,7 +151,6 @@ class _Letterer:
         }
         self.margin = max(4, round(min(self.w, self.h) * 0.03))
         self.line = max(2, round(min(self.w, self.h) / 220))
-        self.outlines = Outlines(self.draw, image.size, self.line)
         self.base = type_size or max(
             11, round(min(self.h, self.w * 0.75) * (0.06 if count <= 2 else 0.05))
         )
@@ -102,12 +162,13 @@ class _Letterer:
 
     # --- placing ---------------------------------------------------------------------------
 
-    def place_all(self, items: list[_Item]) -> None:
+    def place_all(self, items: list[_Item]) -> list[Placed]:
         # Balloons the person placed are fitted first, so that the lettering's own
         # choices for the others keep off them.
         fitted = {i: self._fit_placed(item) for i, item in enumerate(items) if item.line.place}
         self.placed = [box for _, box in fitted.values()]
         self.previous = None
+        result = []
         for i, item in enumerate(items):
             if i in fitted:
                 block, placed = fitted[i]
@@ -115,7 +176,11 @@ class _Letterer:
                 block, placed = self._fit_auto(item)
                 self.placed.append(placed)
             self.previous = placed
-            self._paint(item, block, placed)
+            target = self._target(item.line) if item.kind == "balloon" else None
+            result.append(
+                Placed(item.kind, item.line, block, placed, target, self.line, (self.w, self.h))
+            )
+        return result
 
     def _vertical_for(self, text: str) -> bool:
         # A line of the language's own script goes in columns; a line of Latin
@@ -251,19 +316,6 @@ class _Letterer:
         c, d = min(cols, max(a + 1, int(x1 * s))), min(rows, max(b + 1, int(y1 * s)))
         total = table[d][c] - table[b][c] - table[d][a] + table[b][a]
         return total / (255 * max(1, (c - a) * (d - b)))
-
-    # --- painting ---------------------------------------------------------------------------
-
-    def _paint(self, item: _Item, block: Block, box) -> None:
-        style = item.style
-        if item.kind == "balloon":
-            self.outlines.balloon(style, box, self._target(item.line), seed=item.line.text)
-        else:
-            self.outlines.box(box)
-        ink = WHISPER_INK if style == WHISPER else INK
-        # A shout's type is bolder: each glyph drawn with an outline of its own ink.
-        stroke = max(1, round(block.font.size / 18)) if style == SHOUT else 0
-        draw_text(self.image, block, box, centred=item.kind == "balloon", ink=ink, stroke=stroke)
 
     def _target(self, line: Line) -> tuple[float, float, float] | None:
         """Where the tail aims: the point the person set (reached exactly), else the

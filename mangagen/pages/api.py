@@ -26,7 +26,8 @@ from mangagen.translations.errors import NoSuchTranslation
 
 from . import exports
 from .builds import comic_of, image_png, page_names
-from .errors import NothingToExport, UnknownFormat
+from .errors import ExportTooLarge, NoSuchPage, NothingToExport, UnknownFormat
+from .layered import export_layered
 
 LANG = OpenApiParameter(
     "lang", str, description="A translation's language (default: the original's)."
@@ -142,6 +143,38 @@ class ExportView(DownloadView):
         return attachment(
             io.BytesIO(made.data), content_type=made.content_type, filename=made.filename
         )
+
+
+class LayeredExportView(DownloadView):
+    """A page as layers (`?page=`), or every page in a ZIP: PSD, or OpenRaster (`fmt`)."""
+
+    fmt = "psd"
+
+    @refuses(NoSuchPage, NoSuchTranslation, NothingToExport, ExportTooLarge, Limit.DRAWING)
+    @extend_schema(
+        summary="Download a page as layers (PSD with editable text, or OpenRaster), or every page",
+        parameters=[
+            OpenApiParameter(
+                "page", int, description="A page's number (default: every page, in a ZIP)."
+            ),
+            LANG,
+        ],
+        responses={
+            (200, "image/vnd.adobe.photoshop"): bytes,
+            (200, "image/openraster"): bytes,
+            (200, "application/zip"): bytes,
+        },
+    )
+    def get(self, request, pk: int):
+        storyboard = owned_storyboard(request, pk)
+        comic = comic_of(storyboard=storyboard, language=request.query_params.get("lang"))
+        slug = slugify(storyboard.title) or f"comic-{storyboard.pk}"
+        if comic.translated:
+            slug = f"{slug}-{comic.language}"
+        made = export_layered(
+            comic=comic, fmt=self.fmt, page=request.query_params.get("page"), slug=slug
+        )
+        return attachment(made.file, content_type=made.content_type, filename=made.filename)
 
 
 def attachment(handle, *, content_type: str, filename: str) -> FileResponse:

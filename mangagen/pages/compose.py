@@ -48,31 +48,58 @@ def compose_page(
     width, height = page_size(dpi)
     canvas = Image.new("RGB", (width, height), "white")
     draw = ImageDraw.Draw(canvas)
-    border = max(2, round(dpi / 50))
-    for index, (fx0, fy0, fx1, fy1) in page.rects.items():
-        box = (round(fx0 * width), round(fy0 * height), round(fx1 * width), round(fy1 * height))
+    for index, box in cells(page, dpi).items():
         size = (box[2] - box[0], box[3] - box[1])
-        lettered = framed(arts[index], size, direction=direction, type_size=mm_to_px(4.2, dpi))
+        lettered = framed(arts[index], size, direction=direction, type_size=type_size(dpi))
         canvas.paste(lettered, box[:2])
-        draw.rectangle(box, outline="black", width=border)
+        draw.rectangle(box, outline="black", width=border_width(dpi))
+    draw_title(canvas, title if page.number == 1 else "", dpi)
+    draw_folio(canvas, page.number, dpi)
+    return canvas
+
+
+def cells(page: Page, dpi: int = DPI) -> dict[int, tuple[int, int, int, int]]:
+    """Each panel's cell on the page, in pixels (x0, y0, x1, y1)."""
+    width, height = page_size(dpi)
+    return {
+        index: (round(fx0 * width), round(fy0 * height), round(fx1 * width), round(fy1 * height))
+        for index, (fx0, fy0, fx1, fy1) in page.rects.items()
+    }
+
+
+def border_width(dpi: int = DPI) -> int:
+    return max(2, round(dpi / 50))
+
+
+def type_size(dpi: int = DPI) -> int:
+    """The lettering's type on a page, in pixels: one size across the page."""
+    return mm_to_px(4.2, dpi)
+
+
+def draw_title(image: Image.Image, title: str, dpi: int = DPI) -> None:
+    """The comic's title in the head margin (page one's; nothing for an empty title)."""
     margin = mm_to_px(12, dpi)
     title = one_line(title)
-    if title and page.number == 1:
-        draw.text(
+    if title:
+        ImageDraw.Draw(image).text(
             (margin, margin / 2),
             title,
             font=title_face(title, round(margin * 0.5)),
             fill="black",
             anchor="lm",
         )
-    draw.text(  # the folio, centred in the foot margin
-        (width / 2, height - margin / 2),
-        f"— {page.number} —",
+
+
+def draw_folio(image: Image.Image, number: int, dpi: int = DPI) -> None:
+    """The page's number, centred in the foot margin."""
+    margin = mm_to_px(12, dpi)
+    ImageDraw.Draw(image).text(
+        (image.width / 2, image.height - margin / 2),
+        f"— {number} —",
         font=lettering_font(round(margin * 0.4)),
         fill="black",
         anchor="mm",
     )
-    return canvas
 
 
 def compose_strip(arts: list[PanelArt], *, direction: str, title: str = "") -> Image.Image:
@@ -105,11 +132,35 @@ def framed(
     width, height = size
     if art.load is None:
         return letter(
-            _placeholder(art.index, size),
+            placeholder(art.index, size),
             panel=art.letterable,
             direction=direction,
             type_size=type_size,
         )
+    fitted = fit(art, size)
+    cropped = fitted.scaled.crop(
+        (fitted.left, fitted.top, fitted.left + width, fitted.top + height)
+    )
+    return letter(cropped, panel=fitted.letterable, direction=direction, type_size=type_size)
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """Kept art as a frame shows it: scaled to cover the frame, the frame's corner on the
+    scaled art (`left`, `top`), and the lettering's panel with its faces where the frame
+    sees them."""
+
+    scaled: Image.Image
+    left: int
+    top: int
+    letterable: Letterable
+
+
+def fit(art: PanelArt, size: tuple[int, int]) -> Fitted:
+    """`art` (kept: `load` is set) scaled to cover a frame of `size`, the frame centred on
+    the faces so that a tall frame does not cut heads off."""
+    assert art.load is not None
+    width, height = size
     source = Image.open(io.BytesIO(art.load())).convert("RGB")
     scale = max(width / source.width, height / source.height)
     scaled = source.resize(
@@ -123,7 +174,6 @@ def framed(
         focus_x, focus_y = scaled.width / 2, scaled.height / 2
     left = min(max(0, round(focus_x - width / 2)), scaled.width - width)
     top = min(max(0, round(focus_y - height / 2)), scaled.height - height)
-    cropped = scaled.crop((left, top, left + width, top + height))
     moved = {
         name: type(f)(
             (f.x * scaled.width - left) / width,
@@ -132,8 +182,7 @@ def framed(
         )
         for name, f in faces.items()
     }
-    panel = dataclasses.replace(art.letterable, faces=moved)
-    return letter(cropped, panel=panel, direction=direction, type_size=type_size)
+    return Fitted(scaled, left, top, dataclasses.replace(art.letterable, faces=moved))
 
 
 def _aspect(art: PanelArt) -> float:
@@ -143,7 +192,7 @@ def _aspect(art: PanelArt) -> float:
         return image.height / image.width
 
 
-def _placeholder(index: int, size: tuple[int, int]) -> Image.Image:
+def placeholder(index: int, size: tuple[int, int]) -> Image.Image:
     image = Image.new("RGB", size, (236, 236, 236))
     draw = ImageDraw.Draw(image)
     step = max(12, size[0] // 24)

@@ -11,6 +11,7 @@ from mangagen.kernel.errors import ApplicationError, InvalidInput
 
 class ExportRefusal(StrEnum):
     NOTHING_TO_EXPORT = "nothing_to_export"
+    EXPORT_TOO_LARGE = "export_too_large"
 
 
 class NothingToExport(ApplicationError):
@@ -20,3 +21,15 @@ class NothingToExport(ApplicationError):
 
 class UnknownFormat(InvalidInput):
     """`?format=` names no format this export makes (400 `invalid`)."""
+
+
+class ExportTooLarge(ApplicationError):
+    """A layered export of every page would pass LAYERED_EXPORT_MAX_BYTES: the pages can
+    be had one at a time."""
+
+    code = ExportRefusal.EXPORT_TOO_LARGE
+    status = 409
+
+
+class NoSuchPage(InvalidInput):
+    """`?page=` names no page of the comic (400 `invalid`)."""

@@ -23,6 +23,10 @@ PICTURE_BYTES_PER_PERSON = env.int(
 # yet, then put in the file): an export whose pages would not fit in what is left of
 # the budget is refused before anything is drawn (mangagen/series/exports.py).
 EXPORT_DRAWING_SECONDS_PER_PAGE = env.float("EXPORT_DRAWING_SECONDS_PER_PAGE", default=0.25)
+# The bytes a layered export of every page (a ZIP of PSD or OpenRaster files) may come to;
+# past it the ZIP is refused (409 export_too_large) and the pages can be had one at a time
+# (mangagen/pages/layered.py).
+LAYERED_EXPORT_MAX_BYTES = env.int("LAYERED_EXPORT_MAX_BYTES", default=256 * 1024 * 1024)
 # The bytes one image's lettered pictures may take in the cache, all its languages
 # together (mangagen/jobs/lettered_images.py); the ones drawn longest ago leave first.
 LETTERED_CACHE_BYTES_PER_IMAGE = env.int("LETTERED_CACHE_BYTES_PER_IMAGE", default=4 * 1024 * 1024)

@@ -21,4 +21,14 @@ urlpatterns = [
     ),
     path("storyboards/<int:pk>/pages/", pages.PagesView.as_view(), name="api-storyboard-pages"),
     path("storyboards/<int:pk>/export/", pages.ExportView.as_view(), name="api-storyboard-export"),
+    path(
+        "storyboards/<int:pk>/export/psd/",
+        pages.LayeredExportView.as_view(fmt="psd"),
+        name="api-storyboard-export-psd",
+    ),
+    path(
+        "storyboards/<int:pk>/export/ora/",
+        pages.LayeredExportView.as_view(fmt="ora"),
+        name="api-storyboard-export-ora",
+    ),
 ]

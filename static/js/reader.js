@@ -130,6 +130,9 @@ function render() {
     else href.searchParams.delete("lang");
     link.href = href.pathname + href.search;
   }
+  // The layered download is of the page shown; the strip has no page of its own.
+  const psd = document.getElementById("download-psd");
+  psd.hidden = empty || webtoon;
   if (empty) {
     say("");
     return;
@@ -139,6 +142,9 @@ function render() {
     return;
   }
   const page = state.pages[current];
+  const psdHref = new URL(psd.href);
+  psdHref.searchParams.set("page", page.number);
+  psd.href = psdHref.pathname + psdHref.search;
   showPicture(image, page.image_url, STRINGS.drawingPage(page.number));
   image.alt = STRINGS.pageAlt(page);
   viewer.dataset.page = page.number;
