@@ -11,5 +11,6 @@ class MangagenConfig(AppConfig):
         metrics.start_ledger_at_zero()
         # Every render kind known by its name in every process (render_kinds.kind.named):
         # the modules that declare them.
-        import mangagen.characters.kinds  # noqa: F401
-        import mangagen.jobs.rendering  # noqa: F401
+        import mangagen.characters.kinds
+        import mangagen.jobs.rendering
+        import mangagen.roughs.kinds  # noqa: F401

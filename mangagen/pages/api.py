@@ -32,13 +32,23 @@ from .layered import export_layered
 LANG = OpenApiParameter(
     "lang", str, description="A translation's language (default: the original's)."
 )
+ROUGH = OpenApiParameter(
+    "rough",
+    int,
+    enum=[0, 1],
+    description="1: rough pages: each panel with no kept take composed from its rough.",
+)
+
+
+def wants_rough(query) -> bool:
+    return query.get("rough") in ("1", "true")
 
 
 class PagesView(APIView):
     @refuses(NoSuchTranslation)
     @extend_schema(
         summary="The kept panels composed into pages, with their lettering",
-        parameters=[LANG],
+        parameters=[LANG, ROUGH],
         responses=inline_serializer(
             "Pages",
             {
@@ -57,19 +67,28 @@ class PagesView(APIView):
                     many=True,
                 ),
                 "kept": serializers.ListField(child=serializers.IntegerField()),
+                "roughs": serializers.ListField(
+                    child=serializers.IntegerField(),
+                    help_text="Panels composed from their rough (rough pages only).",
+                ),
                 "breaks": serializers.ListField(child=serializers.IntegerField()),
             },
         ),
     )
     def get(self, request, pk: int):
         storyboard = owned_storyboard(request, pk)
-        comic = comic_of(storyboard=storyboard, language=request.query_params.get("lang"))
+        comic = comic_of(
+            storyboard=storyboard,
+            language=request.query_params.get("lang"),
+            rough=wants_rough(request.query_params),
+        )
         return Response(pages_body(comic))
 
 
 def pages_body(comic) -> dict:
-    """Nothing kept, no pages: a comic is readable once one panel is drawn."""
-    names = page_names(comic) if comic.kept else []
+    """Nothing kept, no pages: a comic is readable once one panel is drawn. Rough pages
+    are there from the first panel: each place shows its rough once it is ready."""
+    names = page_names(comic) if comic.drawn else []
     if comic.format == PageFormat.WEBTOON:
         pages = (
             [
@@ -100,13 +119,17 @@ def pages_body(comic) -> dict:
         "format": comic.format,
         "pages": pages,
         "kept": comic.kept,
+        "roughs": comic.from_roughs,
         "breaks": [page.panels[0] for page in comic.pages],
     }
 
 
 def _url(comic, name: str) -> str:
-    url = reverse("page-image", args=[comic.storyboard.pk, comic.key, name])
-    return f"{url}?lang={comic.language}" if comic.translated else url
+    url = reverse("page-image", args=[comic.storyboard.pk, comic.key_of(name), name])
+    query = [f"lang={comic.language}"] if comic.translated else []
+    if comic.rough:
+        query.append("rough=1")
+    return f"{url}?{'&'.join(query)}" if query else url
 
 
 class DownloadView(APIView):
@@ -194,11 +217,15 @@ def page_image(request, pk: int, key: str, name: str):
     if storyboard is None:
         raise Http404("No such page.")
     try:
-        comic = comic_of(storyboard=storyboard, language=request.GET.get("lang"))
+        comic = comic_of(
+            storyboard=storyboard,
+            language=request.GET.get("lang"),
+            rough=wants_rough(request.GET),
+        )
     except NoSuchTranslation as gone:
         raise Http404("No such page (the translation was deleted).") from gone
     try:
-        png = comic.kept and comic.key == key and image_png(comic, name)
+        png = comic.drawn and comic.key_of(name) == key and image_png(comic, name)
     except quotas.LimitReached as refused:
         return plain_error_response(refused)
     if not png:
