@@ -23,7 +23,7 @@ from PIL import Image, ImageDraw  # noqa: E402
 
 from mangagen.lettering import Letterable, letter, title_font  # noqa: E402
 from mangagen.renderers import CharacterSpec, PanelSpec  # noqa: E402
-from mangagen.renderers.procedural import ProceduralRenderer  # noqa: E402
+from mangagen.renderers.providers.procedural import ProceduralRenderer  # noqa: E402
 
 AIKO = CharacterSpec("Aiko", "long black hair, red scarf")
 STYLES = ["speech", "thought", "shout", "whisper"]

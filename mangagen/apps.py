@@ -14,3 +14,6 @@ class MangagenConfig(AppConfig):
         import mangagen.characters.kinds
         import mangagen.jobs.rendering
         import mangagen.roughs.kinds  # noqa: F401
+        from mangagen.renderers import registry
+
+        registry.check_purposes()  # a purpose whose provider cannot do it refuses to start

@@ -1,5 +1,4 @@
-"""Checked before shown: the studio's side of the judge (its provider is
-mangagen/renderers/judge.py).
+"""Checked before shown: the studio's side of the judge (its provider is judge.py).
 
 After a render lands and before it is kept as ready or delivered, its worker asks the
 judge for a verdict. Under `JUDGE_MIN_SCORE` the panel is drawn again with another seed,
@@ -27,7 +26,8 @@ from mangagen.observability.metrics import JudgeVerdict
 from mangagen.render_kinds.kind import Checked
 from mangagen.renderers import PanelSpec, RenderError, RenderResult, observed
 from mangagen.renderers.gpu_pool import GpuPool, Withdrawn
-from mangagen.renderers.judge import Judge, Verdict, get_judge
+
+from .judge import Judge, Verdict, get_judge
 
 logger = logging.getLogger(__name__)
 

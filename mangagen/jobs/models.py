@@ -228,7 +228,7 @@ def _mask_path(instance, filename: str) -> str:
 class TouchUp(models.Model):
     """A render attempt that draws one region of a panel again: what it is drawn over
     (`take`, the panel's current take when it was asked for), the canonical mask
-    (mangagen/renderers/regions.py: 255 = redraw), and what to draw there. Paid and
+    (regions.py, mangagen/renderers/masks.py: 255 = redraw), and what to draw there. Paid and
     delivered as the attempt it belongs to; its picture is the provider's composited
     into the take outside the mask."""
 

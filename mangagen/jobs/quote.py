@@ -39,7 +39,8 @@ class Quote:
 
 def quote(*, storyboard: Storyboard, user) -> Quote:
     takes = current_takes(storyboard=storyboard)
-    render, kept = [], []
+    render: list[int] = []
+    kept: list[int] = []
     panels = list(storyboard.panels.all())
     for panel in panels:
         (kept if panel.art_hash in takes else render).append(panel.index)

@@ -2,7 +2,7 @@
 
 A touch-up is a render attempt of a job's panel (steps.py `queue_render`: one hold of
 the touch-up kind's price, the `render` queue, a render's events) that carries a
-`TouchUp` row: the take it is drawn over, the canonical mask (mangagen/renderers/regions.py)
+`TouchUp` row: the take it is drawn over, the canonical mask (regions.py)
 and what to draw. The worker's side is the kind's (kinds/touchup.py): the renderer asked
 to `touch_up`, what it drew composited into the take outside the mask; delivering it
 keeps it as the panel's new current take (the older stays: `choose_take` brings it back
@@ -29,11 +29,13 @@ from django.utils import timezone
 from django.utils.translation import gettext, gettext_noop
 
 from mangagen.kernel.errors import InvalidInput
-from mangagen.renderers import get_renderer, regions
+from mangagen.renderers.base import Verb
+from mangagen.renderers.registry import renderer_for
 from mangagen.storyboards.lock_objects import lock_storyboard
 from mangagen.storyboards.models import KeptArt, Storyboard
 from mangagen.storyboards.selectors import current_takes
 
+from . import regions
 from .decisions import cancel_job, job_panel_for, new_job
 from .errors import NothingToTouchUp, TouchUpBusy, TouchUpUnsupported
 from .kinds.touchup import TOUCH_UP
@@ -85,7 +87,7 @@ def touch_up(
     if take is None:
         refusal = gettext("Panel %(index)s has no kept picture yet: generate it first.")
         raise NothingToTouchUp(refusal % {"index": index})
-    if not get_renderer().can_touch_up:
+    if not renderer_for(Verb.TOUCH_UP).can_touch_up:
         raise TouchUpUnsupported(
             gettext("The image provider configured here cannot redraw part of a picture.")
         )

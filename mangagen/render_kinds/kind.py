@@ -8,9 +8,10 @@ from typing import Any, ClassVar, TypeVar
 
 from ledger.models import Hold
 from mangagen.kernel import paid_render
-from mangagen.renderers import Renderer, RenderResult, get_renderer
+from mangagen.renderers import Renderer, RenderResult
 from mangagen.renderers.base import OnState, Verb
 from mangagen.renderers.gpu_pool import Priority, Withdrawn
+from mangagen.renderers.registry import renderer_for
 
 
 @dataclass(frozen=True)
@@ -60,8 +61,8 @@ class RenderKind:
     priority: ClassVar[Priority] = Priority.CONFIRMED
 
     def renderer(self) -> Renderer:
-        """The renderer this kind's verb is drawn by."""
-        return get_renderer()
+        """The renderer the settings choose for this kind's verb (one per purpose)."""
+        return renderer_for(self.verb)
 
     def place_hold(self, *, owner, key: str, reference: str, expires_in: int) -> Hold:
         """One render's hold of `credits` on its owner's account (paid_render.place_hold)."""

@@ -108,7 +108,8 @@ class TouchUpSpec:
     `panel` is what the panel's art is drawn from, its characters narrowed to those the
     region covers; `image` the picture now (PNG bytes of the current take); `mask` the
     one canonical mask (a PNG, mode "L", the picture's size: 255 = redraw, 0 = keep;
-    mangagen/renderers/regions.py makes and converts it); `prompt` what to draw there.
+    the studio makes it, mangagen/jobs/regions.py; masks.py converts it); `prompt` what
+    to draw there.
     Each provider's own polarity is made from `mask` in its adapter, nowhere else.
     """
 
@@ -285,7 +286,7 @@ class Renderer:
         """Draws the region `spec.mask` marks again, through the same provider and queue
         as panels. The result is the provider's whole picture at the image's size;
         whatever it did outside the region is undone by the caller, which composites it
-        into the original (mangagen/renderers/regions.py `composite`)."""
+        into the original (mangagen/jobs/regions.py `composite`)."""
         return self.perform(self.touchup_work(spec, seed), Waiting(**waiting))
 
     def rough(self, spec: PanelSpec, seed: int, **waiting: Unpack[WaitingOptions]) -> RenderResult:

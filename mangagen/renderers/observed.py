@@ -21,7 +21,7 @@ from django.conf import settings
 from django.core.cache import cache
 from redis.exceptions import RedisError
 
-from .base import ProviderState, RenderResult
+from .base import ProviderState, RenderResult, Verb
 from .models import RenderSample
 
 WINDOW = 200
@@ -88,16 +88,17 @@ def observed(*, renderer: str, model: str) -> ProviderStats:
 
 
 def current() -> ProviderStats:
-    """What was observed of the configured renderer (cached a few seconds; read from the
-    database when the cache, Redis, cannot answer)."""
-    from .factory import build
+    """What was observed of the renderer that draws panels (cached a few seconds; read
+    from the database when the cache, Redis, cannot answer)."""
+    from .registry import provider_for, renderer_for
 
-    key = f"renderers:observed:{settings.RENDERER}"
+    name = provider_for(Verb.RENDER)
+    key = f"renderers:observed:{name}"
     with contextlib.suppress(RedisError):
         found = cache.get(key)
         if isinstance(found, ProviderStats):
             return found
-    stats = observed(renderer=settings.RENDERER, model=build(settings.RENDERER).model)
+    stats = observed(renderer=name, model=renderer_for(Verb.RENDER).model)
     with contextlib.suppress(RedisError):
         cache.set(key, stats, timeout=CACHE_SECONDS)
     return stats

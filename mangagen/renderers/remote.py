@@ -98,7 +98,7 @@ class Adapter(Protocol):
     its worker died can follow the one already at the provider. An adapter that can
     redraw a region says `can_touch_up = True`; its `submit` then sends a request whose
     `mask` is set (a touch-up) to the provider's inpaint API, the mask converted to the
-    provider's polarity there (mangagen/renderers/regions.py `provider_mask`)."""
+    provider's polarity there (mangagen/renderers/masks.py `provider_mask`)."""
 
     name: str
     model: str

@@ -67,7 +67,7 @@ class RenderRequest:
     blocking: str = ""
     references: tuple[Reference, ...] = ()
     regions: tuple[Region, ...] = ()
-    # A touch-up: the picture now and the canonical mask (mangagen/renderers/regions.py:
+    # A touch-up: the picture now and the canonical mask (mangagen/renderers/masks.py:
     # PNG, mode "L", 255 = redraw), both at width×height. Empty for a render.
     image: bytes = field(default=b"", repr=False)
     mask: bytes = field(default=b"", repr=False)
@@ -197,7 +197,7 @@ def touchup_request(
     """A touch-up's request: the panel's request (its references: the sheets of the
     characters the region covers) with the touch-up's prompt, the picture scaled to
     width×height and the canonical mask at the same size."""
-    from .regions import scaled, scaled_picture
+    from .masks import scaled, scaled_picture
 
     request = panel_request(
         replace(spec.panel, description=spec.prompt or spec.panel.description),

@@ -6,7 +6,7 @@ from mangagen.drafting.catalog import DrafterName
 from mangagen.renderers import templates, workflows
 from mangagen.renderers.catalog import ImagesServer, RendererName, refuse_unknown
 from mangagen.settings.environment import env
-from mangagen.settings.rendering import RENDERER
+from mangagen.settings.rendering import RENDERER, RENDERER_FOR
 
 RENDER_HEIGHT = env.int("RENDER_HEIGHT", default=544)
 RENDER_HTTP_TIMEOUT_SECONDS = env.float("RENDER_HTTP_TIMEOUT_SECONDS", default=120.0)
@@ -26,6 +26,10 @@ IMAGES_MAX_REFERENCES = env.int("IMAGES_MAX_REFERENCES", default=4)
 IMAGES_SERVER = env.str("IMAGES_SERVER", default="openai")
 if refused := refuse_unknown("IMAGES_SERVER", IMAGES_SERVER, ImagesServer):
     raise ImproperlyConfigured(refused)
+
+
+# The providers something is drawn by: their own settings are checked.
+_IN_USE = {RENDERER, *RENDERER_FOR.values()}
 
 
 def _template(text: str, *, what: str) -> dict | None:
@@ -64,13 +68,13 @@ REPLICATE_INPAINT_MODEL = env.str(
 REPLICATE_INPAINT_INPUT = _template(
     env.str("REPLICATE_INPAINT_INPUT", default=""), what="REPLICATE_INPAINT_INPUT"
 )
-if RENDERER == RendererName.REPLICATE and not REPLICATE_API_TOKEN:
+if RendererName.REPLICATE in _IN_USE and not REPLICATE_API_TOKEN:
     raise ImproperlyConfigured("RENDERER=replicate needs REPLICATE_API_TOKEN.")
 RUNPOD_API_KEY = env.str("RUNPOD_API_KEY", default="")
 RUNPOD_ENDPOINT_ID = env.str("RUNPOD_ENDPOINT_ID", default="")
 RUNPOD_BASE_URL = env.str("RUNPOD_BASE_URL", default="https://api.runpod.ai")
 RUNPOD_INPUT = _template(env.str("RUNPOD_INPUT", default=""), what="RUNPOD_INPUT")
-if RENDERER == RendererName.RUNPOD and not (RUNPOD_API_KEY and RUNPOD_ENDPOINT_ID):
+if RendererName.RUNPOD in _IN_USE and not (RUNPOD_API_KEY and RUNPOD_ENDPOINT_ID):
     raise ImproperlyConfigured("RENDERER=runpod needs RUNPOD_API_KEY and RUNPOD_ENDPOINT_ID.")
 COMFYUI_BASE_URL = env.str("COMFYUI_BASE_URL", default="http://127.0.0.1:8188")
 COMFYUI_WORKFLOW = env.str("COMFYUI_WORKFLOW", default="")
@@ -79,15 +83,15 @@ COMFYUI_REFERENCE_WORKFLOW = env.str("COMFYUI_REFERENCE_WORKFLOW", default="")
 # names {{image}} and {{mask}} (the shipped SDXL inpainting one when unset).
 COMFYUI_INPAINT_WORKFLOW = env.str("COMFYUI_INPAINT_WORKFLOW", default="")
 # Sheets uploaded to ComfyUI stay in its input folder (its API cannot delete them; see
-# mangagen/renderers/comfyui.py); off: none is uploaded, panels drawn without references.
+# mangagen/renderers/providers/comfyui.py); off: none is uploaded, panels drawn without references.
 COMFYUI_UPLOAD_REFERENCES = env.bool("COMFYUI_UPLOAD_REFERENCES", default=True)
-if RENDERER == RendererName.COMFYUI:
+if RendererName.COMFYUI in _IN_USE:
     for _path in filter(None, (COMFYUI_WORKFLOW, COMFYUI_REFERENCE_WORKFLOW)):
         try:
             workflows.load(_path)
         except ValueError as exc:
             raise ImproperlyConfigured(str(exc)) from exc
-if COMFYUI_INPAINT_WORKFLOW and RENDERER in (RendererName.COMFYUI, RendererName.RUNPOD):
+if COMFYUI_INPAINT_WORKFLOW and _IN_USE & {RendererName.COMFYUI, RendererName.RUNPOD}:
     try:
         workflows.load_inpaint(COMFYUI_INPAINT_WORKFLOW)
     except ValueError as exc:
@@ -115,7 +119,7 @@ CHAT_TIMEOUT_SECONDS = env.float("CHAT_TIMEOUT_SECONDS", default=60.0)
 TRANSLATOR = env.str("TRANSLATOR", default="none")
 if TRANSLATOR not in ("none", "openai"):
     raise ImproperlyConfigured(f"TRANSLATOR is {TRANSLATOR!r}; use one of: none, openai.")
-# The judge (mangagen/renderers/judge.py): every render checked against its characters'
+# The judge (mangagen/jobs/judge.py): every render checked against its characters'
 # sheets before it is shown. `openai` asks an OpenAI-compatible chat endpoint that takes
 # images (POST {JUDGE_BASE_URL}/chat/completions); `none` shows renders unchecked.
 JUDGE = env.str("JUDGE", default="none")

@@ -2,6 +2,7 @@
 
 from django.core.exceptions import ImproperlyConfigured
 
+from mangagen.renderers.base import Verb
 from mangagen.renderers.catalog import RendererName, refuse_unknown
 from mangagen.settings.environment import env
 
@@ -10,6 +11,15 @@ RENDERER = env.str("RENDERER", default="procedural")
 # failing every panel.
 if refused := refuse_unknown("RENDERER", RENDERER, RendererName):
     raise ImproperlyConfigured(refused)
+# A purpose drawn by another provider than RENDERER's (`sheet=openai,touch-up=a1111`:
+# a verb each, render, sheet or touch-up), so a fast model can draw beside the final
+# one; every other verb is RENDERER's (mangagen/renderers/registry.py).
+RENDERER_FOR = env.dict("RENDERER_FOR", default={})
+for _verb, _name in RENDERER_FOR.items():
+    if refused := refuse_unknown("RENDERER_FOR's verb", _verb, Verb) or refuse_unknown(
+        f"RENDERER_FOR's {_verb}", _name, RendererName
+    ):
+        raise ImproperlyConfigured(refused)
 # For the simulated GPU, its cold start; for a real provider, the prior of what is
 # learned from its renders (mangagen/renderers/observed.py).
 RENDER_COLD_START_SECONDS = env.float("RENDER_COLD_START_SECONDS", default=20.0)

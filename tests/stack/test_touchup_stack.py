@@ -12,7 +12,7 @@ import io
 import pytest
 from PIL import Image, ImageChops
 
-from mangagen.renderers import regions
+from mangagen.jobs import regions
 from tests.support.people import Visitor
 from tests.support.stack import ROOT, Stack, fresh_database_url, redis_url
 from tests.support.waiting import wait_for

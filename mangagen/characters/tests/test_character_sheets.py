@@ -23,7 +23,7 @@ from mangagen.jobs.quote import quote as quote_of
 from mangagen.kernel.credit_history import public_reason
 from mangagen.orchestration import comic_deletion as deletion
 from mangagen.renderers import CharacterSpec, PanelSpec, RenderError
-from mangagen.renderers.procedural import Look, ProceduralRenderer
+from mangagen.renderers.providers.procedural import Look, ProceduralRenderer
 from mangagen.storyboards import services as storyboards
 from tests.support import factories
 from tests.support.factories import balance

@@ -13,9 +13,10 @@ import logging
 from dataclasses import replace
 
 from mangagen.render_kinds.kind import Request, Work, register
-from mangagen.renderers import PanelSpec, RenderError, RenderResult, regions
+from mangagen.renderers import PanelSpec, RenderError, RenderResult
 from mangagen.renderers.base import TouchUpSpec, Verb
 
+from .. import regions
 from ..attempts import Attempt, AttemptKind, Drawn
 from ..decisions import approve_panel
 from ..errors import IllegalTransition

@@ -145,7 +145,7 @@ def test_cancel_releases_the_hold_and_the_render_is_dropped(account, generate, r
 
 def test_cancel_while_the_renderer_draws(account, generate, run, monkeypatch):
     job, _ = generate()
-    from mangagen.renderers.procedural import ProceduralRenderer
+    from mangagen.renderers.providers.procedural import ProceduralRenderer
 
     original = ProceduralRenderer.render
 

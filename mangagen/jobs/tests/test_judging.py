@@ -261,7 +261,7 @@ def test_a_redraw_waiting_for_a_container_is_withdrawn_with_the_render_it_redraw
     redraws is withdrawn (its job ended), so is the redraw."""
     import threading
 
-    from mangagen.renderers.procedural import ProceduralRenderer
+    from mangagen.renderers.providers.procedural import ProceduralRenderer
     from tests.support.waiting import wait_for
 
     settings.GPU_POOL_SIZE = 1

@@ -27,7 +27,7 @@ from mangagen.observability import metrics
 from mangagen.observability.metrics import RenderOutcome
 from mangagen.renderers.models import RenderSample
 from mangagen.renderers.provider_http import PROVIDER_DOWN
-from mangagen.renderers.replicate import DEFAULT_INPUT
+from mangagen.renderers.providers.replicate import DEFAULT_INPUT
 from tests.support.factories import balance
 from tests.support.ledger_invariants import assert_ledger_invariants
 from tests.support.providers.replicate import ReplicateStandIn

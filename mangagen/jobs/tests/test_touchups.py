@@ -11,12 +11,12 @@ from django.utils import timezone
 from PIL import Image, ImageChops
 
 from ledger.models import Hold
-from mangagen.jobs import rendering, services
+from mangagen.jobs import regions, rendering, services
 from mangagen.jobs.events import EventType
 from mangagen.jobs.kinds import touchup as touchup_kind
 from mangagen.jobs.models import Job, JobKind, JobState, PanelState, RenderAttempt, TouchUp
-from mangagen.renderers import CharacterSpec, PanelSpec, RenderError, regions
-from mangagen.renderers.procedural import ProceduralRenderer
+from mangagen.renderers import CharacterSpec, PanelSpec, RenderError
+from mangagen.renderers.providers.procedural import ProceduralRenderer
 from mangagen.storyboards.models import KeptArt
 from tests.support import factories
 from tests.support.factories import balance

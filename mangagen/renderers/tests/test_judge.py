@@ -14,8 +14,8 @@ import time
 import pytest
 from PIL import Image
 
+from mangagen.jobs.judge import ChatJudge, Verdict, data_url, get_judge, parse
 from mangagen.renderers import CharacterSpec, PanelSpec, PlaceSpec
-from mangagen.renderers.judge import ChatJudge, Verdict, data_url, get_judge, parse
 from tests.support.factories import png
 from tests.support.providers.openai_compatible import ChatStandIn
 

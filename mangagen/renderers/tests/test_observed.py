@@ -94,7 +94,7 @@ def test_renderer_stats_prints_one_json_line(settings):
 
 def test_the_procedural_renderer_reports_its_phases_too(settings, tmp_path):
     from mangagen.renderers.gpu_pool import GpuPool
-    from mangagen.renderers.procedural import ProceduralRenderer
+    from mangagen.renderers.providers.procedural import ProceduralRenderer
     from tests.support.remote_renders import spec
 
     renderer = ProceduralRenderer(

@@ -9,7 +9,7 @@ from PIL import Image
 
 from mangagen.renderers.base import CharacterSpec, FromRoughSpec, PanelSpec, Verb, draw, sized
 from mangagen.renderers.gpu_pool import GpuPool, Priority
-from mangagen.renderers.procedural import ProceduralRenderer
+from mangagen.renderers.providers.procedural import ProceduralRenderer
 from tests.support.pictures import outline_likeness
 
 SPEC = PanelSpec(

@@ -16,8 +16,8 @@ from mangagen.renderers import CharacterSpec, PlaceSpec, RenderError, get_render
 from mangagen.renderers.base import ProviderState
 from mangagen.renderers.gpu_pool import GpuPool, Priority, Withdrawn
 from mangagen.renderers.provider_http import PROVIDER_DOWN
+from mangagen.renderers.providers.replicate import DEFAULT_INPUT, data_url
 from mangagen.renderers.remote import Submission
-from mangagen.renderers.replicate import DEFAULT_INPUT, data_url
 from tests.support.providers.replicate import ReplicateStandIn, version_of
 from tests.support.remote_renders import png, provider_settings, render_in_thread, spec
 from tests.support.waiting import wait_for

@@ -15,7 +15,8 @@ import pytest
 import requests
 from PIL import Image, ImageChops, ImageDraw
 
-from mangagen.renderers import RenderError, RenderResult, get_renderer, regions
+from mangagen.jobs import regions
+from mangagen.renderers import RenderError, RenderResult, get_renderer
 from mangagen.renderers.base import TouchUpSpec
 from mangagen.renderers.workflows import INPAINT, shipped
 from tests.support.providers.a1111 import A1111StandIn

@@ -11,9 +11,9 @@ from PIL import Image
 
 from mangagen.renderers import CharacterSpec, DialogueSpec, PanelSpec, RenderError, get_renderer
 from mangagen.renderers.gpu_pool import GpuPool
-from mangagen.renderers.openai_images import OpenAIImagesRenderer
-from mangagen.renderers.procedural import Look, ProceduralRenderer
 from mangagen.renderers.prompts import image_prompt
+from mangagen.renderers.providers.openai import OpenAIImagesRenderer
+from mangagen.renderers.providers.procedural import Look, ProceduralRenderer
 from tests.support.standin import Canned
 from tests.support.waiting import wait_for
 

@@ -9,8 +9,8 @@ import pytest
 from PIL import Image
 
 from mangagen.renderers import CharacterSpec, PanelSpec, SheetSpec, get_renderer
-from mangagen.renderers.openai_images import OpenAIImagesRenderer
 from mangagen.renderers.prompts import image_prompt, sheet_prompt
+from mangagen.renderers.providers.openai import OpenAIImagesRenderer
 from tests.support.standin import Canned
 
 

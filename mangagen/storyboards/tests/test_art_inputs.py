@@ -13,12 +13,12 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test.client import BOUNDARY, MULTIPART_CONTENT, encode_multipart
 
 from mangagen.jobs import services as jobs
+from mangagen.jobs.quote import quote as quote_of
 from mangagen.lettering import Letterable
 from mangagen.places import services as places
 from mangagen.renderers import CharacterSpec, PanelSpec, PlaceSpec
-from mangagen.renderers.procedural import Backdrop, Outfit, ProceduralRenderer
 from mangagen.renderers.prompts import image_prompt
-from mangagen.storyboards import selectors
+from mangagen.renderers.providers.procedural import Backdrop, Outfit, ProceduralRenderer
 from mangagen.storyboards import services as storyboards
 from mangagen.storyboards.hashing import art_hash
 from tests.support import factories
@@ -76,7 +76,7 @@ def art(board):
 
 
 def redrawn(board, user):
-    quote = selectors.quote(storyboard=board, user=user)
+    quote = quote_of(storyboard=board, user=user)
     return quote.render
 
 

@@ -40,13 +40,18 @@ import hashlib
 import uuid
 from urllib.parse import urlencode
 
-from .base import ProviderState, RenderError
-from .intake import Intake, Picture
-from .regions import Polarity, provider_mask
-from .remote import Call, Status, Submission
-from .render_request import RenderRequest
-from .templates import SLOTS, fill, references_in
-from .workflows import INPAINT, shipped
+from django.conf import settings
+
+from ..base import ProviderState, RenderError, Verb
+from ..building import inpaint_workflow, intake, provider_http, remote
+from ..catalog import RendererName
+from ..intake import Intake, Picture
+from ..masks import Polarity, provider_mask
+from ..registry import register
+from ..remote import Call, RemoteRenderer, Status, Submission
+from ..render_request import RenderRequest
+from ..templates import SLOTS, fill, references_in
+from ..workflows import INPAINT, shipped
 
 
 class ComfyUIAdapter:
@@ -191,3 +196,27 @@ def _ids(items: object) -> set[str]:
     if not isinstance(items, list):
         return set()
     return {str(item[1]) for item in items if isinstance(item, list) and len(item) > 1}
+
+
+def build() -> RemoteRenderer:
+    """A ComfyUI server through the provider layer: its workflows, shipped or the
+    operator's (COMFYUI_* settings)."""
+    from .. import workflows
+
+    plain = workflows.load(settings.COMFYUI_WORKFLOW or workflows.shipped_path(workflows.TXT2IMG))
+    references = workflows.load(
+        settings.COMFYUI_REFERENCE_WORKFLOW or workflows.shipped_path(workflows.REFERENCES)
+    )
+    adapter = ComfyUIAdapter(
+        base_url=settings.COMFYUI_BASE_URL,
+        workflow=plain,
+        reference_workflow=references,
+        model=workflows.checkpoint_of(plain) or settings.COMFYUI_WORKFLOW,
+        intake=intake(settings.COMFYUI_BASE_URL),
+        inpaint_workflow=inpaint_workflow(),
+        upload_references=settings.COMFYUI_UPLOAD_REFERENCES,
+    )
+    return remote(adapter, provider_http("ComfyUI", settings.COMFYUI_BASE_URL))
+
+
+register(RendererName.COMFYUI, verbs=Verb, build=build)

@@ -37,8 +37,9 @@ import time
 from typing import Any
 
 import requests
+from django.conf import settings
 
-from .base import (
+from ..base import (
     OnState,
     PanelSpec,
     Renderer,
@@ -46,14 +47,17 @@ from .base import (
     RenderResult,
     SheetSpec,
     TouchUpSpec,
+    Verb,
     Waiting,
 )
-from .catalog import ImagesServer
-from .gpu_pool import GpuPool, Priority
-from .intake import Intake, host_of
-from .provider_http import Answer, ProviderHTTP
-from .regions import Polarity, provider_mask
-from .render_request import (
+from ..building import intake
+from ..catalog import ImagesServer, RendererName
+from ..gpu_pool import GpuPool, Priority
+from ..intake import Intake, host_of
+from ..masks import Polarity, provider_mask
+from ..provider_http import Answer, ProviderHTTP
+from ..registry import register
+from ..render_request import (
     Reference,
     RenderRequest,
     panel_request,
@@ -259,3 +263,24 @@ def _mime(image: bytes) -> str:
     if image[:4] == b"RIFF" and image[8:12] == b"WEBP":
         return "image/webp"
     return "image/png"
+
+
+def build() -> OpenAIImagesRenderer:
+    """Any OpenAI-compatible images endpoint (IMAGES_* settings)."""
+    return OpenAIImagesRenderer(
+        base_url=settings.IMAGES_BASE_URL,
+        api_key=settings.IMAGES_API_KEY,
+        model=settings.IMAGES_MODEL,
+        size=settings.IMAGES_SIZE,
+        timeout=settings.RENDER_HTTP_TIMEOUT_SECONDS,
+        retries=settings.RENDER_HTTP_RETRIES,
+        backoff=settings.RENDER_HTTP_BACKOFF_SECONDS,
+        pool=GpuPool(cold_start_seconds=0),
+        reference_endpoint=settings.IMAGES_REFERENCE_ENDPOINT,
+        max_references=settings.IMAGES_MAX_REFERENCES,
+        server=settings.IMAGES_SERVER,
+        intake=intake(settings.IMAGES_BASE_URL),
+    )
+
+
+register(RendererName.OPENAI, verbs=Verb, build=build)

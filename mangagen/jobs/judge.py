@@ -24,8 +24,7 @@ from django.conf import settings
 from PIL import Image
 
 from mangagen.kernel.chat_client import ask_json_at
-
-from .base import PanelSpec
+from mangagen.renderers import PanelSpec
 
 logger = logging.getLogger(__name__)
 

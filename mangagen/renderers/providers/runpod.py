@@ -31,13 +31,18 @@ from __future__ import annotations
 
 import base64
 
-from .base import ProviderState, RenderError
-from .intake import Intake, Picture
-from .regions import Polarity, provider_mask
-from .remote import Call, Status, Submission
-from .render_request import RenderRequest
-from .templates import SLOTS, fill, placeholders_in, references_in
-from .workflows import INPAINT, REFERENCES, TXT2IMG, shipped
+from django.conf import settings
+
+from ..base import ProviderState, RenderError, Verb
+from ..building import inpaint_workflow, intake, provider_http, remote
+from ..catalog import RendererName
+from ..intake import Intake, Picture
+from ..masks import Polarity, provider_mask
+from ..registry import register
+from ..remote import Call, RemoteRenderer, Status, Submission
+from ..render_request import RenderRequest
+from ..templates import SLOTS, fill, placeholders_in, references_in
+from ..workflows import INPAINT, REFERENCES, TXT2IMG, shipped
 
 STATES = {"IN_QUEUE": ProviderState.STARTING, "IN_PROGRESS": ProviderState.RENDERING}
 
@@ -167,3 +172,22 @@ class RunPodAdapter:
     def cancel(self, submission: Submission, status: Status | None, call: Call) -> bool:
         answer = call("POST", f"/v2/{self.endpoint}/cancel/{submission.id}")
         return isinstance(answer.body, dict) and answer.body.get("status") == "CANCELLED"
+
+
+def build() -> RemoteRenderer:
+    """A RunPod serverless endpoint (worker-comfyui by default) through the provider layer."""
+    http = provider_http(
+        "RunPod",
+        settings.RUNPOD_BASE_URL,
+        headers={"Authorization": f"Bearer {settings.RUNPOD_API_KEY}"},
+    )
+    adapter = RunPodAdapter(
+        endpoint=settings.RUNPOD_ENDPOINT_ID,
+        template=settings.RUNPOD_INPUT,
+        intake=intake(settings.RUNPOD_BASE_URL),
+        inpaint_workflow=inpaint_workflow(),
+    )
+    return remote(adapter, http)
+
+
+register(RendererName.RUNPOD, verbs=Verb, build=build)

@@ -42,14 +42,18 @@ import uuid
 from typing import Any
 
 import requests
+from django.conf import settings
 from PIL import Image
 
-from .base import ProviderState, RenderError
-from .intake import Intake, Picture
-from .regions import Polarity, provider_mask
-from .remote import Call, Status, Submission
-from .render_request import Box, RenderRequest
-from .templates import fill, placeholders_in, references_in
+from ..base import ProviderState, RenderError, Verb
+from ..building import intake, provider_http, remote
+from ..catalog import RendererName
+from ..intake import Intake, Picture
+from ..masks import Polarity, provider_mask
+from ..registry import register
+from ..remote import Call, RemoteRenderer, Status, Submission
+from ..render_request import Box, RenderRequest
+from ..templates import fill, placeholders_in, references_in
 
 logger = logging.getLogger(__name__)
 
@@ -263,3 +267,20 @@ class A1111Adapter:
             except Exception:
                 logger.warning("Could not watch AUTOMATIC1111 task %s", submission.id)
                 return
+
+
+def build() -> RemoteRenderer:
+    """AUTOMATIC1111 (or Forge) through the provider layer (A1111_* settings)."""
+    user, _, password = settings.A1111_AUTH.partition(":")
+    auth = (user, password) if settings.A1111_AUTH else None
+    http = provider_http("AUTOMATIC1111", settings.A1111_BASE_URL, auth=auth)
+    adapter = A1111Adapter(
+        template=settings.A1111_PAYLOAD,
+        module=settings.A1111_REFERENCE_MODULE,
+        reference_model=settings.A1111_REFERENCE_MODEL,
+        intake=intake(settings.A1111_BASE_URL),
+    )
+    return remote(adapter, http)
+
+
+register(RendererName.A1111, verbs=Verb, build=build)

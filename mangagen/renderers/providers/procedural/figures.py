@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from mangagen.lettering.panel import BLOCKING_X
 
-from ..base import CharacterSpec
+from ...base import CharacterSpec
 from .outfits import Outfit
 from .surface import INK, PAPER, Surface
 

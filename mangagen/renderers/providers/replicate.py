@@ -29,14 +29,18 @@ import base64
 import io
 from datetime import datetime
 
+from django.conf import settings
 from PIL import Image
 
-from .base import ProviderState
-from .intake import Intake, Picture
-from .regions import Polarity, provider_mask, size_of
-from .remote import Call, Status, Submission
-from .render_request import RenderRequest
-from .templates import fill
+from ..base import ProviderState, Verb
+from ..building import intake, provider_http, remote
+from ..catalog import RendererName
+from ..intake import Intake, Picture
+from ..masks import Polarity, provider_mask, size_of
+from ..registry import register
+from ..remote import Call, RemoteRenderer, Status, Submission
+from ..render_request import RenderRequest
+from ..templates import fill
 
 DEFAULT_MODEL = "black-forest-labs/flux-schnell"
 DEFAULT_INPUT = {
@@ -167,6 +171,26 @@ class ReplicateAdapter:
 
 
 def _odd(answer: object, *, what: str = "an answer that is not a prediction"):
-    from .base import RenderError
+    from ..base import RenderError
 
     return RenderError(f"Replicate sent {what}: {str(answer)[:300]}", retryable=True)
+
+
+def build() -> RemoteRenderer:
+    """Replicate's models through the provider layer (REPLICATE_* settings)."""
+    http = provider_http(
+        "Replicate",
+        settings.REPLICATE_BASE_URL,
+        headers={"Authorization": f"Bearer {settings.REPLICATE_API_TOKEN}"},
+    )
+    adapter = ReplicateAdapter(
+        model=settings.REPLICATE_MODEL,
+        template=settings.REPLICATE_INPUT,
+        intake=intake(settings.REPLICATE_BASE_URL, *DELIVERY_HOSTS),
+        inpaint_model=settings.REPLICATE_INPAINT_MODEL,
+        inpaint_template=settings.REPLICATE_INPAINT_INPUT,
+    )
+    return remote(adapter, http)
+
+
+register(RendererName.REPLICATE, verbs=Verb, build=build)

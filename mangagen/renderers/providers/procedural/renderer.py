@@ -12,8 +12,8 @@ from dataclasses import dataclass, replace
 from django.conf import settings
 from PIL import Image, ImageDraw
 
-from .. import regions
-from ..base import (
+from ... import masks
+from ...base import (
     CharacterSpec,
     FromRoughSpec,
     PanelSpec,
@@ -24,7 +24,7 @@ from ..base import (
     Waiting,
     sized,
 )
-from ..gpu_pool import GpuPool, Priority
+from ...gpu_pool import GpuPool, Priority
 from .backdrops import Backgrounds
 from .figures import Figures, Look
 from .sketch import pencil
@@ -225,11 +225,11 @@ class ProceduralRenderer(Renderer):
         pixels outside the region as well: the caller composites it into the original.
         Deterministic."""
         drawn, faces = self.draw_with_faces(replace(spec.panel, description=spec.prompt), seed)
-        width, height = regions.size_of(spec.image)
+        width, height = masks.size_of(spec.image)
         image = Image.open(io.BytesIO(drawn)).convert("L")
         if image.size != (width, height):
             image = image.resize((width, height), Image.Resampling.LANCZOS)
-        x, y, w, h = regions.bounds(spec.mask)
+        x, y, w, h = masks.bounds(spec.mask)
         box = (x * width, y * height, (x + w) * width, (y + h) * height)
         rng = random.Random(f"{seed}:{spec.prompt}")
         step, tone = rng.randint(5, 11), rng.choice((INK, 96, 160))

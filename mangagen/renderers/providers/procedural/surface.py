@@ -8,7 +8,7 @@ import random
 
 from PIL import Image, ImageDraw
 
-from ..base import PanelSpec
+from ...base import PanelSpec
 
 INK = 0
 PAPER = 255

@@ -19,9 +19,20 @@ By what it draws: `figures` (a character's look, figures and faces), `outfits`,
 `renderer` puts them on a canvas (a panel's or a reference sheet's) and is the renderer.
 """
 
+from ...base import Verb
+from ...catalog import RendererName
+from ...registry import register
 from .backdrops import Backdrop
 from .figures import Look
 from .outfits import Outfit
 from .renderer import Canvas, ProceduralRenderer, SheetCanvas
 
-__all__ = ["Backdrop", "Canvas", "Look", "Outfit", "ProceduralRenderer", "SheetCanvas"]
+__all__ = ["Backdrop", "Canvas", "Look", "Outfit", "ProceduralRenderer", "SheetCanvas", "build"]
+
+
+def build() -> ProceduralRenderer:
+    """The offline renderer, its simulated GPU's timings the settings'."""
+    return ProceduralRenderer()
+
+
+register(RendererName.PROCEDURAL, verbs=Verb, build=build)
