@@ -63,6 +63,11 @@ class PagesView(APIView):
                         "panels": serializers.ListField(child=serializers.IntegerField()),
                         "template": serializers.CharField(),
                         "image_url": serializers.CharField(),
+                        "cells": serializers.DictField(
+                            child=serializers.ListField(child=serializers.FloatField()),
+                            help_text="Each panel's cell on the page image: [x0, y0, x1, y1] "
+                            "as fractions of the page, by index.",
+                        ),
                     },
                     many=True,
                 ),
@@ -97,6 +102,7 @@ def pages_body(comic) -> dict:
                     "panels": [i for page in comic.pages for i in page.panels],
                     "template": "strip",
                     "image_url": _url(comic, names[0]),
+                    "cells": {},
                 }
             ]
             if names
@@ -109,6 +115,7 @@ def pages_body(comic) -> dict:
                 "panels": page.panels,
                 "template": page.template,
                 "image_url": _url(comic, name),
+                "cells": {str(i): [round(v, 4) for v in rect] for i, rect in page.rects.items()},
             }
             for page, name in zip(comic.pages, names, strict=False)
         ]
