@@ -309,7 +309,10 @@ class Renderer:
         raise NotImplementedError
 
     def from_rough_work(self, spec: FromRoughSpec, seed: int) -> Any:
-        raise NotImplementedError
+        """A provider that takes no picture with a request still keeps what it can: the
+        panel drawn with the rough's seed (a provider overrides this with its own way of
+        taking the rough: an init, control or input image)."""
+        return self.panel_work(spec.panel, seed)
 
     def touchup_work(self, spec: TouchUpSpec, seed: int) -> Any:
         raise NotImplementedError

@@ -248,6 +248,14 @@ class KeptArt(models.Model):
         "mangagen.JobPanel", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     attempt = models.PositiveSmallIntegerField(default=1)
+    aspect = models.CharField(
+        max_length=16, blank=True, help_text="The page cell's shape it was drawn at, W:H."
+    )
+    fitted_to = models.CharField(
+        max_length=16,
+        blank=True,
+        help_text="A cell's shape the person chose to fit it to, as it is, rather than redraw.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     chosen_at = models.DateTimeField(default=timezone.now)
 

@@ -296,7 +296,14 @@ def last_beats(*, storyboard: Storyboard) -> list[str]:
 
 
 def keep_render(
-    *, storyboard_id: int, art_hash: str, image: bytes, faces: dict, source, attempt: int
+    *,
+    storyboard_id: int,
+    art_hash: str,
+    image: bytes,
+    faces: dict,
+    source,
+    attempt: int,
+    aspect: str = "",
 ) -> KeptArt:
     """Keeps a delivered render on its storyboard under the art hash it was drawn for.
 
@@ -313,6 +320,7 @@ def keep_render(
         faces=faces or {},
         source=source,
         attempt=attempt,
+        aspect=aspect,
     )
     kept.image.save("art.png", ContentFile(image), save=False)
     kept.save()

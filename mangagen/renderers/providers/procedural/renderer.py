@@ -176,7 +176,7 @@ class ProceduralRenderer(Renderer):
                 time.sleep(remaining)
             rendered = time.monotonic() - drawn_at
         booted = max(0.0, drawn_at - started - slot.queued_seconds)
-        width, height = _size_of(image)
+        width, height = _size_of(image) or (self.width, self.height)
         return RenderResult(
             image=image,
             content_type="image/png",
@@ -280,6 +280,10 @@ class ProceduralRenderer(Renderer):
         return buffer.getvalue(), faces
 
 
-def _size_of(png: bytes) -> tuple[int, int]:
-    with Image.open(io.BytesIO(png)) as image:
-        return image.size
+def _size_of(png: bytes) -> tuple[int, int] | None:
+    """The picture's size; None for bytes that are no picture (a caller's to refuse)."""
+    try:
+        with Image.open(io.BytesIO(png)) as image:
+            return image.size
+    except (OSError, ValueError):
+        return None
