@@ -9,7 +9,7 @@ from rest_framework.views import APIView
 
 from mangagen.api.bodies import json_object
 from mangagen.api.schema import refuses
-from mangagen.storyboards.api import owned_storyboard
+from mangagen.storyboards.selectors import owned_storyboard
 
 from . import services
 from .errors import NoToken

@@ -328,3 +328,36 @@ def test_the_settings_are_a_package_of_short_modules():
         for m in modules
         if len(m.read_text().splitlines()) >= 300
     } == {}
+
+
+# Small functions: none of the product's is
+# over 80 lines, from its `def` to its last line (tests and migrations aside).
+MAX_FUNCTION_LINES = 80
+PRODUCT_PACKAGES = ("ledger", "mangagen", "speculation")  # the benchmarks are not the product
+
+
+def long_functions(source: pathlib.Path, limit: int = MAX_FUNCTION_LINES) -> list[str]:
+    """Each function of `source` longer than `limit` lines, as `name (lines)`."""
+    return [
+        f"{node.name} ({node.end_lineno - node.lineno + 1})"
+        for node in ast.walk(ast.parse(source.read_text()))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.end_lineno - node.lineno + 1 > limit
+    ]
+
+
+def test_no_product_function_is_over_80_lines():
+    offenders = {}
+    for package in PRODUCT_PACKAGES:
+        for source in (ROOT / package).rglob("*.py"):
+            if {"tests", "migrations"} & set(source.parts):
+                continue
+            if found := long_functions(source):
+                offenders[source.relative_to(ROOT).as_posix()] = found
+    assert offenders == {}
+
+
+def test_the_guard_counts_a_long_function(tmp_path):
+    source = tmp_path / "long.py"
+    source.write_text("def long():\n" + "    x = 1\n" * 80 + "\n\ndef short():\n    pass\n")
+    assert long_functions(source) == ["long (81)"]

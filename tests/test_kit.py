@@ -202,6 +202,22 @@ def test_support_lives_in_tests_support():
     assert strays == []
 
 
+def test_every_whole_stack_is_started_by_the_one_helper():
+    """A test starts the whole stack with tests/support/stack.py's `stack` (its own
+    database, its own Redis database), never by building a Stack or naming a Redis
+    database itself: two stacks on one Redis database take each other's tasks."""
+    helper = ROOT / "tests" / "support" / "stack.py"
+    offenders = []
+    for source, tree in kit_sources().items():
+        if source == helper:
+            continue
+        for node in ast.walk(tree):
+            called = isinstance(node, ast.Call) and getattr(node.func, "id", "")
+            if called in ("Stack", "redis_url"):
+                offenders.append(f"{where(source, node)} {called}()")
+    assert offenders == []
+
+
 def test_no_test_module_imports_from_another():
     """What two test modules share is support (tests/support/), not one test's names.
     The browser tests' steps (tests/e2e) are shared between its modules, one flow each."""

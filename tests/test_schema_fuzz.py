@@ -46,7 +46,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from tests.support.people import Visitor
-from tests.support.stack import ROOT, WebServer, migrated_database_url, redis_url
+from tests.support.stack import ROOT, WebServer, migrated_database_url, own_redis_url
 from tests.support.stripe_checkout import StripeCheckout
 
 ARTIFACTS = ROOT / "artifacts"
@@ -77,7 +77,7 @@ def stripe():
 def web(stripe):
     env = {
         "DATABASE_URL": migrated_database_url("schema_fuzz"),
-        "REDIS_URL": redis_url(9),
+        "REDIS_URL": own_redis_url(),
         "STRIPE_SECRET_KEY": "sk_test_fuzz",
         "STRIPE_WEBHOOK_SECRET": "whsec_fuzz",
         "STRIPE_API_BASE": stripe.url,

@@ -10,8 +10,8 @@ from ledger import errors as ledger_errors
 from mangagen.api.schema import refuses
 from mangagen.api.throttles import WritesThrottle
 from mangagen.jobs.selectors import sheets_in_live_jobs
-from mangagen.storyboards.api import owned_storyboard
 from mangagen.storyboards.models import Storyboard
+from mangagen.storyboards.selectors import owned_storyboard
 
 from . import selectors, services
 from .errors import NoSuchCharacter, NoSuchOutfit, Refused

@@ -17,7 +17,7 @@ from ledger import errors as ledger_errors
 from mangagen.api.schema import refuses
 from mangagen.kernel.errors import InvalidInput
 from mangagen.kernel.quotas import Limit
-from mangagen.storyboards.api import owned_storyboard
+from mangagen.storyboards.selectors import owned_storyboard
 
 from . import services, touchups
 from .errors import (

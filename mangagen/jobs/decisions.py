@@ -1,7 +1,8 @@
 """A person's decisions on a render job: Generate (start, attach, confirm), approve, redo,
 cancel. Each one keyword-only, atomic and row-locked, in the lock order steps.py states.
 
-The worker's side is rendering.py; the sweeps are recovery.py; what they share (a
+The worker's side is rendering.py (a render attempt run as its kind, kinds/ and
+attempts.py); the sweeps are recovery.py; what they share (a
 job's state change, a render's hold and queue, delivery, ending a job) is steps.py.
 """
 

@@ -1,6 +1,6 @@
 """Sends the jobs' Celery tasks, by name, once the transaction commits.
 
-The state machine (decisions.py, rendering.py, recovery.py, steps.py) never
+The state machine (decisions.py, rendering.py, attempts.py, recovery.py, steps.py) never
 imports the worker's code (tasks.py imports it): it names the task and the
 queue (steps.queue_for), and Celery's router does the rest. `robust=True`: a
 broker that is down loses the message, not the request; the sweeps send a

@@ -1,5 +1,5 @@
 """The render job's shared steps: what the person's decisions (decisions.py), the worker
-(rendering.py) and the sweeps (recovery.py) all do to a job.
+(rendering.py, attempts.py) and the sweeps (recovery.py) all do to a job.
 
 Charging rule (mangagen/kernel/paid_render.py, a sheet's too): one hold per render, of
 its kind's price (kinds/); capture when the image is delivered to a confirmed job;

@@ -1,4 +1,5 @@
-"""Celery tasks of the jobs: thin wrappers over rendering.py and recovery.py, each one
+"""Celery tasks of the jobs: thin wrappers over rendering.py (through the one policy of
+every render task, mangagen/render_kinds/failures.py) and recovery.py, each one
 idempotent."""
 
 import logging

@@ -18,6 +18,8 @@ from django.utils.translation import gettext, gettext_lazy
 
 from ledger.models import Transfer
 
+from .failed_render import RENDER_FAILED
+
 BY_HAND = {
     Transfer.Kind.GRANT: gettext_lazy("Credits added by our support team"),
     Transfer.Kind.REVOKE: gettext_lazy("Credits removed by our support team"),
@@ -72,7 +74,7 @@ def public_reason(transfer: Transfer) -> str:
     if transfer.actor_id is not None or reason.startswith(OPERATOR_PREFIXES):
         return str(BY_HAND[transfer.kind])
     if reason.startswith(RENDER_FAILED_PREFIX):
-        return gettext("The render failed; nothing was charged")
+        return gettext(RENDER_FAILED)
     return _translated(reason, _REASONS)
 
 

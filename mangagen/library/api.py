@@ -15,8 +15,9 @@ from mangagen.kernel.errors import NotFound
 from mangagen.kernel.quotas import Limit
 from mangagen.places.errors import NoSuchPlace
 from mangagen.storyboards import limits
-from mangagen.storyboards.api import fresh_storyboard, owned_storyboard
+from mangagen.storyboards.api import fresh_storyboard
 from mangagen.storyboards.errors import ListFull, NameTaken
+from mangagen.storyboards.selectors import owned_storyboard
 
 from . import selectors, services
 from .models import CastMember, SavedPlace

@@ -20,8 +20,8 @@ from mangagen.api.errors import plain_error_response
 from mangagen.api.schema import refuses
 from mangagen.kernel import quotas
 from mangagen.kernel.quotas import Limit
-from mangagen.storyboards.api import owned_storyboard
 from mangagen.storyboards.models import ExportFormat, PageFormat, Storyboard
+from mangagen.storyboards.selectors import owned_storyboard
 from mangagen.translations.errors import NoSuchTranslation
 
 from . import exports

@@ -10,7 +10,7 @@ from mangagen.api.schema import refuses
 from mangagen.api.throttles import WritesThrottle
 from mangagen.characters.errors import Refused
 from mangagen.characters.uploads import checked_reference
-from mangagen.storyboards.api import owned_storyboard
+from mangagen.storyboards.selectors import owned_storyboard
 
 from . import selectors, services
 from .errors import NoSuchPlace

@@ -12,7 +12,7 @@ from mangagen.api.throttles import WritesThrottle
 from mangagen.kernel.quotas import Limit
 from mangagen.pages.errors import NothingToExport
 from mangagen.series.api import owned_series
-from mangagen.storyboards.api import owned_storyboard
+from mangagen.storyboards.selectors import owned_storyboard
 
 from . import selectors, services
 from .serializers import PublishSerializer

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, TypedDict, Unpack
 
+from mangagen.kernel import failed_render
+
 
 @dataclass(frozen=True)
 class CharacterSpec:
@@ -173,9 +175,9 @@ class RenderResult:
     metadata: dict = field(default_factory=dict)
 
 
-# Stored as it is (in English) and translated when shown (jobs/serializers.py lists it for
-# the catalog: settings import this module, before translations may be asked for).
-RENDER_FAILED = "The render failed; nothing was charged."
+# A failed render's public message, stored as it is (in English) and translated when
+# shown: the kernel's words for a failed render (one place).
+RENDER_FAILED = failed_render.RENDER_FAILED
 
 
 class RenderError(Exception):

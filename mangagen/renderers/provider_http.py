@@ -37,16 +37,15 @@ from typing import Any
 
 import requests
 
+from mangagen.kernel import failed_render
+
 from .base import OnState, ProviderState, RenderError, StateChange
 
 # Room for an inline picture of RENDER_IMAGE_MAX_BYTES (20 MB) as base64, and its JSON.
 MAX_BODY_BYTES = 32 * 1024 * 1024
 CHUNK = 64 * 1024
 
-PROVIDER_DOWN = (
-    "The image provider is not answering, so the render failed; nothing was charged. "
-    "Try again in a few minutes."
-)
+PROVIDER_DOWN = failed_render.PROVIDER_DOWN  # what the person is told (said once, there)
 
 
 @dataclass(frozen=True)

@@ -18,19 +18,8 @@ from mangagen.orchestration import comic_deletion as deletion
 from . import selectors, services
 from .errors import EmptyStory
 from .models import Storyboard
+from .selectors import owned_storyboard
 from .serializers import StoryboardSerializer, StoryboardWriteSerializer
-
-
-def owned_storyboard(request, pk: int, *, with_parts: bool = True) -> Storyboard:
-    """The signed-in person's storyboard, or 404. `with_parts` fetches its characters
-    and panels with it; Generate and speculate read those again under a lock, and
-    skip them here."""
-    queryset = Storyboard.objects.filter(owner=request.user)
-    if with_parts:
-        queryset = queryset.select_related("series").prefetch_related(
-            "characters", "panels", "places"
-        )
-    return get_object_or_404(queryset, pk=pk)
 
 
 def fresh_storyboard(storyboard: Storyboard) -> dict:

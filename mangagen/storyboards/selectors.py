@@ -1,10 +1,25 @@
-"""Reads about a storyboard's kept art: what each panel shows now (what Generate would
-cost is the jobs' quote, mangagen/jobs/quote.py)."""
+"""Reads of storyboards: a person's own one (what every API of a comic starts from), and
+its kept art: what each panel shows now (what Generate would cost is the jobs' quote,
+mangagen/jobs/quote.py)."""
 
 from __future__ import annotations
 
+from django.shortcuts import get_object_or_404
+
 from .hashing import storyboard_version
 from .models import KeptArt, Storyboard
+
+
+def owned_storyboard(request, pk: int, *, with_parts: bool = True) -> Storyboard:
+    """The signed-in person's storyboard (`request.user`'s), or Http404. `with_parts`
+    fetches its characters and panels with it; Generate and speculate read those again
+    under a lock, and skip them here."""
+    queryset = Storyboard.objects.filter(owner=request.user)
+    if with_parts:
+        queryset = queryset.select_related("series").prefetch_related(
+            "characters", "panels", "places"
+        )
+    return get_object_or_404(queryset, pk=pk)
 
 
 def current_takes(*, storyboard: Storyboard) -> dict[str, KeptArt]:

@@ -18,7 +18,7 @@ from mangagen.api.throttles import WritesThrottle
 from mangagen.kernel.quotas import Limit
 from mangagen.lettering import one_line
 from mangagen.storyboards import limits
-from mangagen.storyboards.api import owned_storyboard
+from mangagen.storyboards.selectors import owned_storyboard
 
 from . import selectors, services
 from .errors import NoSuchTranslation, NoTranslator, TranslationRefused, TranslatorFailed

@@ -40,16 +40,14 @@ def chat_model():
     server.server_close()
 
 
-@pytest.fixture(scope="session")
-def stack(chat_model):
-    from tests.support.stack import Stack, fresh_database_url, redis_url
+@pytest.fixture(scope="session", name="stack")
+def browsed_stack(chat_model):
+    from tests.support.stack import stack
 
     if not os.environ.get("REDIS_URL"):
         pytest.skip("browser tests need REDIS_URL (make test starts an embedded Redis)")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     env = {
-        "DATABASE_URL": fresh_database_url("e2e"),
-        "REDIS_URL": redis_url(4),
         "HOLD_SWEEP_SECONDS": "3600",
         "RENDER_COLD_START_SECONDS": "3",
         "SPECULATION_DEBOUNCE_MS": "800",
@@ -60,7 +58,7 @@ def stack(chat_model):
         "TRANSLATOR": "openai",
         "CHAT_BASE_URL": chat_model.url,
     }
-    with Stack(env=env, log=ARTIFACTS / "stack.log") as running:
+    with stack("e2e", log=ARTIFACTS / "stack.log", **env) as running:
         yield running
 
 

@@ -10,7 +10,7 @@ import pytest
 from tests.e2e.conftest import ARTIFACTS, wait_until
 from tests.support.factories import png
 from tests.support.providers.openai_compatible import ChatStandIn
-from tests.support.stack import stack_of_its_own
+from tests.support.stack import stack
 from tests.support.visits import Person, setup_people
 
 
@@ -23,9 +23,8 @@ def chat():
 @pytest.fixture(scope="module")
 def judged_stack(chat):
     env = {**chat.environment(), "RENDER_COLD_START_SECONDS": "0", "RENDER_SECONDS": "0.2"}
-    with stack_of_its_own(
-        "e2e-judge", redis_db=8, env=env, log=ARTIFACTS / "judge-stack.log"
-    ) as running:
+    env["SPECULATION_LOOKAHEAD"] = "0"
+    with stack("e2e-judge", log=ARTIFACTS / "judge-stack.log", **env) as running:
         yield running
 
 

@@ -24,7 +24,7 @@ import requests
 
 from tests.support.people import Visitor
 from tests.support.redis_server import start_redis
-from tests.support.stack import ROOT, Stack, free_port, fresh_database_url
+from tests.support.stack import ROOT, Stack, free_port, stack
 from tests.support.waiting import wait_for
 
 # One page a chapter (one panel each), reckoned at 5 CPU seconds: a budget of 10
@@ -34,13 +34,12 @@ PAGE_SECONDS = 5
 BUDGET = 2 * PAGE_SECONDS
 
 
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory):
+@pytest.fixture(scope="module", name="stack")
+def budget_stack(tmp_path_factory):
     port = free_port()
     own_redis = start_redis(port)
     folder = tmp_path_factory.mktemp("budget-stack")
     env = {
-        "DATABASE_URL": fresh_database_url("budget_stack"),
         "REDIS_URL": f"redis://127.0.0.1:{port}/0",
         "WEB_PROCESSES": "2",
         "RENDER_COLD_START_SECONDS": "0",
@@ -57,7 +56,7 @@ def stack(tmp_path_factory):
         "BEAT_SCHEDULE_FILE": str(folder / "beat-schedule"),
     }
     try:
-        with Stack(env=env, log=ROOT / "artifacts" / "budget-stack.log") as running:
+        with stack("budget-stack", log=ROOT / "artifacts" / "budget-stack.log", **env) as running:
             yield running, redis.Redis(port=port)
     finally:
         own_redis.terminate()

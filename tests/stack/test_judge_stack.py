@@ -15,7 +15,7 @@ from PIL import Image
 
 from tests.support.factories import png
 from tests.support.providers.openai_compatible import ChatStandIn
-from tests.support.stack import counted, stack_of_its_own
+from tests.support.stack import counted, stack
 from tests.support.visits import Person, setup_people
 from tests.support.waiting import wait_for
 
@@ -28,17 +28,18 @@ def chat():
         yield standin
 
 
-@pytest.fixture(scope="module")
-def stack(chat):
+@pytest.fixture(scope="module", name="stack")
+def judged_stack(chat):
     env = {
         **chat.environment(),
         "JUDGE_MIN_SCORE": "0.6",
         "JUDGE_MAX_REDRAWS": "1",
         "JUDGE_TIMEOUT_SECONDS": "10",
         "SPECULATION_MIN_CHANCE": "0",
+        "SPECULATION_LOOKAHEAD": "0",
         "METRICS_TOKEN": "judge-stack-metrics",
     }
-    with stack_of_its_own("judge-stack", redis_db=7, env=env) as running:
+    with stack("judge-stack", **env) as running:
         running.shell("from mangagen.renderers.gpu_pool import GpuPool; GpuPool().reset()")
         yield running
 

@@ -18,7 +18,7 @@ from PIL import Image, ImageChops
 
 from tests.support.comicinfo import schema as comicinfo_schema
 from tests.support.people import Visitor
-from tests.support.stack import ROOT, Stack, fresh_database_url, redis_url
+from tests.support.stack import ROOT, Stack, stack
 from tests.support.waiting import wait_for
 
 ARTIFACTS = ROOT / "artifacts"
@@ -26,19 +26,12 @@ CAST = [{"name": "Aiko", "description": "red scarf"}]
 LINE = {"speaker": "Aiko", "text": "Over here, quickly!"}
 
 
-@pytest.fixture(scope="module")
-def stack():
-    env = {
-        "DATABASE_URL": fresh_database_url("lettering_stack"),
-        "REDIS_URL": redis_url(7),
-        "RENDER_COLD_START_SECONDS": "0.2",
-        "RENDER_SECONDS": "0.2",
-        "SPECULATION_ENABLED": "false",
-        "GPU_POOL_PREFIX": "lettering-stack",
-        "MEDIA_ROOT": str(ROOT / "var" / "lettering-stack-media"),
-        "BEAT_SCHEDULE_FILE": str(ROOT / "var" / "lettering-stack-celerybeat-schedule"),
-    }
-    with Stack(env=env, log=ARTIFACTS / "lettering-stack.log") as running:
+@pytest.fixture(scope="module", name="stack")
+def lettering_stack():
+    env = {"RENDER_COLD_START_SECONDS": "0.2", "RENDER_SECONDS": "0.2"}
+    with stack(
+        "lettering-stack", log=ARTIFACTS / "lettering-stack.log", SPECULATION_ENABLED="false", **env
+    ) as running:
         yield running
 
 

@@ -23,24 +23,23 @@ from mangagen.observability.metrics import (
     TaskOutcome,
 )
 from speculation.models import DeclineReason
-from tests.support.stack import ROOT, Stack, fresh_database_url, redis_url
+from tests.support.stack import ROOT, stack
 
 TOKEN = "metrics-token-from-zero"
 # Tasks a quiet stack never runs (beat runs the sweeps at once): their series are at 0.
 NEVER_RUN = ("mangagen.jobs.tasks.render_panel", "mangagen.characters.tasks.render_sheet")
 
 
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory):
+@pytest.fixture(scope="module", name="stack")
+def fresh_stack(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("from-zero")
     env = {
-        "DATABASE_URL": fresh_database_url("from_zero"),
-        "REDIS_URL": redis_url(12),
         "METRICS_TOKEN": TOKEN,
         "MEDIA_ROOT": str(tmp / "media"),
         "BEAT_SCHEDULE_FILE": str(tmp / "beat-schedule"),
     }
-    with Stack(env=env, log=ROOT / "artifacts" / "metrics-from-zero-stack.log") as running:
+    log = ROOT / "artifacts" / "metrics-from-zero-stack.log"
+    with stack("from-zero", log=log, **env) as running:
         yield running
 
 

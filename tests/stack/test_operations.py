@@ -21,7 +21,7 @@ import requests
 
 from tests.support.faults import drop_database_connections, drop_redis_clients, kill
 from tests.support.redis_server import start_redis
-from tests.support.stack import ROOT, Stack, free_port, fresh_database_url
+from tests.support.stack import ROOT, Stack, free_port, fresh_database_url, stack
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.postgres
@@ -139,14 +139,13 @@ def test_a_web_process_says_what_it_lacks_and_recovers_from_a_dropped_database(t
 # --- the whole stack ----------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory):
+@pytest.fixture(scope="module", name="stack")
+def operated_stack(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("operations")
     redis_port = free_port()
     redis_server = start_redis(redis_port)
     env = {
         **PRODUCTION_SETTINGS,
-        "DATABASE_URL": fresh_database_url("operations"),
         "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
         "WEB_PROCESSES": "2",
         "LOG_FORMAT": "json",
@@ -164,7 +163,7 @@ def stack(tmp_path_factory):
         "BEAT_SCHEDULE_FILE": str(tmp / "beat-schedule"),
     }
     try:
-        with Stack(env=env, log=ROOT / "artifacts" / "operations-stack.log") as running:
+        with stack("operations", log=ROOT / "artifacts" / "operations-stack.log", **env) as running:
             running.redis_port = redis_port
             yield running
     finally:

@@ -17,7 +17,7 @@ import pytest
 from PIL import Image
 
 from tests.support.people import Visitor
-from tests.support.stack import ROOT, WebServer, migrated_database_url, redis_url
+from tests.support.stack import ROOT, WebServer, migrated_database_url, own_redis_url
 
 BUDGET = 7 * 1024 * 1024
 PLACES = ["Rooftop", "Station", "Harbour"]
@@ -27,7 +27,7 @@ PLACES = ["Rooftop", "Station", "Harbour"]
 def web():
     env = {
         "DATABASE_URL": migrated_database_url("picture_budget"),
-        "REDIS_URL": redis_url(13),
+        "REDIS_URL": own_redis_url(),
         "PICTURE_BYTES_PER_PERSON": str(BUDGET),
     }
     with WebServer(env=env, log=ROOT / "artifacts" / "picture-budget.log") as running:

@@ -13,7 +13,7 @@ import requests
 from django.conf import settings
 
 from tests.support.people import Visitor
-from tests.support.stack import ROOT, Stack, fresh_database_url, redis_url
+from tests.support.stack import ROOT, Stack, stack
 from tests.support.waiting import wait_for
 
 TOKEN = "quiet-terminal-metrics-token"
@@ -21,12 +21,10 @@ PANELS = [{"description": "Aiko runs.", "shot": "wide"}, {"description": "Aiko w
 HOUSEKEEPING = sorted({entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()})
 
 
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory):
+@pytest.fixture(scope="module", name="stack")
+def quiet_stack(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("quiet")
     env = {
-        "DATABASE_URL": fresh_database_url("quiet"),
-        "REDIS_URL": redis_url(10),
         "METRICS_TOKEN": TOKEN,
         "HOLD_SWEEP_SECONDS": "1",  # every sweep every second, as the lost-render one
         "RENDER_COLD_START_SECONDS": "1",
@@ -35,7 +33,7 @@ def stack(tmp_path_factory):
         "MEDIA_ROOT": str(tmp / "media"),
         "BEAT_SCHEDULE_FILE": str(tmp / "beat-schedule"),
     }
-    with Stack(env=env, log=ROOT / "artifacts" / "quiet-terminal-stack.log") as running:
+    with stack("quiet", log=ROOT / "artifacts" / "quiet-terminal-stack.log", **env) as running:
         yield running
 
 

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from tests.support.people import Visitor
-from tests.support.stack import ROOT, Stack, fresh_database_url, redis_url
+from tests.support.stack import ROOT, stack
 from tests.support.waiting import wait_for
 
 PANELS = [
@@ -24,17 +24,11 @@ PANELS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def stack():
-    env = {
-        "DATABASE_URL": fresh_database_url("reading_links"),
-        "REDIS_URL": redis_url(7),
-        "RENDER_COLD_START_SECONDS": "0",
-        "RENDER_SECONDS": "0.1",
-        "MEDIA_ROOT": str(ROOT / "var" / "reading-links-media"),
-        "BEAT_SCHEDULE_FILE": str(ROOT / "var" / "reading-links-celerybeat-schedule"),
-    }
-    with Stack(env=env, log=ROOT / "artifacts" / "reading-links-stack.log") as running:
+@pytest.fixture(scope="module", name="stack")
+def reading_stack():
+    env = {"RENDER_COLD_START_SECONDS": "0", "RENDER_SECONDS": "0.1"}
+    log = ROOT / "artifacts" / "reading-links-stack.log"
+    with stack("reading-links", log=log, **env) as running:
         yield running
 
 

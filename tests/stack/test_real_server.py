@@ -18,7 +18,7 @@ import websocket
 
 from mangagen.web.consumers import CloseCode
 from tests.support.people import Visitor, close_code
-from tests.support.stack import ROOT, WebServer, migrated_database_url, redis_url
+from tests.support.stack import ROOT, WebServer, migrated_database_url, own_redis_url
 from tests.support.waiting import wait_for
 
 ARTIFACTS = ROOT / "artifacts"
@@ -35,7 +35,7 @@ def database_url():
 
 def server(database_url: str, name: str, **env: str):
     return WebServer(
-        env={"DATABASE_URL": database_url, "REDIS_URL": redis_url(6), **env},
+        env={"DATABASE_URL": database_url, "REDIS_URL": own_redis_url(), **env},
         log=ARTIFACTS / f"real-server-{name}.log",
     )
 

@@ -12,7 +12,8 @@ import requests
 import websocket
 
 from tests.support.redis_server import start_redis
-from tests.support.stack import ROOT, Stack, free_port, fresh_database_url
+from tests.support.stack import ROOT, free_port
+from tests.support.stack import stack as whole_stack
 from tests.support.waiting import wait_for
 
 PASSWORD = "restart-pass-1234"
@@ -69,7 +70,6 @@ def test_redis_restarted_mid_job(tmp_path):
     port = free_port()
     redis = start_redis(port)
     env = {
-        "DATABASE_URL": fresh_database_url("restart"),
         "REDIS_URL": f"redis://127.0.0.1:{port}/0",
         "RENDER_COLD_START_SECONDS": "0",
         "RENDER_SECONDS": "0.5",
@@ -80,7 +80,8 @@ def test_redis_restarted_mid_job(tmp_path):
         "BEAT_SCHEDULE_FILE": str(tmp_path / "beat-schedule"),
     }
     try:
-        with Stack(env=env, log=ROOT / "artifacts" / "redis-restart-stack.log") as stack:
+        log = ROOT / "artifacts" / "redis-restart-stack.log"
+        with whole_stack("restart", log=log, **env) as stack:
             board = stack.shell(
                 "from django.contrib.auth import get_user_model;"
                 "from ledger import services as ledger;"

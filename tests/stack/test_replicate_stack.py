@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.providers.replicate import ReplicateStandIn
-from tests.support.stack import Stack, counted, stack_of_its_own
+from tests.support.stack import Stack, counted, stack
 from tests.support.visits import Person, setup_people
 from tests.support.waiting import wait_for
 
@@ -20,15 +20,16 @@ def replicate():
         yield standin
 
 
-@pytest.fixture(scope="module")
-def stack(replicate):
+@pytest.fixture(scope="module", name="stack")
+def replicate_stack(replicate):
     env = {
         **replicate.environment(),
         "RENDER_HTTP_BACKOFF_SECONDS": "0.2",
         "SPECULATION_MIN_CHANCE": "0",
+        "SPECULATION_LOOKAHEAD": "0",
         "METRICS_TOKEN": "replicate-stack-metrics",
     }
-    with stack_of_its_own("replicate-stack", redis_db=5, env=env) as running:
+    with stack("replicate-stack", **env) as running:
         running.shell("from mangagen.renderers.gpu_pool import GpuPool; GpuPool().reset()")
         yield running
 

@@ -22,7 +22,7 @@ import pytest
 import requests
 from PIL import Image
 
-from tests.support.stack import ROOT, free_port, fresh_database_url, redis_url, stop
+from tests.support.stack import ROOT, free_port, fresh_database_url, own_redis_url, stop
 from tests.support.waiting import wait_for
 
 
@@ -43,7 +43,7 @@ def machines(tmp_path, s3_server):
         **s3_server.env(bucket),
         "DJANGO_SETTINGS_MODULE": "mangagen.settings",
         "DATABASE_URL": fresh_database_url("storage_stack"),
-        "REDIS_URL": redis_url(6),
+        "REDIS_URL": own_redis_url(),
         "DEBUG": "on",
         "HOST": "127.0.0.1",
         "PORT": str(port),

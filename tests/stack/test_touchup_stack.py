@@ -14,29 +14,24 @@ from PIL import Image, ImageChops
 
 from mangagen.jobs import regions
 from tests.support.people import Visitor
-from tests.support.stack import ROOT, Stack, fresh_database_url, redis_url
+from tests.support.stack import ROOT, stack
 from tests.support.waiting import wait_for
 
 PANELS = [{"description": "Aiko waits on a rooftop.", "shot": "wide", "characters": ["Aiko"]}]
 BOX = [0.2, 0.25, 0.4, 0.5]
 
 
-@pytest.fixture(scope="module")
-def stack():
+@pytest.fixture(scope="module", name="stack")
+def touchup_stack():
     env = {
-        "DATABASE_URL": fresh_database_url("touchup_stack"),
-        "REDIS_URL": redis_url(11),
         "RENDERER": "procedural",
         "RENDER_COLD_START_SECONDS": "0",
         "RENDER_SECONDS": "0.2",
         "RENDER_WIDTH": "320",
         "RENDER_HEIGHT": "240",
-        "GPU_POOL_PREFIX": "touchup-stack",
         "SPECULATION_LOOKAHEAD": "0",
-        "MEDIA_ROOT": str(ROOT / "var" / "touchup-stack-media"),
-        "BEAT_SCHEDULE_FILE": str(ROOT / "var" / "touchup-stack-celerybeat-schedule"),
     }
-    with Stack(env=env, log=ROOT / "artifacts" / "touchup-stack.log") as running:
+    with stack("touchup-stack", log=ROOT / "artifacts" / "touchup-stack.log", **env) as running:
         yield running
 
 

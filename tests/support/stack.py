@@ -65,10 +65,25 @@ def stop(process: subprocess.Popen | None) -> None:
 
 
 def redis_url(db: int) -> str:
+    """Database `db` of REDIS_URL's server (the benchmarks name theirs; a test takes
+    `own_redis_url`)."""
     url = os.environ.get("REDIS_URL")
     if not url:
         raise RuntimeError("REDIS_URL is not set (make test / bin/with-redis set it)")
     return urlunsplit(urlsplit(url)._replace(path=f"/{db}"))
+
+
+# Databases 1–15 of REDIS_URL's server, one to each caller; the tests' own process keeps 0.
+_redis_databases = iter(range(1, 16))
+
+
+def own_redis_url() -> str:
+    """A Redis database of REDIS_URL's server that no other caller in this run gets: one
+    stack's broker, channel layer and GPU pool see nothing of another's."""
+    try:
+        return redis_url(next(_redis_databases))
+    except StopIteration:
+        raise RuntimeError("more stacks in one run than Redis has databases") from None
 
 
 # The Procfile's Celery workers (`-n render@%h`, `-n speculative@%h`).
@@ -186,20 +201,18 @@ class WebServer(Stack):
         return True
 
 
-def stack_of_its_own(
-    name: str, *, redis_db: int, env: dict[str, str], log: Path | None = None
-) -> Stack:
-    """A Stack (not started: use it as a context manager) that shares nothing with
-    another's: a fresh database, Redis database `redis_db`, a GPU pool, media folder,
-    beat schedule and log (var/`name`.log unless `log`) named for it; no speculation
-    ahead of Generate (SPECULATION_LOOKAHEAD 0); then the test's own `env`."""
+def stack(name: str, *, log: Path | None = None, **env: str) -> Stack:
+    """A Stack of its own (not started: use it as a context manager), the one way a test
+    starts the whole stack: a fresh database and a Redis database no other stack of this
+    run has (`own_redis_url`, unless `env` names a REDIS_URL of the test's own: a Redis
+    it starts and stops), a GPU pool, media folder and beat schedule named for it, its
+    log at var/`name`.log unless `log`; then the caller's `env`."""
     var = ROOT / "var"
     return Stack(
         env={
             "DATABASE_URL": fresh_database_url(name.replace("-", "_")),
-            "REDIS_URL": redis_url(redis_db),
+            "REDIS_URL": env.get("REDIS_URL") or own_redis_url(),
             "GPU_POOL_PREFIX": name,
-            "SPECULATION_LOOKAHEAD": "0",
             "MEDIA_ROOT": str(var / f"{name}-media"),
             "BEAT_SCHEDULE_FILE": str(var / f"{name}-celerybeat-schedule"),
             **env,

@@ -134,7 +134,7 @@ def test_a_failed_render_releases_its_hold(
     assert balance(account) == (5, 0)
     release = Transfer.objects.get(pending=sheet.hold.pending_transfer)
     assert "GPU on fire" in release.reason
-    assert public_reason(release) == "The render failed; nothing was charged"
+    assert public_reason(release) == "The render failed; nothing was charged."
     assert_ledger_invariants()
 
 

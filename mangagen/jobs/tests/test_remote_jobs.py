@@ -138,7 +138,7 @@ def test_a_refusal_fails_at_once_and_the_person_is_told_nothing_was_charged(
     assert "Additional property guidance is not allowed" in caplog.text
     release = Transfer.objects.get(pending=panel.hold.pending_transfer)
     assert "Additional property guidance" in release.reason  # for operators
-    assert public_reason(release) == "The render failed; nothing was charged"
+    assert public_reason(release) == "The render failed; nothing was charged."
     assert balance(account) == (10, 0)
     assert RenderAttempt.objects.get(job=job).outcome == RenderOutcome.FAILED
 

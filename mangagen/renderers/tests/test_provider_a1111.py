@@ -11,9 +11,9 @@ import pytest
 from PIL import Image
 
 from mangagen.renderers import RenderError, get_renderer
-from mangagen.renderers.providers.a1111 import DEFAULT_PAYLOAD
 from mangagen.renderers.base import ProviderState
 from mangagen.renderers.gpu_pool import GpuPool, Withdrawn
+from mangagen.renderers.providers.a1111 import DEFAULT_PAYLOAD
 from tests.support.providers.a1111 import A1111StandIn
 from tests.support.remote_renders import (
     AIKO,

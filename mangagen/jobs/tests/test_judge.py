@@ -141,9 +141,13 @@ def test_a_slow_judge_is_no_verdict_at_its_timeout_not_at_its_answer(chat):
     assert time.monotonic() - started < 5  # its answer would take 10 s
 
 
-def test_a_render_that_is_no_picture_is_not_sent():
-    judge = ChatJudge(base_url="http://127.0.0.1:9/v1", api_key="", model="m", timeout=5)
-    assert judge.judge(picture=b"not a picture", spec=SPEC) is None
+def test_a_render_that_is_no_picture_is_not_sent(chat):
+    """Against a judge that answers (the stand-in): no verdict, because nothing was
+    asked, not because nothing listened."""
+    assert judge_of(chat).judge(picture=b"not a picture", spec=SPEC) is None
+    assert chat.made == []
+    assert judge_of(chat).judge(picture=RENDER, spec=SPEC) is not None  # a picture is sent
+    assert len(chat.made) == 1
 
 
 def test_the_stand_in_refuses_what_openai_refuses(chat):
