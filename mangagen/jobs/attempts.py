@@ -128,7 +128,7 @@ class AttemptKind(RenderKind):
         )
         return Work(
             ref,
-            renderer,
+            finals.renderer_of(request, renderer),
             request,
             ticket=ref.ticket,
             priority=priority,

@@ -19,7 +19,7 @@ from django.conf import settings
 
 from mangagen.pages.shapes import cell_aspects
 from mangagen.render_kinds.kind import Request
-from mangagen.renderers import PanelSpec
+from mangagen.renderers import PanelSpec, Renderer, registry
 from mangagen.renderers.base import FromRoughSpec, Verb
 from mangagen.roughs.models import Rough
 from mangagen.roughs.selectors import ready_rough, rough_in_flight
@@ -80,6 +80,14 @@ def once_the_rough_is_in(
     return replace(
         request, verb=Verb.FROM_ROUGH, spec=FromRoughSpec(spec, picture), seed=rough.seed
     )
+
+
+def renderer_of(request: Request, renderer: Renderer) -> Renderer:
+    """The renderer a panel's request is drawn by: the panels' one (`renderer`), or for a
+    final from its rough the provider RENDERER_FOR names for `from-rough`, if any."""
+    if request.verb != Verb.FROM_ROUGH or not settings.RENDERER_FOR.get(str(Verb.FROM_ROUGH)):
+        return renderer
+    return registry.renderer_for(Verb.FROM_ROUGH)
 
 
 def _picture(rough: Rough) -> bytes | None:

@@ -12,8 +12,8 @@ RENDERER = env.str("RENDERER", default="procedural")
 if refused := refuse_unknown("RENDERER", RENDERER, RendererName):
     raise ImproperlyConfigured(refused)
 # A purpose drawn by another provider than RENDERER's (`sheet=openai,touch-up=a1111`:
-# a verb each, render, sheet or touch-up), so a fast model can draw beside the final
-# one; every other verb is RENDERER's (mangagen/renderers/registry.py).
+# a verb each, render, sheet, touch-up, rough or from-rough), so a fast model can draw
+# beside the final one; every other verb is RENDERER's (mangagen/renderers/registry.py).
 RENDERER_FOR = env.dict("RENDERER_FOR", default={})
 for _verb, _name in RENDERER_FOR.items():
     if refused := refuse_unknown("RENDERER_FOR's verb", _verb, Verb) or refuse_unknown(

@@ -15,7 +15,8 @@ from PIL import Image
 
 from tests.support.people import Visitor
 from tests.support.pictures import outline_likeness
-from tests.support.stack import ROOT, stack_of_its_own
+from tests.support.stack import ROOT
+from tests.support.stack import stack as stack_of_its_own
 from tests.support.waiting import wait_for
 
 CAST = [
@@ -40,18 +41,16 @@ BUDGET = 6
 def stack():
     running = stack_of_its_own(
         "roughs-stack",
-        redis_db=12,
-        env={
-            "RENDERER": "procedural",
-            "RENDER_COLD_START_SECONDS": "0",
-            "RENDER_SECONDS": "0.3",
-            "ROUGH_SECONDS": "0.1",
-            "RENDER_WIDTH": "480",
-            "RENDER_HEIGHT": "340",
-            "ROUGHS_PER_PERSON_PER_DAY": str(BUDGET),
-            "SPECULATION_ENABLED": "off",
-        },
         log=ROOT / "artifacts" / "roughs-stack.log",
+        RENDERER="procedural",
+        RENDER_COLD_START_SECONDS="0",
+        RENDER_SECONDS="0.3",
+        ROUGH_SECONDS="0.1",
+        RENDER_WIDTH="480",
+        RENDER_HEIGHT="340",
+        ROUGHS_PER_PERSON_PER_DAY=str(BUDGET),
+        SPECULATION_ENABLED="off",
+        SPECULATION_LOOKAHEAD="0",
     )
     with running:
         yield running

@@ -77,9 +77,7 @@ def test_no_rough_no_from_rough(person, board, run):
     assert job_panel(person, job, 1)["aspect"] == cell_aspects(storyboard=board)[1]
 
 
-def test_a_rough_in_flight_is_waited_for_then_drawn_from(
-    person, board, run, rough_queue, settings
-):
+def test_a_rough_in_flight_is_waited_for_then_drawn_from(person, board, run, rough_queue, settings):
     """The final's worker waits (ROUGH_WAIT_SECONDS at most) for the rough drawn beside it."""
     settings.ROUGH_WAIT_SECONDS = 30
     factories.funded_account(board.owner, 5)
