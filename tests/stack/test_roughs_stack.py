@@ -15,7 +15,7 @@ from PIL import Image
 
 from tests.support.people import Visitor
 from tests.support.pictures import outline_likeness
-from tests.support.stack import ROOT
+from tests.support.stack import ROOT, counted
 from tests.support.stack import stack as stack_of_its_own
 from tests.support.waiting import wait_for
 
@@ -51,6 +51,7 @@ def stack():
         ROUGHS_PER_PERSON_PER_DAY=str(BUDGET),
         SPECULATION_ENABLED="off",
         SPECULATION_LOOKAHEAD="0",
+        METRICS_TOKEN="roughs-metrics",
     )
     with running:
         yield running
@@ -109,6 +110,8 @@ def test_a_comics_roughs_are_drawn_free_pushed_as_they_land_and_bounded(stack):
         pushed[message["data"]["index"]] = message["data"]["state"]
     assert sorted(pushed) == [1, 2, 3, 4]
     stream.close()
+    assert counted(stack, "mangagen_roughs_total", outcome="ready") >= 4
+    assert counted(stack, "mangagen_rough_seconds_count") >= 4
     # Free: no credit moved, no hold, not one line in the person's history.
     assert ledger_of(person) == before
     image = Image.open(io.BytesIO(picture(person, roughs(person, board)[1]["image_url"])))
