@@ -11,16 +11,19 @@ asks for another picture: drawn with the next seed, without the rough.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import replace
 
+import redis
 from django.conf import settings
 
 from mangagen.pages.shapes import cell_aspects
 from mangagen.render_kinds.kind import Request
 from mangagen.renderers import PanelSpec, Renderer, registry
 from mangagen.renderers.base import FromRoughSpec, Verb
+from mangagen.renderers.gpu_pool import GpuPool
 from mangagen.roughs.models import Rough
 from mangagen.roughs.selectors import ready_rough, rough_in_flight
 
@@ -57,8 +60,11 @@ def once_the_rough_is_in(
     waits; `beat` keeps the render alive for the sweeps meanwhile."""
     if attempt != 1 or request.verb != Verb.RENDER or settings.ROUGH_WAIT_SECONDS <= 0:
         return request
-    if rough_in_flight(storyboard_id=job.storyboard_id, art_hash=panel.art_hash) is None:
+    waited_for = rough_in_flight(storyboard_id=job.storyboard_id, art_hash=panel.art_hash)
+    if waited_for is None:
         return request
+    with contextlib.suppress(redis.RedisError):  # ahead of the other roughs, if it waits
+        GpuPool().hasten(waited_for.ticket)
     deadline = time.monotonic() + settings.ROUGH_WAIT_SECONDS
     beaten = time.monotonic()
     rough: Rough | None = None

@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 
 from mangagen.api.errors import plain_error_response
 from mangagen.api.schema import refuses
+from mangagen.api.throttles import WritesThrottle
 from mangagen.kernel import quotas
 from mangagen.kernel.quotas import Limit
 from mangagen.storyboards.models import ExportFormat, PageFormat, Storyboard
@@ -26,8 +27,9 @@ from mangagen.translations.errors import NoSuchTranslation
 
 from . import exports
 from .builds import comic_of, image_png, page_names
-from .errors import ExportTooLarge, NoSuchPage, NothingToExport, UnknownFormat
+from .errors import ExportTooLarge, NoSuchPage, NothingToExport, NotReshaped, UnknownFormat
 from .layered import export_layered
+from .reshaping import ReshapeChoice, choose, reshaped
 
 LANG = OpenApiParameter(
     "lang", str, description="A translation's language (default: the original's)."
@@ -77,6 +79,11 @@ class PagesView(APIView):
                     help_text="Panels composed from their rough (rough pages only).",
                 ),
                 "breaks": serializers.ListField(child=serializers.IntegerField()),
+                "reshaped": serializers.ListField(
+                    child=serializers.IntegerField(),
+                    help_text="Panels drawn for another cell's shape than theirs now: fit "
+                    "or redraw (POST …/panels/<n>/reshape/).",
+                ),
             },
         ),
     )
@@ -87,7 +94,7 @@ class PagesView(APIView):
             language=request.query_params.get("lang"),
             rough=wants_rough(request.query_params),
         )
-        return Response(pages_body(comic))
+        return Response(pages_body(comic) | {"reshaped": reshaped(storyboard=storyboard)})
 
 
 def pages_body(comic) -> dict:
@@ -241,3 +248,33 @@ def page_image(request, pk: int, key: str, name: str):
     response["Cache-Control"] = "private, max-age=31536000, immutable"  # the key is the content
     response["X-Content-Type-Options"] = "nosniff"
     return response
+
+
+class ReshapeView(APIView):
+    """A panel drawn for another cell's shape: fit it (free) or draw it again (paid)."""
+
+    throttle_classes = [WritesThrottle]
+    throttle_scope = "storyboards"
+
+    @refuses(NotReshaped)
+    @extend_schema(
+        request=inline_serializer(
+            "ReshapeBody", {"choice": serializers.ChoiceField(choices=ReshapeChoice.choices)}
+        ),
+        responses=inline_serializer(
+            "Reshaped",
+            {
+                "index": serializers.IntegerField(),
+                "choice": serializers.CharField(),
+                "aspect": serializers.CharField(),
+            },
+        ),
+        summary="A panel whose cell changed shape: fit its picture (free) or redraw it",
+    )
+    def post(self, request, pk: int, index: int):
+        storyboard = owned_storyboard(request, pk)
+        body = serializers.ChoiceField(choices=ReshapeChoice.choices)
+        choice = body.run_validation(
+            request.data.get("choice") if hasattr(request.data, "get") else None
+        )
+        return Response(choose(storyboard=storyboard, index=index, choice=choice))

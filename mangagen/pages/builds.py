@@ -45,11 +45,15 @@ from mangagen.storyboards.models import KeptArt, PageFormat, Storyboard
 from mangagen.storyboards.selectors import current_takes
 from mangagen.translations import selectors as translations
 
-from .compose import PanelArt, compose_page, compose_strip
+from .compose import DPI, PanelArt, compose_page, compose_strip
 from .layout import LayoutPanel, Page, paginate
 from .models import PageBuild
 
 REVISION = 6  # bump when the drawing changes, so every cached page is drawn again
+
+# Rough pages are read on a screen, a page a few hundred pixels wide: drawn at this
+# resolution (a sharp picture on a dense screen), a quarter of a printed page's pixels.
+ROUGH_DPI = 75
 
 # Content keys of one comic whose files are kept: the one shown, and the last few
 # before it (a tab not yet reloaded, an export begun before an edit).
@@ -191,13 +195,16 @@ def cbz_name(comic: Comic) -> str:
 
 
 def page_png(comic: Comic, number: int) -> bytes:
-    """The PNG of page `number` (1-based) as printed pages."""
+    """The PNG of page `number` (1-based) as printed pages; a rough page at ROUGH_DPI."""
     page = comic.pages[number - 1]
+    dpi = ROUGH_DPI if comic.rough else DPI
     return built(
         comic,
         f"page-{number:03d}.png",
         lambda: _png(
-            compose_page(page, arts=comic.arts, direction=comic.direction, title=comic.title)
+            compose_page(
+                page, arts=comic.arts, direction=comic.direction, title=comic.title, dpi=dpi
+            )
         ),
     )
 

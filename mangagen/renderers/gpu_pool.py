@@ -180,6 +180,17 @@ return 1
 """
 
 
+# ARGV: prefix, ticket. A waiting rough moves up to the speculative queue, keeping its place.
+_HASTEN = """
+local qs, qr = ARGV[1] .. ':q:speculative', ARGV[1] .. ':q:rough'
+local score = redis.call('ZSCORE', qr, ARGV[2])
+if not score then return 0 end
+redis.call('ZREM', qr, ARGV[2])
+redis.call('ZADD', qs, score, ARGV[2])
+return 1
+"""
+
+
 @dataclass(frozen=True)
 class Slot:
     """A container given to one render."""
@@ -247,6 +258,7 @@ class GpuPool:
         self._renew = self.client.register_script(_RENEW)
         self._release = self.client.register_script(_RELEASE)
         self._promote = self.client.register_script(_PROMOTE)
+        self._hasten = self.client.register_script(_HASTEN)
 
     # --- taking and giving back a container ------------------------------------------------
 
@@ -403,6 +415,11 @@ class GpuPool:
         """A waiting speculative render becomes confirmed work now (its person clicked
         Generate). False if it is not waiting (already on a container, or not yet asked)."""
         return bool(self._promote(args=[self.prefix, ticket]))
+
+    def hasten(self, ticket: str) -> bool:
+        """A waiting rough a final waits for moves up to the speculative queue (ahead of
+        the other roughs, still behind every final waiting). False if it is not waiting."""
+        return bool(self._hasten(args=[self.prefix, ticket]))
 
     def withdraw(self, ticket: str) -> None:
         """A render whose job ended stops: waiting (it leaves the queue now, so those

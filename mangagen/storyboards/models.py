@@ -256,6 +256,11 @@ class KeptArt(models.Model):
         blank=True,
         help_text="A cell's shape the person chose to fit it to, as it is, rather than redraw.",
     )
+    set_aside = models.BooleanField(
+        default=False,
+        help_text="Set aside to be drawn again for its cell's new shape (choosing it again "
+        "brings it back).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     chosen_at = models.DateTimeField(default=timezone.now)
 

@@ -335,5 +335,6 @@ def choose_take(*, storyboard: Storyboard, take: int) -> KeptArt:
     """
     kept = lock_kept_art(storyboard=storyboard, pk=take)
     kept.chosen_at = timezone.now()
-    kept.save(update_fields=["chosen_at"])
+    kept.set_aside = False  # chosen again: shown again, whatever its shape
+    kept.save(update_fields=["chosen_at", "set_aside"])
     return kept

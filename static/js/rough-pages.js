@@ -40,6 +40,10 @@ const STRINGS = {
   push: gettext("Push the last panel to the next page"),
   breakHere: gettext("Start a new page at this panel"),
   autoBreaks: gettext("Let the layout choose the breaks"),
+  reshaped: (index) =>
+    gettext("Panel %(index)s was drawn for another shape of cell than it has now.", { index }),
+  fit: gettext("Fit the picture to its new cell (free)"),
+  redrawFinal: gettext("Draw it again for this cell (one credit, at Generate)"),
   saving: gettext("Saving…"),
   saved: gettext("Saved. The pages are composed again."),
 };
@@ -176,6 +180,37 @@ export function roughPages(root, { id, shots, templates }) {
     if (focused) row.querySelector(`[data-key="${focused}"]`)?.focus();
     root.dataset.roughs = answer.roughs.join(",");
     drawHandles();
+    showReshaped(answer.reshaped || []);
+  }
+
+  // Panels drawn before a page break or template moved, whose cell changed shape: fit
+  // the picture as it is (free) or draw it again for the cell (one credit, at Generate).
+  function showReshaped(indices) {
+    const box = root.querySelector("#rough-reshaped");
+    box.replaceChildren(
+      ...indices.map((index) => {
+        const row = element("p", { className: "notice rough-reshaped" });
+        row.dataset.index = String(index);
+        for (const [choice, label] of [["fit", STRINGS.fit], ["redraw", STRINGS.redrawFinal]]) {
+          const button = element("button", { type: "button", className: "link", textContent: label });
+          button.dataset.choice = choice;
+          button.addEventListener("click", async () => {
+            button.disabled = true;
+            try {
+              await api("POST", `/api/storyboards/${id}/panels/${index}/reshape/`, { choice });
+              await loadPages();
+              document.dispatchEvent(new CustomEvent("rough-pages:changed", { detail: { redrawn: false } }));
+            } catch (err) {
+              say(err.message, true);
+              button.disabled = false;
+            }
+          });
+          row.append(" ", button);
+        }
+        row.prepend(STRINGS.reshaped(index));
+        return row;
+      }),
+    );
   }
 
   function show(img, url) {

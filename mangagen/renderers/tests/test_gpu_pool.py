@@ -136,6 +136,21 @@ def test_a_rough_runs_only_on_containers_no_final_waits_for():
     assert take(free, "alone", ROUGH) is not None  # nothing else waits: it draws
 
 
+def test_a_rough_a_final_waits_for_is_hastened_ahead_of_the_other_roughs():
+    pool = make_pool(size=1)
+    held = take(pool, "x")
+    assert take(pool, "rough-2", ROUGH) is None
+    assert take(pool, "rough-1", ROUGH) is None
+    assert pool.hasten("rough-1") and not pool.hasten("rough-1")
+    assert take(pool, "conf") is None  # finals still come first
+    pool.release(held)
+    assert take(pool, "rough-1", ROUGH) is None
+    conf = take(pool, "conf")
+    pool.release(conf)
+    assert take(pool, "rough-2", ROUGH) is None  # the hastened one's turn
+    assert take(pool, "rough-1", ROUGH) is not None
+
+
 def test_a_promoted_speculation_becomes_confirmed_work_keeping_its_place():
     pool = make_pool(size=1)
     held = take(pool, "x")

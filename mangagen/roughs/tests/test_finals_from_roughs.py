@@ -102,3 +102,47 @@ def test_a_rough_that_does_not_come_in_time_is_not_waited_for(
     job = run.generate(board.owner, board)
     assert run.render() == "delivered"
     assert job_panel(person, job, 1)["from_rough"] is False
+
+
+def test_a_page_break_moved_after_a_final_marks_its_panel_fit_free_or_redraw_paid(
+    person, board, run
+):
+    """Panels drawn on one page, then each alone on a page of its own: their cells' shapes
+    changed.
+    Fitting it is free and clears the mark; drawing it again sets its take aside, so the
+    quote counts it and Generate draws it at the new shape; choosing the take brings it
+    back."""
+    factories.funded_account(board.owner, 5)
+    job = run.finish(run.generate(board.owner, board))
+    pages_url = reverse("api-storyboard-pages", args=[board.pk])
+    assert person.get(pages_url).json()["reshaped"] == []
+    drawn = JobPanel.objects.get(job=job, index=2).aspect
+    person.patch(
+        reverse("api-storyboard", args=[board.pk]),
+        {"layout": {"breaks": [1, 2, 3], "templates": {"2": "splash"}}},
+        content_type="application/json",
+    )
+    board.refresh_from_db()
+    assert cell_aspects(storyboard=board)[2] != drawn
+    marked = person.get(pages_url).json()["reshaped"]
+    assert {1, 2} <= set(marked)  # each alone on a page now, drawn for a tier or half of one
+    reshape = reverse("api-panel-reshape", args=[board.pk, 2])
+    wrong = person.post(reshape, {"choice": "sideways"}, content_type="application/json")
+    assert wrong.status_code == 400
+    fitted = person.post(reshape, {"choice": "fit"}, content_type="application/json")
+    assert fitted.status_code == 200 and fitted.json()["choice"] == "fit"
+    assert 2 not in person.get(pages_url).json()["reshaped"]
+    again = person.post(reshape, {"choice": "fit"}, content_type="application/json")
+    assert again.status_code == 409 and again.json()["error"] == "not_reshaped"
+    quote_url = reverse("api-storyboard-quote", args=[board.pk])
+    assert person.get(quote_url).json()["render"] == []  # fitted: nothing to pay
+
+    redraw = reverse("api-panel-reshape", args=[board.pk, 1])
+    answer = person.post(redraw, {"choice": "redraw"}, content_type="application/json")
+    assert answer.status_code == 200
+    quote = person.get(quote_url).json()
+    assert quote["render"] == [1] and quote["credits"] == 1  # drawn again at Generate
+    take = board.kept_art.get(set_aside=True)
+    chosen = person.post(reverse("api-panel-take-choose", args=[board.pk, 1, take.pk]))
+    assert chosen.status_code == 204  # the take chosen again: back, nothing to pay
+    assert person.get(quote_url).json()["render"] == []
