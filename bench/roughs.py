@@ -15,7 +15,9 @@ settles (as the page does, before speculation) and shows each page as its roughs
 without, it only speculates. Printed side by side from one run:
 
 - Review settled → every rough shown: all of the comic's roughs ready, then its rough
-  pages fetched (GET pages/?rough=1 and each page image), p50/p95;
+  pages fetched (GET pages/?rough=1 and each page image), p50/p95: `--solo` visits one
+  at a time first (nobody else drawing), then in the crowd (roughs wait behind the
+  finals of the people who came before: the pool serves them last);
 - Generate → panel one in hand (attached to the speculation), with and without roughs;
 - the GPU seconds roughs cost (the stand-in's own: boots and processing, per model) as a
   share of the finals', and the share of finals drawn from a rough.
@@ -105,7 +107,8 @@ class Visit:
         if self.roughs:
             self._wait_for_roughs(base, settled)
         time.sleep(max(0.0, settled + self.read - time.monotonic()))
-        self._generate_and_read_on()
+        if self.read > DEBOUNCE:  # a visit that only looks at its rough pages goes
+            self._generate_and_read_on()
 
     def _generate_and_read_on(self) -> None:
         """Generate → panel one in hand (its image from Generate's answer when attached to
@@ -204,8 +207,11 @@ def gpu_seconds(provider: ReplicateStandIn, since: float) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="Rough pages under a crowd.")
-    parser.add_argument("--people", type=int, default=8, help="visits with roughs, and without")
-    parser.add_argument("--gap", type=float, default=3.0, help="mean seconds between arrivals")
+    parser.add_argument("--people", type=int, default=6, help="visits with roughs, and without")
+    parser.add_argument("--gap", type=float, default=15.0, help="mean seconds between arrivals")
+    parser.add_argument(
+        "--solo", type=int, default=3, help="visits one at a time first (no one else drawing)"
+    )
     parser.add_argument("--read", type=float, default=12.0, help="median seconds on Review")
     parser.add_argument("--cold-start", type=float, default=4.0)
     parser.add_argument("--rough", type=float, default=0.3, help="the draft model's seconds")
@@ -247,7 +253,7 @@ def main() -> None:
         running_stack = running.enter_context(
             stack("roughs-bench", log=ROOT / "var" / "roughs-bench-stack.log", **env)
         )
-        people = setup_people(running_stack, 2 * args.people + 1, "r")
+        people = setup_people(running_stack, 2 * args.people + args.solo + 1, "r")
         for username, board, session_key in people:
             person = Person(running_stack, username, board, session_key)
             patched = person.http.patch(
@@ -257,17 +263,25 @@ def main() -> None:
             )
             patched.raise_for_status()
         warm(running_stack, people)
+        solo = []
+        for _ in range(args.solo):  # one at a time: the provider warm, nobody else's finals
+            visit = Visit(Person(running_stack, *people.pop()), roughs=True, read=DEBOUNCE)
+            visit.run()
+            solo.append(visit)
         since = time.monotonic()
         without = crowd(running_stack, people, args, roughs=False)
         finals_only = gpu_seconds(provider, since)
         since = time.monotonic()
         with_roughs = crowd(running_stack, people, args, roughs=True)
         spent = gpu_seconds(provider, since)
-        report(without, with_roughs, spent, finals_only, running_stack)
+        report(solo, without, with_roughs, spent, finals_only, running_stack)
 
 
-def report(without, with_roughs, spent, finals_only, running_stack: Stack) -> None:
-    print(f"\nReview settled → every rough of a {len(PANELS)}-panel comic (warm provider)")
+def report(solo, without, with_roughs, spent, finals_only, running_stack: Stack) -> None:
+    print(f"\nReview settled → every rough of a {len(PANELS)}-panel comic, one visit at a time")
+    print(f"  ready:                 {spread([v.ready for v in solo if v.ready])}")
+    print(f"  shown (pages fetched): {spread([v.shown for v in solo if v.shown])}")
+    print(f"\nReview settled → every rough of a {len(PANELS)}-panel comic, in the crowd")
     print(f"  ready:                 {spread([v.ready for v in with_roughs if v.ready])}")
     print(f"  pages listed:          {spread([v.listed for v in with_roughs if v.listed])}")
     print(f"  shown (pages fetched): {spread([v.shown for v in with_roughs if v.shown])}")
