@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
@@ -67,10 +69,61 @@ class AccountAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "flag_reason",
     )
     list_filter = ("kind", FlaggedFilter)
-    actions = ("clear_flags",)
+    actions = ("clear_flags", "grant_credits")
 
     def has_reconcile_permission(self, request):
         return request.user.has_perm("ledger.reconcile_hold")
+
+    def has_grant_permission(self, request):
+        """Granting writes a journal line: for those who may add transfers (superusers)."""
+        return request.user.has_perm("ledger.add_transfer")
+
+    @admin.action(description="Grant credits to selected accounts…", permissions=["grant"])
+    def grant_credits(self, request, queryset):
+        """Credits without Stripe: each selected person's account gets `amount` from the
+        grants account, written as `manage.py grant_credits` writes it (a grant through
+        the ledger's service, a key of its own, the operator's reason), with the
+        operator's name in the reason and as the transfer's actor."""
+        accounts = queryset.filter(kind=Account.Kind.USER).select_related("user")
+        form = GrantForm(request.POST if "apply" in request.POST else None)
+        if not form.is_bound or not form.is_valid():
+            return TemplateResponse(
+                request,
+                "admin/ledger/grant_credits.html",
+                {
+                    **self.admin_site.each_context(request),
+                    "title": "Grant credits",
+                    "accounts": accounts,
+                    "skipped": queryset.exclude(kind=Account.Kind.USER).count(),
+                    "form": form,
+                    "opts": self.model._meta,
+                    "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+                },
+            )
+        amount = form.cleaned_data["amount"]
+        reason = f"admin {request.user.get_username()}: {form.cleaned_data['reason']}"[:REASON_MAX]
+        done = 0
+        for account in accounts.order_by("pk"):
+            try:
+                transfer = services.grant(
+                    account=account,
+                    amount=amount,
+                    key=f"admin-grant:{uuid.uuid4()}",
+                    reason=reason,
+                    actor=request.user,
+                )
+            except errors.LedgerError as exc:
+                self.message_user(request, f"{account}: {exc}", messages.ERROR)
+                continue
+            self.log_change(
+                request, account, f"granted {amount} (transfer #{transfer.pk}): {reason}"
+            )
+            done += 1
+        if done:
+            self.message_user(
+                request, f"Granted {amount} credit(s) to {done} account(s).", messages.SUCCESS
+            )
+        return None
 
     @admin.action(description="Clear the flag of selected accounts", permissions=["reconcile"])
     def clear_flags(self, request, queryset):
@@ -152,6 +205,16 @@ class HoldResolutionForm(forms.Form):
         min_value=1,
         required=False,
         help_text="Capture only: how much of each hold to spend (blank: all of it).",
+    )
+
+
+class GrantForm(forms.Form):
+    amount = forms.IntegerField(
+        min_value=1, max_value=100_000, help_text="Credits for each account."
+    )
+    reason = forms.CharField(
+        max_length=150,
+        help_text="Why (a support ticket, a promotion); kept in the journal and the admin log.",
     )
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.db.models import (
     BigIntegerField,
+    Count,
     Exists,
     F,
     OuterRef,
@@ -103,6 +104,43 @@ def balance_of(*, user_id: int) -> tuple[int, int]:
     return row if row is not None else (0, 0)
 
 
+@dataclass(frozen=True)
+class Figures:
+    """A person's balance as shown to them, with `as_of`: how many lines their account's
+    journal had when it was read. Every change of a balance appends to the journal in
+    the change's transaction, and the journal is never edited, so of two readings the
+    one with the greater `as_of` is never the older; a page keeps the greatest."""
+
+    available: int
+    held: int
+    as_of: int
+
+
+def figures_of(*, user_id: int) -> Figures:
+    """The person's (available, held) and their journal's length, in one statement (one
+    snapshot); zeros before their account exists."""
+    entries = {
+        side: Subquery(
+            Transfer.objects.filter(**{side: OuterRef("pk")})
+            .order_by()
+            .values(side)
+            .annotate(n=Count("pk"))
+            .values("n"),
+            output_field=BigIntegerField(),
+        )
+        for side in ("debit_account", "credit_account")
+    }
+    row = (
+        Account.objects.filter(user_id=user_id)
+        .annotate(
+            entries=Coalesce(entries["debit_account"], 0) + Coalesce(entries["credit_account"], 0)
+        )
+        .values_list("available", "held", "entries")
+        .first()
+    )
+    return Figures(*row) if row is not None else Figures(0, 0, 0)
+
+
 def open_holds(*, account: Account) -> QuerySet[Hold]:
     return Hold.objects.filter(account=account, state=Hold.State.PENDING).order_by("pk")
 
@@ -114,6 +152,30 @@ def transfers_for(*, account: Account) -> QuerySet[Transfer]:
         .select_related("pending__hold", "hold")
         .order_by("-pk")
     )
+
+
+def history_for(*, account: Account) -> QuerySet[Transfer]:
+    """The account's history as its owner reads it, newest first: one line per grant or
+    revocation and one per hold (its pending transfer, with the hold and whatever
+    resolved it, so that a hold and its capture or release read as one row)."""
+    return (
+        Transfer.objects.filter(Q(debit_account=account) | Q(credit_account=account))
+        .exclude(kind__in=Transfer.RESOLVING_KINDS)
+        .select_related("hold__resolution_transfer")
+        .order_by("-pk")
+    )
+
+
+def row_effect(*, transfer: Transfer, account: Account) -> tuple[int, int]:
+    """How a line of `history_for` moved `account`'s (available, held), all told: a hold's
+    with its resolution (held now: −amount, +amount; captured: −captured, 0; released or
+    expired: nothing)."""
+    if transfer.kind != Transfer.Kind.PENDING or transfer.debit_account_id != account.pk:
+        return balance_effect(transfer=transfer, account=account)
+    hold = transfer.hold
+    if hold.state == Hold.State.PENDING:
+        return -hold.amount, hold.amount
+    return -(hold.captured_amount or 0), 0
 
 
 def balance_effect(*, transfer: Transfer, account: Account) -> tuple[int, int]:

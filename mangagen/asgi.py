@@ -1,4 +1,5 @@
-"""ASGI entry point: HTTP through Django, websockets through Channels."""
+"""ASGI entry point: HTTP through Django (reading links' page images ahead of it),
+websockets through Channels."""
 
 import os
 
@@ -16,11 +17,13 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from mangagen.publishing.pages_asgi import with_reading_pages  # noqa: E402
 from mangagen.routing import ThreadPerConnection, websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        # A reading link's page images without Django's request path (publishing/serving.py).
+        "http": with_reading_pages(django_asgi_app),
         "websocket": ThreadPerConnection(
             AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
         ),

@@ -3,7 +3,7 @@
 import os
 
 from celery import Celery
-from celery.signals import setup_logging
+from celery.signals import beat_init, setup_logging, worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mangagen.settings")
 
@@ -23,3 +23,18 @@ def use_django_logging(**kwargs) -> None:
     from django.conf import settings
 
     dictConfig(settings.LOGGING)
+
+
+@worker_ready.connect
+def say_what_the_release_left(sender=None, **kwargs) -> None:
+    """A worker that starts before `bin/release` has migrated the database says so."""
+    from mangagen.observability.health import log_unreleased
+
+    log_unreleased(f"The worker {getattr(sender, 'hostname', '')}".strip(), serves_static=False)
+
+
+@beat_init.connect
+def beat_says_what_the_release_left(**kwargs) -> None:
+    from mangagen.observability.health import log_unreleased
+
+    log_unreleased("Beat", serves_static=False)

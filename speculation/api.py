@@ -4,11 +4,11 @@ from django.utils.translation import gettext
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
-from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from mangagen.api.bodies import json_object
 from mangagen.api.schema import refuses
+from mangagen.api.throttles import ScopedRateThrottle
 from mangagen.storyboards.selectors import owned_storyboard
 
 from . import services

@@ -73,8 +73,17 @@ def start(command: list[str], env: dict[str, str]) -> subprocess.CompletedProces
             {"DEMO_MODE": "on", "ALLOWED_HOSTS": "localhost,comics.example"},
             "DEMO_MODE is on with ALLOWED_HOSTS naming comics.example, not loopback",
         ),
+        (
+            {"DEMO_MODE": "on", "HOST": "0.0.0.0"},
+            "DEMO_MODE is on with HOST 0.0.0.0, not a loopback address",
+        ),
+        (
+            {"DEMO_MODE": "on", "ALLOWED_HOSTS": "127.attacker.example"},
+            "DEMO_MODE is on with ALLOWED_HOSTS naming 127.attacker.example, not loopback",
+        ),
         ({"JUDGE": "vision"}, "JUDGE is 'vision'; use one of: none, openai."),
         ({"JUDGE_MIN_SCORE": "6"}, "JUDGE_MIN_SCORE is 6.0; it is a score from 0 to 1."),
+        ({"READ_REVOKE_SECONDS": "2"}, "READ_REVOKE_SECONDS is 2; it must be at least 4"),
     ],
     ids=[
         "renderer",
@@ -86,8 +95,11 @@ def start(command: list[str], env: dict[str, str]) -> subprocess.CompletedProces
         "inpaint-workflow",
         "demo-debug-off",
         "demo-public-host",
+        "demo-public-bind-address",
+        "demo-name-like-an-address",
         "judge",
         "judge-min-score",
+        "read-revoke-seconds",
     ],
 )
 def test_a_setting_that_cannot_work_refuses_to_start(process, env, complaint):
@@ -116,3 +128,29 @@ def test_the_local_demo_starts():
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "True"]
+
+
+@pytest.mark.parametrize(
+    "host, expected",
+    [
+        ("localhost", True),
+        (".localhost", True),
+        ("studio.localhost", True),
+        ("127.0.0.1", True),
+        ("127.5.6.7", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("testserver", True),
+        ("0.0.0.0", False),
+        ("::", False),
+        ("127.attacker.example", False),
+        ("127.0.0.1.nip.io", False),
+        ("comics.example", False),
+        ("*", False),
+        ("10.0.0.5", False),
+    ],
+)
+def test_loopback_is_an_address_ipaddress_calls_loopback_or_localhost(host, expected):
+    from mangagen.settings.environment import loopback
+
+    assert loopback(host) is expected

@@ -161,3 +161,55 @@ def test_non_staff_cannot_see_reconciliation(client, make_user):
     response = client.get(reverse("admin:ledger_reconciliation"))
     assert response.status_code == 302
     assert "/admin/login/" in response["Location"]
+
+
+# --- granting credits from admin (credits without Stripe) -----------------------------------
+
+
+def grant(client, accounts, **extra):
+    data = {"action": "grant_credits", "_selected_action": [a.pk for a in accounts], **extra}
+    return client.post(reverse("admin:ledger_account_changelist"), data)
+
+
+def test_an_operator_grants_credits_as_the_command_does(operator, client, make_user):
+    from django.core.management import call_command
+
+    reader = make_user("reader")
+    account = services.account_for(reader)
+    confirm = grant(client, [account])
+    assert confirm.status_code == 200 and "reader" in confirm.content.decode()
+    assert not Transfer.objects.filter(credit_account=account).exists()
+
+    done = grant(client, [account], apply="1", amount="7", reason="ticket 812")
+    assert done.status_code == 302
+    call_command("grant_credits", "reader", "3", reason="ticket 813")
+    by_admin, by_command = Transfer.objects.filter(credit_account=account).order_by("pk")
+    account.refresh_from_db()
+    assert account.available == 10
+    # Written alike: a grant, from the same grants account, the operator's words kept.
+    assert by_admin.kind == by_command.kind == Transfer.Kind.GRANT
+    assert by_admin.debit_account_id == by_command.debit_account_id
+    assert by_admin.reason == "admin operator: ticket 812"
+    assert by_admin.actor == operator
+    assert LogEntry.objects.filter(object_id=str(account.pk), change_message__contains="812")
+    assert_ledger_invariants()
+
+
+def test_a_grant_needs_an_amount_and_a_reason(operator, client, make_user):
+    account = services.account_for(make_user("reader"))
+    for bad in ({"amount": "0", "reason": "x"}, {"amount": "5", "reason": ""}):
+        page = grant(client, [account], apply="1", **bad)
+        assert page.status_code == 200  # the form again, with its error
+    assert not Transfer.objects.filter(credit_account=account).exists()
+
+
+def test_staff_who_may_not_add_transfers_cannot_grant(client, make_user):
+    clerk = make_user("clerk", is_staff=True)
+    clerk.user_permissions.add(Permission.objects.get(codename="view_account"))
+    client.force_login(clerk)
+    account = services.account_for(make_user("reader"))
+    page = client.get(reverse("admin:ledger_account_changelist")).content.decode()
+    assert "grant_credits" not in page
+    grant(client, [account], apply="1", amount="5", reason="try")
+    account.refresh_from_db()
+    assert account.available == 0

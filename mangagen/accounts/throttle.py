@@ -17,45 +17,19 @@ sign-in clears its username's counter from that address and gives its own
 attempt back to the address, never more: one good password does not buy an
 address another round of guesses at other people's. An IPv6 address counts as
 its /64 (what one home or host is given), so rotating addresses inside it buys
-nothing.
+nothing: the address is mangagen/kernel/client_address.py's, the one every
+throttle counts.
 """
 
 from __future__ import annotations
 
 import hashlib
-import ipaddress
 
 from django.conf import settings
 from django.core.cache import cache
-from django.http import HttpRequest
 from django.utils.translation import ngettext
 
 LOCKED_OUT = "locked_out"
-
-
-def client_address(request: HttpRequest) -> str:
-    """The caller's address as the throttles count it: the proxy's last X-Forwarded-For
-    hop when one is in front, and for IPv6 the /64 network it is in."""
-    address = request.META.get("REMOTE_ADDR", "") or "unknown"
-    if settings.BEHIND_PROXY:
-        forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
-        hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
-        if hops:
-            address = hops[-1]
-    return counted_address(address)
-
-
-def counted_address(address: str) -> str:
-    """An IPv6 address as its /64; anything else as it is."""
-    try:
-        parsed = ipaddress.ip_address(address)
-    except ValueError:
-        return address
-    if isinstance(parsed, ipaddress.IPv6Address):
-        if parsed.ipv4_mapped is not None:  # ::ffff:a.b.c.d is an IPv4 caller
-            return str(parsed.ipv4_mapped)
-        return str(ipaddress.IPv6Network(f"{parsed}/64", strict=False))
-    return str(parsed)
 
 
 def _key(kind: str, value: str) -> str:

@@ -48,6 +48,7 @@ class ReadableBodies(parsers.BaseParser):
 
     def parse(self, stream: Any, media_type: Any = None, parser_context: Any = None) -> Any:
         try:
+            declared_charset(parser_context or {})
             parsers.get_encoding(parser_context or {})
         except ParseError as exc:
             raise refused(exc, gettext("The body's charset is not one the API reads.")) from exc
@@ -60,6 +61,20 @@ class ReadableBodies(parsers.BaseParser):
 
     def read(self, stream: Any, media_type: Any, parser_context: Any) -> Any:
         return super().parse(stream, media_type, parser_context)
+
+
+def declared_charset(parser_context: dict) -> None:
+    """Raises ParseError when the body's Content-Type names a charset Python has no text
+    codec for. (Django drops a charset it cannot look up and reads the body as UTF-8,
+    so `charset=ebcdic` was read as if it said nothing.)"""
+    request = parser_context.get("request")
+    charset = (getattr(request, "content_params", None) or {}).get("charset")
+    if charset is None:
+        return
+    try:
+        "".encode(charset)  # a text codec: str.encode refuses bytes-to-bytes ones
+    except (LookupError, UnicodeError) as exc:
+        raise ParseError(f"Unsupported charset {charset[:40]!r}") from exc
 
 
 def body_refusal(exc: Exception) -> ParseError | None:

@@ -127,6 +127,7 @@ class ErrorDeclaringSchema(AutoSchema):
             yield 400, Code.PARSE_ERROR
             yield 400, Code.INVALID
             yield 415, Code.UNSUPPORTED_MEDIA_TYPE
+            yield 413, Code.TOO_LARGE  # past its route's bound (mangagen/web/body_limits.py)
         for throttle in view.get_throttles():
             if writes or not isinstance(throttle, WritesThrottle):
                 yield 429, Code.THROTTLED

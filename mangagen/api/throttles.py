@@ -1,9 +1,27 @@
-"""Rate limits beyond DRF's own."""
+"""Rate limits: DRF's scoped throttle counting callers by the one client address, and
+two of our own.
+
+Every throttle a view names comes from here. DRF's own `get_ident` reads the whole
+`X-Forwarded-For` header, whatever sent it: a caller rotating the header was a new
+caller each time, and every value a cache key of its length. Here a signed-out caller
+(and, for AddressThrottle, every caller) is its client address
+(mangagen/kernel/client_address.py: the trusted proxy hop, an IPv6 /64), the same the
+sign-in lockout counts, and each key part is of bounded length.
+"""
 
 from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
+from rest_framework import throttling
 from rest_framework.permissions import SAFE_METHODS
-from rest_framework.throttling import ScopedRateThrottle
+
+from mangagen.kernel.client_address import client_address, key_part
+
+
+class ScopedRateThrottle(throttling.ScopedRateThrottle):
+    """DRF's: the view's `throttle_scope`, per person, or per client address signed out."""
+
+    def get_ident(self, request):
+        return key_part(client_address(request))
 
 
 class WritesThrottle(ScopedRateThrottle):
@@ -33,7 +51,7 @@ class AddressThrottle(ScopedRateThrottle):
         self.num_requests, self.duration = self.parse_rate(self.rate)
         now = self.timer()
         window = int(now // self.duration)
-        key = f"throttle:{self.scope}:{self.get_ident(request)}:{window}"
+        key = f"throttle:{key_part(self.scope)}:{self.get_ident(request)}:{window}"
         count = counted(key, ttl=self.duration + 1)
         self.wait_seconds = (window + 1) * self.duration - now
         return count <= self.num_requests

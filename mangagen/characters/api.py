@@ -10,6 +10,7 @@ from ledger import errors as ledger_errors
 from mangagen.api.schema import refuses
 from mangagen.api.throttles import WritesThrottle
 from mangagen.jobs.selectors import sheets_in_live_jobs
+from mangagen.kernel.request_bodies import BodyKind
 from mangagen.storyboards.models import Storyboard
 from mangagen.storyboards.selectors import owned_storyboard
 
@@ -53,6 +54,7 @@ def _outfit(request) -> str:
 class SheetView(APIView):
     throttle_classes = [WritesThrottle]
     throttle_scope = "generate"
+    request_body = BodyKind.UPLOAD  # an uploaded sheet: REQUEST_UPLOAD_MAX_BYTES
     insufficient_credits_detail = gettext_lazy(
         "You need a credit to render a character sheet. Buy credits and try again."
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db.models import Q, Sum
+from django.utils.module_loading import import_string
 from django.utils.translation import gettext
 
 from mangagen.library.models import CastSheet, SavedPlace
@@ -20,8 +21,10 @@ def stored_picture_bytes(*, owner_id: int) -> int:
     """The bytes of the pictures PICTURE_BYTES_PER_PERSON counts for one person: their
     own sheet pictures, copies of sheets into another comic (rendered ones included: a
     rendered sheet with no hold of its own is a copy, and copies cost nothing), their
-    places' pictures, and their library's copies. A paid render's own picture is bounded
-    by its price, not here."""
+    places' pictures, and their library's copies; and what the apps above count through
+    settings PICTURE_COUNTERS (touch-up masks, reading links' snapshots). A paid
+    render's own picture is bounded by its price, and page builds are a cache of a few
+    versions per comic (docs/bounds.md), not here."""
 
     def total(rows, field: str) -> int:
         return rows.aggregate(total=Sum(field))["total"] or 0
@@ -35,6 +38,7 @@ def stored_picture_bytes(*, owner_id: int) -> int:
         + total(places, "picture_bytes")
         + total(CastSheet.objects.filter(member__owner_id=owner_id), "bytes")
         + total(saved, "picture_bytes")
+        + sum(import_string(name)(owner_id=owner_id) for name in settings.PICTURE_COUNTERS)
     )
 
 

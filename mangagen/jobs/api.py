@@ -10,13 +10,15 @@ from drf_spectacular.utils import (
 )
 from rest_framework import serializers, status
 from rest_framework.response import Response
-from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from ledger import errors as ledger_errors
 from mangagen.api.schema import refuses
+from mangagen.api.throttles import ScopedRateThrottle
+from mangagen.characters.models import UploadProblem
 from mangagen.kernel.errors import InvalidInput
 from mangagen.kernel.quotas import Limit
+from mangagen.kernel.request_bodies import BodyKind
 from mangagen.storyboards.selectors import owned_storyboard
 
 from . import services, touchups
@@ -199,6 +201,7 @@ class TouchUpView(APIView):
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "generate"
     insufficient_credits_detail = NEEDS_A_CREDIT_TO_TOUCH_UP
+    request_body = BodyKind.UPLOAD  # a painted mask: REQUEST_UPLOAD_MAX_BYTES
 
     @refuses(
         NothingToTouchUp,
@@ -207,6 +210,8 @@ class TouchUpView(APIView):
         InvalidInput,
         ledger_errors.InsufficientCredits,
         ledger_errors.AccountFlagged,
+        UploadProblem.UPLOADS_FULL,
+        Limit.DRAWING,
     )
     @extend_schema(
         request={

@@ -14,6 +14,7 @@ that still beats is left the render.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from dataclasses import dataclass
@@ -65,10 +66,12 @@ class Attempt:
 @dataclass(frozen=True)
 class Drawn:
     """What an attempt keeps for its picture's arrival: the panel's spec (what the judge
-    checks against) and, for a touch-up, the faces of the take it is drawn over."""
+    checks against), for a touch-up the faces of the take it is drawn over, and whose
+    render it is (the judge's redraws are bounded per person)."""
 
     panel: PanelSpec
     faces: dict | None = None
+    person: int | None = None
 
 
 class AttemptKind(RenderKind):
@@ -121,6 +124,7 @@ class AttemptKind(RenderKind):
         if isinstance(built, RenderError):
             raise built
         request, drawn = built
+        drawn = dataclasses.replace(drawn, person=job.owner_id)
         # A rough still being drawn is waited for a moment, beating: the final then keeps
         # the composition the person sees on the rough pages (finals.py).
         request = finals.once_the_rough_is_in(
@@ -146,6 +150,7 @@ class AttemptKind(RenderKind):
             seed=work.request.seed,
             ticket=work.ticket,
             redraw=partial(JUDGE_REDRAW.redraw, self, work),
+            person=work.extra.person,
         )
 
     def keep(self, work: Work, first: RenderResult, checked: Checked) -> str:

@@ -9,7 +9,8 @@ best-scored render is the one kept. A redraw is part of the same render attempt,
 the same hold: the person pays once, for the panel shown (the operator pays for the
 redraw: `mangagen_judge_redraws_total`). No verdict (an error, a timeout, nonsense)
 lets the render through unchecked; a redraw that fails or is withdrawn leaves the best
-render so far.
+render so far. One person's renders get at most JUDGE_REDRAWS_PER_PERSON_PER_HOUR redraws
+in all (past it a low render is shown as it is, flagged `low`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Callable
 
 import redis
 from django.conf import settings
+from django.core.cache import cache
 
 from mangagen.observability import metrics
 from mangagen.observability.metrics import JudgeVerdict
@@ -40,9 +42,16 @@ Redraw = Callable[[int, str, Callable[[], None]], RenderResult]
 
 
 def check_render(
-    *, first: RenderResult, spec: PanelSpec, seed: int, ticket: str, redraw: Redraw
+    *,
+    first: RenderResult,
+    spec: PanelSpec,
+    seed: int,
+    ticket: str,
+    redraw: Redraw,
+    person: int | None = None,
 ) -> Checked:
-    """The render to keep of `first` and the redraws the judge asks for (see the module)."""
+    """The render to keep of `first` and the redraws the judge asks for (see the module);
+    `person`'s redraws are bounded by JUDGE_REDRAWS_PER_PERSON_PER_HOUR."""
     judge = get_judge()
     if judge is None:
         return Checked(first, None)
@@ -53,7 +62,7 @@ def check_render(
         return Checked(first, None)
     best, best_verdict, redraws = first, verdict, 0
     while best_verdict.score < settings.JUDGE_MIN_SCORE and redraws < settings.JUDGE_MAX_REDRAWS:
-        if not room_for_a_redraw(first, started):
+        if not room_for_a_redraw(first, started) or not redraw_allowed(person):
             break
         redraws += 1
         again = run_redraw(redraw, seed=seed + SEED_STRIDE * redraws, ticket=ticket, n=redraws)
@@ -94,6 +103,22 @@ def _ask(judge: Judge, result: RenderResult, spec: PanelSpec) -> Verdict | None:
         return None
     finally:
         metrics.judge_seconds.observe(time.monotonic() - started)
+
+
+def redraw_allowed(person: int | None) -> bool:
+    """Counts one redraw for `person` this hour; False past JUDGE_REDRAWS_PER_PERSON_PER_HOUR
+    (the operator pays for redraws: one person's renders must not buy unbounded ones).
+    Counted in the cache (Redis), shared by every worker; when it cannot be reached,
+    no redraw."""
+    if person is None:
+        return True
+    hour = int(time.time() // 3600)
+    key = f"judge-redraws:{person}:{hour}"
+    try:
+        used = 1 if cache.add(key, 1, timeout=2 * 3600) else cache.incr(key)
+    except (ValueError, redis.RedisError):
+        return False
+    return used <= settings.JUDGE_REDRAWS_PER_PERSON_PER_HOUR
 
 
 def room_for_a_redraw(first: RenderResult, started: float) -> bool:

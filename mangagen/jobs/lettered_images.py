@@ -20,16 +20,18 @@ room. The person's drawing budget (`quotas`) is checked before the cache is
 read, and drawing one that is not there counts against it.
 """
 
+from __future__ import annotations
+
 import hashlib
 import io
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.cache import cache
 from django.db.models.fields.files import FieldFile
 
-from mangagen.lettering import Letterable
+from mangagen.lettering import Letterable, cost
+from mangagen.lettering.report import CAPTION, SFX, Placed
 from mangagen.pages.builds import REVISION
 from mangagen.pages.compose import PanelArt, compose_panel
 from mangagen.storyboards.models import KeptArt, Storyboard
@@ -75,11 +77,12 @@ def find_shown(user, name: str) -> Shown | None:
 
 def lettering_of(
     shown: Shown, path: str, language: str | None = None
-) -> tuple[str, str, str, Callable[[], bytes]]:
+) -> tuple[str, str, str, Lettering]:
     """The ETag, the cache key (one per image), the language it is lettered in ("" for
     the original's, whatever `language` spelled it; else the translation's code) and
     the drawing of a shown panel with its lettering, in `language` (None: the
-    original's; NoSuchTranslation for one the comic lacks)."""
+    original's; NoSuchTranslation for one the comic lacks); the drawing takes a dict to
+    fill with where the lettering went (`layout_of`), when one is given."""
     same_art = shown.storyboard.panels.filter(art_hash=shown.art_hash).order_by("index")
     current = same_art.filter(index=shown.index).first() if shown.index else None
     current = current or same_art.first()
@@ -112,20 +115,43 @@ def lettering_of(
     direction = shown.storyboard.reading_direction
     digest = hashlib.sha256(repr((REVISION, path, fields, direction, shown.faces)).encode())
 
-    def lettered() -> bytes:
-        def load() -> bytes:
-            with shown.image.open("rb") as handle:
-                return handle.read()
-
-        art = PanelArt(index=0, letterable=Letterable.of(faces=shown.faces, **fields), load=load)
-        buffer = io.BytesIO()
-        compose_panel(art, direction=direction).save(buffer, "PNG", compress_level=1)
-        return buffer.getvalue()
+    lettered = Lettering(shown, Letterable.of(faces=shown.faces, **fields), direction)
 
     translated = lettering is not None and lettering.translated and current is not None
     lettered_in = lettering.language if lettering and translated else ""
     # The key is only reachable after the owner check of the view.
     return f'"{digest.hexdigest()[:32]}"', lettered_cache_key(path), lettered_in, lettered
+
+
+class Lettering:
+    """The drawing of a shown panel with its lettering: call it for the PNG. `estimate`
+    is what it is reckoned to cost (CPU seconds, for the drawing budget's reservation),
+    at the size a render is drawn (its file is not read to know it)."""
+
+    def __init__(self, shown: Shown, letterable: Letterable, direction: str):
+        self.shown, self.letterable, self.direction = shown, letterable, direction
+
+    def __call__(self, layout: dict | None = None) -> bytes:
+        """The picture; `layout`, when given, is filled with where its lettering went
+        (`layout_of`)."""
+
+        def load() -> bytes:
+            with self.shown.image.open("rb") as handle:
+                return handle.read()
+
+        art = PanelArt(index=0, letterable=self.letterable, load=load)
+        report: list[Placed] = []
+        picture = compose_panel(art, direction=self.direction, report=report)
+        if layout is not None:
+            layout.update(layout_of(report, picture.size))
+        buffer = io.BytesIO()
+        picture.save(buffer, "PNG", compress_level=1)
+        return buffer.getvalue()
+
+    @property
+    def estimate(self) -> float:
+        size = (settings.RENDER_WIDTH, settings.RENDER_HEIGHT)
+        return cost.panel_seconds(self.letterable, size) + cost.encoding_seconds(size)
 
 
 def cached(key: str, etag: str, language: str = "") -> bytes | None:
@@ -161,6 +187,46 @@ def store(key: str, etag: str, png: bytes, language: str = "") -> None:
     cache.set(key, entry, LETTERED_TTL)
 
 
+def layout_of(report: list[Placed], size: tuple[int, int]) -> dict:
+    """Where a panel's lettering went, as the API says it (docs/api.md, "Lettering you
+    direct"): each dialogue line's balloon or box by its position in the panel's
+    dialogue, the caption's, each sound effect's; fractions of the picture."""
+    width, height = size
+    lines: list[dict | None] = []
+    caption, effects = None, []
+    for placed in report:
+        where = placed.as_fractions(width, height)
+        if placed.kind == CAPTION:
+            caption = where
+        elif placed.kind == SFX:
+            effects.append({"number": placed.number, **where})
+        else:
+            lines.append({"number": placed.number, **where})
+    return {
+        "width": width,
+        "height": height,
+        "lines": sorted(lines, key=lambda line: line["number"]),
+        "caption": caption,
+        "sfx": effects,
+    }
+
+
+def cached_layout(etag: str) -> dict | None:
+    """Where the lettering went on the picture drawn with this text (its ETag), if it was
+    drawn here lately."""
+    layout = cache.get(_layout_key(etag))
+    return layout if isinstance(layout, dict) else None
+
+
+def store_layout(etag: str, layout: dict) -> None:
+    if layout:
+        cache.set(_layout_key(etag), layout, LETTERED_TTL)
+
+
+def _layout_key(etag: str) -> str:
+    return f"lettered-layout:{etag.strip(chr(34))}"
+
+
 def lettered_cache_key(image_name: str) -> str:
     """The cache key of an image's lettered picture (`renders/…` or the URL's path),
     one per image: to find it, and to forget it with the image."""
@@ -177,4 +243,6 @@ def draw_ahead(panel: JobPanel) -> None:
     path = (panel.image.name or "").removeprefix("renders/")
     etag, key, _, lettered = lettering_of(shown, path)
     if cached(key, etag) is None:
-        store(key, etag, lettered())
+        layout: dict = {}
+        store(key, etag, lettered(layout))
+        store_layout(etag, layout)

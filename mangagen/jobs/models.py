@@ -227,8 +227,14 @@ class RenderAttempt(models.Model):
 
 
 def _mask_path(instance, filename: str) -> str:
-    token = secrets.token_hex(8)
-    return f"renders/touchups/{instance.attempt.job_id}/{instance.attempt.index:02d}-{token}.png"
+    # In the job's own folder, with its renders: the ended job's prune and the comic's
+    # deletion let it go with them (renders/touchups/<job>/ was visited by neither).
+    return mask_path(instance.attempt.job_id, instance.attempt.index, secrets.token_hex(8))
+
+
+def mask_path(job_id: int, index: int, token: str) -> str:
+    """Where a touch-up's mask is stored: the folder of the job it rides on."""
+    return f"renders/{job_id}/touchup-{index:02d}-{token}.png"
 
 
 class TouchUp(models.Model):
@@ -243,6 +249,9 @@ class TouchUp(models.Model):
         "mangagen.KeptArt", null=True, on_delete=models.SET_NULL, related_name="+"
     )
     mask = models.FileField(upload_to=_mask_path)
+    mask_bytes = models.PositiveIntegerField(
+        default=0, help_text="The stored mask's size: PICTURE_BYTES_PER_PERSON counts it."
+    )
     prompt = models.TextField()
     box = models.JSONField(default=list, help_text="The region's bounds: [x, y, w, h] fractions.")
     created_at = models.DateTimeField(auto_now_add=True)

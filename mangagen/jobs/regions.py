@@ -44,7 +44,7 @@ def box_mask(box: Sequence[float], *, width: int, height: int) -> bytes:
         raise MaskError("A box is four numbers: [x, y, width, height].")
     try:
         x, y, w, h = (float(v) for v in box)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: a 400-digit number
         raise MaskError("A box is four numbers: [x, y, width, height].") from exc
     if not all(0.0 <= v <= 1.0 for v in (x, y, w, h)) or x + w > 1.0 + 1e-9 or y + h > 1.0 + 1e-9:
         raise MaskError("The box must lie inside the picture (fractions from 0 to 1).")

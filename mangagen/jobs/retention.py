@@ -19,7 +19,7 @@ from mangagen.storyboards.models import KeptArt
 
 from .lettered_images import lettered_cache_key
 from .lock_objects import lock_panels_with_images_under, try_lock_job
-from .models import LIVE_STATES, Job, JobEvent
+from .models import LIVE_STATES, Job, JobEvent, TouchUp
 
 # An ended job's page may still be open in a tab, showing the job's own copies.
 RENDERS_KEPT_AFTER_END = timedelta(days=1)
@@ -33,9 +33,10 @@ def prune_job_events(*, before: datetime) -> int:
 
 
 def prune_ended_job_renders(*, ended_before: datetime) -> int:
-    """Deletes the render files (`renders/<job>/`) of jobs that ended before
-    `ended_before`; returns how many files went. A folder of a job this database
-    does not have is left alone (it may be another deployment's, sharing a bucket).
+    """Deletes the render files (`renders/<job>/`: its renders and its touch-ups'
+    masks) of jobs that ended before `ended_before`; returns how many files went. A
+    folder of a job this database does not have is left alone (it may be another
+    deployment's, sharing a bucket).
 
     A panel that showed its render is pointed at the comic's kept copy first
     (its job page keeps showing it); one that never showed it has no image.
@@ -49,6 +50,8 @@ def prune_ended_job_renders(*, ended_before: datetime) -> int:
         if images is None:
             continue  # gone meanwhile, with its comic (whose deletion takes its files)
         count += storage.delete_folder(f"renders/{job_id}")
+        # Its touch-ups' masks went with the folder: no longer a picture of the person's.
+        TouchUp.objects.filter(attempt__job_id=job_id).update(mask="", mask_bytes=0)
         cache.delete_many([lettered_cache_key(name) for name in images])
     return count
 

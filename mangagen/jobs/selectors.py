@@ -53,9 +53,11 @@ def delivered_panels(job: Job) -> list[dict]:
 
 
 def credits_of(*, user_id: int) -> dict:
-    """The person's balance as the `credits` event and the header show it."""
-    available, held = ledger_selectors.balance_of(user_id=user_id)
-    return {"available": available, "held": held}
+    """The person's balance as the `credits` event carries it: the account's figures as of
+    the event, and `as_of` (the length of their journal then: a page shows the figures
+    with the greatest, so a replayed event never puts back an older balance)."""
+    figures = ledger_selectors.figures_of(user_id=user_id)
+    return {"available": figures.available, "held": figures.held, "as_of": figures.as_of}
 
 
 def reader_url(job: Job) -> str:

@@ -13,9 +13,11 @@ on this very panel (as a Redo would); otherwise, when the comic has no job under
 speculation nobody confirmed is cancelled for it), a job of its own (`JobKind.TOUCHUP`)
 holding just that panel, which ends once the touched-up take is shown or fails.
 
-Refusals come before any hold: nothing kept (NothingToTouchUp), a renderer that cannot
-(TouchUpUnsupported), a bad region (InvalidInput), the comic's job busy with another
-panel (TouchUpBusy), no credits (the ledger's InsufficientCredits).
+Refusals: before any hold, nothing kept (NothingToTouchUp) or a renderer that cannot
+(TouchUpUnsupported); then no credits (the ledger's InsufficientCredits), before the
+region is read; then, the hold rolled back with everything else, a bad region
+(InvalidInput), the person's pictures full (Refused), their drawing budget spent
+(LimitReached), the comic's job busy with another panel (TouchUpBusy).
 """
 
 from __future__ import annotations
@@ -25,17 +27,21 @@ from dataclasses import dataclass
 
 from django.core.files.base import ContentFile
 from django.db import transaction
+from django.db.models import Sum
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_noop
 
+from mangagen.characters.picture_budget import check_picture_bytes
+from mangagen.kernel import storage
 from mangagen.kernel.errors import InvalidInput
+from mangagen.renderers import masks
 from mangagen.renderers.base import Verb
 from mangagen.renderers.registry import renderer_for
 from mangagen.storyboards.lock_objects import lock_storyboard
 from mangagen.storyboards.models import KeptArt, Storyboard
 from mangagen.storyboards.selectors import current_takes
 
-from . import regions
+from . import touchup_masks
 from .decisions import cancel_job, job_panel_for, new_job
 from .errors import NothingToTouchUp, TouchUpBusy, TouchUpUnsupported
 from .kinds.touchup import TOUCH_UP
@@ -45,7 +51,7 @@ from .steps import queue_render, schedule_deadline
 
 logger = logging.getLogger(__name__)
 
-# regions.MaskError's messages, for the catalog: the person reads them translated.
+# masks.MaskError's messages, for the catalog: the person reads them translated.
 MASK_WORDS = (
     gettext_noop("A box is four numbers: [x, y, width, height]."),
     gettext_noop("The box must lie inside the picture (fractions from 0 to 1)."),
@@ -79,8 +85,15 @@ def touch_up(
     """Draws the region (`box`, fractions [x, y, w, h], or a painted `mask`, white =
     redraw) of panel `index`'s current take again, under one new hold.
 
-    Raises Panel.DoesNotExist, NothingToTouchUp, TouchUpUnsupported, InvalidInput,
-    TouchUpBusy, InsufficientCredits or AccountFlagged: then nothing is held or changed.
+    The hold is placed before the region is looked at: a person without a credit is
+    refused before a byte of their mask is read. The mask is then judged from its
+    header, decoded once against the drawing budget (touchup_masks.py), counted in
+    PICTURE_BYTES_PER_PERSON, and stored in the job's folder (renders/<job>/), which
+    the job's prune and the comic's deletion empty.
+
+    Raises Panel.DoesNotExist, NothingToTouchUp, TouchUpUnsupported, InsufficientCredits,
+    AccountFlagged, InvalidInput, Refused (sheet_uploads_full), LimitReached
+    (drawing_budget) or TouchUpBusy: then nothing is held, stored or changed.
     """
     panel = storyboard.panels.get(index=index)
     take = current_takes(storyboard=storyboard).get(panel.art_hash)
@@ -91,36 +104,51 @@ def touch_up(
         raise TouchUpUnsupported(
             gettext("The image provider configured here cannot redraw part of a picture.")
         )
-    canonical = _canonical_mask(take, box=box, mask=mask)
     words = (prompt or "").strip()[:MAX_PROMPT] or panel.description
-    with transaction.atomic():
+    # Files first, rows after (a transaction cannot take a file back): a refusal after
+    # the mask is stored deletes it.
+    with storage.deleted_if_raised() as saved, transaction.atomic():
         storyboard = lock_storyboard(pk=storyboard.pk)
         job = _job_for(user=user, storyboard=storyboard, panel=panel, take=take)
         job_panel = lock_panel(job=job, index=index)
+        # The hold first: a person without a credit is refused before their mask is read.
         queue_render(job=job, panel=job_panel, kind=TOUCH_UP)
+        region = _region(take, box=box, mask=mask, user_id=user.pk)
+        check_picture_bytes(owner_id=user.pk, adding=len(region.png))
         touch = TouchUp(
             attempt=job.render_attempts.get(index=index, attempt=job_panel.attempts),
             take=take,
             prompt=words,
-            box=[round(v, 4) for v in regions.bounds(canonical)],
+            box=[round(v, 4) for v in region.box],
+            mask_bytes=len(region.png),
         )
-        touch.mask.save("mask.png", ContentFile(canonical), save=False)
+        touch.mask.save("mask.png", ContentFile(region.png), save=False)
+        saved.append(touch.mask.name or "")
         touch.save()
     return Requested(job=job, index=index, attempt=job_panel.attempts)
 
 
-def _canonical_mask(take: KeptArt, *, box: list | None, mask: bytes | None) -> bytes:
-    """The one canonical mask of the region at the take's size, or InvalidInput."""
+def _region(
+    take: KeptArt, *, box: list | None, mask: bytes | None, user_id: int
+) -> touchup_masks.Region:
+    """The region at the take's size, or InvalidInput."""
     with take.image.open("rb") as handle:
-        width, height = regions.size_of(handle.read())
+        width, height = touchup_masks.take_size(handle)
     try:
         if mask is not None:
-            return regions.painted_mask(mask, width=width, height=height)
+            return touchup_masks.painted_region(mask, width=width, height=height, user_id=user_id)
         if box is None:
-            raise regions.MaskError("A box is four numbers: [x, y, width, height].")
-        return regions.box_mask(box, width=width, height=height)
-    except regions.MaskError as exc:
+            raise masks.MaskError("A box is four numbers: [x, y, width, height].")
+        return touchup_masks.box_region(box, width=width, height=height, user_id=user_id)
+    except masks.MaskError as exc:
         raise InvalidInput(gettext(str(exc))) from exc
+
+
+def stored_mask_bytes(*, owner_id: int) -> int:
+    """The bytes of the touch-up masks one person has in storage (PICTURE_BYTES_PER_PERSON
+    counts them: settings PICTURE_COUNTERS)."""
+    rows = TouchUp.objects.filter(attempt__job__owner_id=owner_id).exclude(mask="")
+    return rows.aggregate(total=Sum("mask_bytes"))["total"] or 0
 
 
 def _job_for(*, user, storyboard: Storyboard, panel, take: KeptArt) -> Job:

@@ -7,6 +7,10 @@ endpoint is `POST {base}/v1/chat/completions` with `response_format`
 and Ollama's OpenAI API accept too); the object is read from the first
 choice's message content.
 
+The call goes to that URL alone (a redirect is not followed: it is an answer that
+cannot be used, and the key is never sent elsewhere), and its answer is read up to
+CHAT_MAX_ANSWER_BYTES (a draft of the longest storyboard is some tens of kilobytes).
+
 A call that fails raises `ChatFailed`, whose `kind` says why in one of a few
 fixed ways (`ChatFailure`). A person is told only that (`ChatFailed.reason`):
 the exception's own words name the endpoint's host, port and path, so they go
@@ -20,6 +24,7 @@ import logging
 from enum import StrEnum
 
 import requests
+from django.conf import settings
 from django.utils.translation import gettext, gettext_lazy
 
 logger = logging.getLogger(__name__)
@@ -102,7 +107,7 @@ def ask_json_at(
     `{"type": "image_url", "image_url": {"url": "data:image/…;base64,…"}}`), as the
     chat API takes pictures. Raises ChatFailed as `ask_json` does."""
     try:
-        response = requests.post(
+        with requests.post(
             url,
             headers={"Authorization": f"Bearer {api_key}"} if api_key else {},
             json={
@@ -115,16 +120,38 @@ def ask_json_at(
                 ],
             },
             timeout=timeout,
-        )
+            # The key goes to this URL alone: a redirect is an answer that is not the one
+            # asked for, never a request sent elsewhere with it.
+            allow_redirects=False,
+            stream=True,
+        ) as response:
+            status, body = response.status_code, _bounded_body(response)
     except requests.Timeout as exc:  # before ConnectionError: a ConnectTimeout is both
         raise ChatFailed(ChatFailure.TIMED_OUT, f"{type(exc).__name__}: {exc}") from exc
     except requests.RequestException as exc:
         raise ChatFailed(ChatFailure.UNREACHABLE, f"{type(exc).__name__}: {exc}") from exc
-    if response.status_code >= 400:
-        kind = ChatFailure.FAILING if response.status_code >= 500 else ChatFailure.REFUSED
-        raise ChatFailed(kind, f"HTTP {response.status_code}: {response.text[:300]}")
+    if status >= 400:
+        kind = ChatFailure.FAILING if status >= 500 else ChatFailure.REFUSED
+        raise ChatFailed(kind, f"HTTP {status}: {body[:300].decode(errors='replace')}")
+    if status >= 300:
+        raise ChatFailed(ChatFailure.UNUSABLE, f"HTTP {status}: a redirect, not followed")
     try:
-        content = response.json()["choices"][0]["message"]["content"]
+        content = json.loads(body)["choices"][0]["message"]["content"]
         return json.loads(content)
     except (ValueError, KeyError, IndexError, TypeError) as exc:
         raise ChatFailed(ChatFailure.UNUSABLE, f"{type(exc).__name__}: {exc}") from exc
+
+
+def _bounded_body(response: requests.Response) -> bytes:
+    """The answer's body, at most CHAT_MAX_ANSWER_BYTES: one whose Content-Length says
+    more is refused before it is read, one that runs past it as soon as it does."""
+    limit = settings.CHAT_MAX_ANSWER_BYTES
+    declared = response.headers.get("Content-Length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise ChatFailed(ChatFailure.UNUSABLE, f"an answer of {declared} bytes, past {limit}")
+    body = bytearray()
+    for chunk in response.iter_content(64 * 1024):
+        body += chunk
+        if len(body) > limit:
+            raise ChatFailed(ChatFailure.UNUSABLE, f"an answer past {limit} bytes")
+    return bytes(body)

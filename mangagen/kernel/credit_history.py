@@ -67,11 +67,16 @@ def _translated(text: str, known) -> str:
     return text
 
 
+def by_operator(transfer: Transfer) -> bool:
+    """Whether an operator made `transfer` by hand (in admin, or with a management command)."""
+    return transfer.actor_id is not None or (transfer.reason or "").startswith(OPERATOR_PREFIXES)
+
+
 def public_reason(transfer: Transfer) -> str:
     """What `transfer.reason` may say to the account's owner, in the interface's language;
     never an operator's name or note."""
     reason = transfer.reason or ""
-    if transfer.actor_id is not None or reason.startswith(OPERATOR_PREFIXES):
+    if by_operator(transfer):
         return str(BY_HAND[transfer.kind])
     if reason.startswith(RENDER_FAILED_PREFIX):
         return gettext(RENDER_FAILED)

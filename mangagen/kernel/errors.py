@@ -30,6 +30,7 @@ class Code(StrEnum):
     NOT_ACCEPTABLE = "not_acceptable"
     UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"
     THROTTLED = "throttled"
+    TOO_LARGE = "too_large"  # a request body past its route's bound (kernel/request_bodies.py)
 
 
 class ApplicationError(Exception):

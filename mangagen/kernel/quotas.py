@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import secrets
 import threading
 import time
 from collections.abc import Iterator
@@ -31,7 +32,7 @@ from enum import StrEnum
 from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils.translation import gettext, ngettext
 
 from mangagen.kernel.errors import ApplicationError
 from mangagen.observability import metrics
@@ -104,10 +105,19 @@ def take_chat_call(*, user, now: datetime | None = None) -> None:
 # milliseconds. Every request of the person, in any web process, reads and adds to the
 # same slots, so two at once see each other's spend; the window rolls, so a request
 # that starts near the end of a minute gets no fresh minute.
+#
+# A build reserves what it is reckoned to cost before it starts (its `estimate`,
+# added to the window, then read: two at once each see the other's), and settles
+# with the CPU time it really took when it ends; so builds started together cannot
+# all pass a window that none of them has written to yet. And a person has at most
+# DRAWING_BUILDS_IN_FLIGHT builds drawing at once, each holding a lease
+# (`drawing-build:<person>:<n>`, BUILD_LEASE_SECONDS, renewed while it draws) that a
+# build which crashed lets go of by expiring.
 
 WINDOW_SECONDS = 60
 SLOT_SECONDS = 5
 _SLOTS = WINDOW_SECONDS // SLOT_SECONDS
+BUILD_LEASE_SECONDS = 120
 
 _drawing = threading.local()
 
@@ -124,6 +134,8 @@ class _Block:
     user_id: int
     prepaid_ms: float = 0.0
     reserved_at: float = 0.0  # the clock when it reserved: what it gives back goes there
+    lease: tuple[str, str] | None = None  # the build's slot (key, token), outermost only
+    leased_at: float = 0.0
 
 
 def _blocks() -> list[_Block]:
@@ -185,7 +197,7 @@ def _settle(*, at_least_ms: float = 0.0) -> None:
     """Puts the CPU time this thread spent since the last settlement on the books of the
     innermost open block's person: from what its blocks reserved first, the rest in the
     window. Called whenever a block opens or closes, so an outer block's time is counted
-    before each nested build is checked."""
+    before each nested build is checked; renews the build's lease while it draws."""
     blocks = _blocks()
     if not blocks:
         return
@@ -201,6 +213,10 @@ def _settle(*, at_least_ms: float = 0.0) -> None:
             used_ms -= taken
     if used_ms > 0:
         _add(user_id, math.ceil(used_ms), clock())
+    for block in blocks:
+        if block.lease and time.monotonic() - block.leased_at > BUILD_LEASE_SECONDS / 3:
+            cache.touch(block.lease[0], BUILD_LEASE_SECONDS)
+            block.leased_at = time.monotonic()
 
 
 def check_drawing(*, user_id: int) -> None:
@@ -208,7 +224,7 @@ def check_drawing(*, user_id: int) -> None:
     drew in the last minute, this one's included so far). Free when a block of this
     thread reserved drawing for them and has some left."""
     _settle()
-    if any(b.user_id == user_id and b.prepaid_ms > 0 for b in _blocks()):
+    if _prepaid_ms(user_id) > 0:
         return
     now = clock()
     window = spent_by_slot(user_id, now)
@@ -216,23 +232,35 @@ def check_drawing(*, user_id: int) -> None:
         raise _spent_refusal(_retry_after(window, now, room_ms=1))
 
 
-def _reserve(*, user_id: int, estimate: float, now: float) -> int:
+def _prepaid_ms(user_id: int) -> float:
+    """What this thread's open blocks reserved for `user_id` and have not used yet."""
+    return sum(b.prepaid_ms for b in _blocks() if b.user_id == user_id)
+
+
+def _reserve(*, user_id: int, estimate: float, now: float, whole: bool) -> int:
     """Reserves `estimate` CPU seconds of the person's budget for one piece of work, or
-    refuses it (LimitReached) when it would not fit: larger than the whole budget, or
-    than what is left of it now. Returns the milliseconds reserved."""
+    refuses it (LimitReached) when it would not fit in what is left of the budget now.
+    Larger than the whole budget, it is refused for good when `whole` (an export that
+    cannot be split: download its chapters one by one), else it reserves the whole
+    budget (it waits for an idle minute, and is the one build that crosses it).
+    Returns the milliseconds reserved."""
     wanted = math.ceil(estimate * 1000)
     if wanted > _budget_ms():
-        raise LimitReached(
-            Limit.DRAWING,
-            gettext(
-                "This export needs about %(needed)s CPU seconds of drawing, more than the "
-                "%(budget)s a minute one account may use: download its chapters one by one."
+        if not whole:
+            wanted = _budget_ms()
+        else:
+            raise LimitReached(
+                Limit.DRAWING,
+                gettext(
+                    "This export needs about %(needed)s CPU seconds of drawing, more than "
+                    "the %(budget)s a minute one account may use: download its chapters one "
+                    "by one."
+                )
+                % {
+                    "needed": f"{estimate:.1f}",
+                    "budget": f"{settings.DRAWING_CPU_SECONDS_PER_MINUTE:g}",
+                },
             )
-            % {
-                "needed": f"{estimate:.1f}",
-                "budget": f"{settings.DRAWING_CPU_SECONDS_PER_MINUTE:g}",
-            },
-        )
     # Added first, then read: two requests at once each see the other's reservation
     # (both may be refused; never both let through past the budget).
     _add(user_id, wanted, now)
@@ -244,37 +272,86 @@ def _reserve(*, user_id: int, estimate: float, now: float) -> int:
     return wanted
 
 
+def _take_lease(user_id: int) -> tuple[str, str]:
+    """One of the person's DRAWING_BUILDS_IN_FLIGHT build slots, or LimitReached."""
+    token = secrets.token_hex(8)
+    for n in range(max(1, settings.DRAWING_BUILDS_IN_FLIGHT)):
+        key = f"drawing-build:{user_id}:{n}"
+        if cache.add(key, token, timeout=BUILD_LEASE_SECONDS):
+            return key, token
+    raise LimitReached(
+        Limit.DRAWING,
+        ngettext(
+            "%(n)s drawing of yours is being made (a page, an export, lettering); try "
+            "again once it is done.",
+            "%(n)s drawings of yours are being made (pages, exports, lettering); try "
+            "again once one is done.",
+            settings.DRAWING_BUILDS_IN_FLIGHT,
+        )
+        % {"n": settings.DRAWING_BUILDS_IN_FLIGHT},
+        retry_after=BUILD_RETRY_SECONDS,
+    )
+
+
+# What a refusal for builds in flight tells a client to wait: a build takes seconds.
+BUILD_RETRY_SECONDS = 2
+
+
+def _free_lease(lease: tuple[str, str]) -> None:
+    key, token = lease
+    if cache.get(key) == token:  # not one that expired and was taken by another build
+        cache.delete(key)
+
+
 @contextlib.contextmanager
-def drawing(*, user_id: int, estimate: float = 0.0) -> Iterator[None]:
+def drawing(*, user_id: int, estimate: float = 0.0, whole: bool = False) -> Iterator[None]:
     """Counts the CPU time this thread spends in the block, drawing for `user_id` (a page,
-    an export, a panel's lettering not in the cache), against their
+    an export, a panel's lettering not in the cache, a touch-up's mask), against their
     DRAWING_CPU_SECONDS_PER_MINUTE over a rolling minute. Raises LimitReached before
-    drawing once the budget is spent; what is already built stays built.
+    drawing when it would not fit; what is already built stays built.
 
-    Each block, nested ones included (a PDF builds its pages), is checked as it opens
-    and its time is counted as it goes: the outer block's time up to each nested
-    one, each nested build's own at its end. So a long export meets the budget at
-    its next build, and a person's other requests see the spend at once.
+    The outermost block of a request is one build: it holds one of the person's
+    DRAWING_BUILDS_IN_FLIGHT slots while it draws, and reserves its `estimate` (CPU
+    seconds, reckoned from what it will draw and letter) before it starts; it draws
+    from that reservation and settles with what it really took when it ends (what it
+    did not use goes back, what it took beyond is counted in the window). A build
+    reckoned past the whole budget reserves the whole budget, unless `whole` (an
+    export that cannot be split), which is refused for good.
 
-    `estimate` (CPU seconds) reserves that much up front, refusing the work before
-    anything is drawn when it would not fit (an export of many pages); the
-    block then draws from its reservation, and gives back what it did not use.
+    A nested block (a PDF builds its pages) takes no slot and draws from what the
+    outer ones reserved; once that is used up it reserves its own estimate, and is
+    checked as it opens: so a long export meets the budget at its next build.
 
     Drawing runs on the request's thread, so one person editing and reloading in a
     loop could otherwise keep a web process's CPU busy.
     """
-    check_drawing(user_id=user_id)
-    now = clock()
-    reserved = _reserve(user_id=user_id, estimate=estimate, now=now) if estimate else 0
     blocks = _blocks()
+    outermost = not any(b.user_id == user_id for b in blocks)
+    lease = _take_lease(user_id) if outermost else None
+    try:
+        check_drawing(user_id=user_id)
+        now = clock()
+        wanted = estimate - _prepaid_ms(user_id) / 1000
+        reserved = (
+            _reserve(user_id=user_id, estimate=wanted, now=now, whole=whole)
+            if (wanted > 0 and estimate)
+            else 0
+        )
+    except BaseException:
+        if lease:
+            _free_lease(lease)
+        raise
     if not blocks:
         _drawing.mark = time.thread_time()
-    block = _Block(user_id, prepaid_ms=reserved, reserved_at=now)
+    block = _Block(user_id, prepaid_ms=reserved, reserved_at=now, lease=lease)
+    block.leased_at = time.monotonic()
     blocks.append(block)
     try:
         yield
     finally:
         _settle(at_least_ms=1)
         blocks.pop()
+        if lease:
+            _free_lease(lease)
         if block.prepaid_ms >= 1:  # what the reservation did not use goes back, to its slot
             _add(user_id, -math.floor(block.prepaid_ms), block.reserved_at)

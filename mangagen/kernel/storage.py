@@ -62,9 +62,11 @@ def read(name: str) -> bytes | None:
 
 
 @contextlib.contextmanager
-def deleted_if_raised() -> Iterator[list[str]]:
+def deleted_if_raised(*, folder: str | None = None) -> Iterator[list[str]]:
     """A list to add the names of files stored inside the block to; if the block raises
-    (its transaction rolled back, so no row will ever name them), they are deleted.
+    (its transaction rolled back, so no row will ever name them), they are deleted, and
+    `folder` (one of the block's own, e.g. a snapshot's) with everything in it, its
+    empty folders too.
 
     Put the block's `transaction.atomic` inside this one: a file is stored before the
     row that names it, and a transaction cannot take a file back."""
@@ -74,6 +76,8 @@ def deleted_if_raised() -> Iterator[list[str]]:
     except BaseException:
         for name in saved:
             default_storage.delete(name)
+        if folder is not None:
+            delete_folder(folder)
         raise
 
 

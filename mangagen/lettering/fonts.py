@@ -58,7 +58,9 @@ def title_font(size: int) -> ImageFont.FreeTypeFont:
     return _load(_kalam("Bold"), size)
 
 
-@lru_cache(maxsize=32)
+# Each face loaded is kept, and Noto Sans CJK's take about 0.9 MB each: 16 sizes at most
+# (sound effects' sizes are stepped, sound_effects.stepped, so few are asked for).
+@lru_cache(maxsize=16)
 def cjk_font(size: int) -> ImageFont.FreeTypeFont:
     return _load(_noto_cjk(), size)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .languages import ORIGINAL_DEFAULT
+from .styles import BalloonStyle
 from .text import one_line
 
 # Where a renderer that reports no faces is assumed to have put them, by shot:
@@ -24,8 +25,13 @@ BLOCKING_X = {"left": 0.22, "center": 0.5, "right": 0.78}
 
 
 # A dialogue line's balloon: how it is drawn (docs/api.md, "Lettering you direct").
-SPEECH, THOUGHT, SHOUT, WHISPER = "speech", "thought", "shout", "whisper"
-STYLES = (SPEECH, THOUGHT, SHOUT, WHISPER)
+SPEECH, THOUGHT, SHOUT, WHISPER = (
+    BalloonStyle.SPEECH,
+    BalloonStyle.THOUGHT,
+    BalloonStyle.SHOUT,
+    BalloonStyle.WHISPER,
+)
+STYLES = tuple(BalloonStyle.values)
 SFX_SIZE = 0.14  # a sound effect's letters when no size is given: of the shorter side
 
 
@@ -40,9 +46,10 @@ class Line:
     style: str = SPEECH
     place: tuple[float, float] | None = None
     tail: tuple[float, float] | None = None
+    number: int = -1  # its position in the panel's dialogue as given (-1: a caption)
 
     @classmethod
-    def of(cls, data: dict) -> Line:
+    def of(cls, data: dict, number: int = -1) -> Line:
         place = data.get("place") or None
         tail = (place or {}).get("tail") or None
         return cls(
@@ -51,6 +58,7 @@ class Line:
             style=data.get("style") if data.get("style") in STYLES else SPEECH,
             place=(_unit(place["x"]), _unit(place["y"])) if place else None,
             tail=(_unit(tail["x"]), _unit(tail["y"])) if tail else None,
+            number=number,
         )
 
 
@@ -64,15 +72,17 @@ class SoundEffect:
     y: float
     size: float = SFX_SIZE
     angle: float = 0.0
+    number: int = -1  # its position in the panel's list as given
 
     @classmethod
-    def of(cls, data: dict) -> SoundEffect:
+    def of(cls, data: dict, number: int = -1) -> SoundEffect:
         return cls(
             text=one_line(data.get("text") or ""),
             x=_unit(data.get("x", 0.5)),
             y=_unit(data.get("y", 0.5)),
             size=min(0.5, max(0.02, float(data.get("size") or SFX_SIZE))),
             angle=float(data.get("angle") or 0.0),
+            number=number,
         )
 
 
@@ -118,8 +128,14 @@ class Letterable:
         """From the panel's JSON: dialogue lines `{"speaker", "text", "style"?, "place"?}`,
         sound effects `{"text", "x", "y", "size"?, "angle"?}`."""
         return cls(
-            dialogue=tuple(Line.of(d) for d in dialogue if one_line(d.get("text") or "")),
-            sfx=tuple(SoundEffect.of(e) for e in sfx or () if one_line(e.get("text") or "")),
+            dialogue=tuple(
+                Line.of(d, n) for n, d in enumerate(dialogue) if one_line(d.get("text") or "")
+            ),
+            sfx=tuple(
+                SoundEffect.of(e, n)
+                for n, e in enumerate(sfx or ())
+                if one_line(e.get("text") or "")
+            ),
             caption=one_line(caption or ""),
             shot=shot,
             characters=tuple(characters),

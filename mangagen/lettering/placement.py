@@ -33,7 +33,8 @@ from PIL import Image, ImageDraw
 
 from .languages import is_vertical
 from .panel import SHOUT, SPEECH, WHISPER, Letterable, Line, Speaker
-from .shapes import INK, Outlines, reach
+from .report import Placed
+from .shapes import INK, Outlines, reach, tail_end
 from .sound_effects import draw_sound_effect
 from .text import JAPANESE, Block, draw_text, set_text
 
@@ -41,26 +42,37 @@ WHISPER_INK = (96, 96, 96)  # a whisper's type: lighter than the rest
 
 
 def letter(
-    image: Image.Image, *, panel: Letterable, direction: str = "rtl", type_size: int | None = None
+    image: Image.Image,
+    *,
+    panel: Letterable,
+    direction: str = "rtl",
+    type_size: int | None = None,
+    report: list[Placed] | None = None,
 ) -> Image.Image:
     """The art with the panel's lettering drawn over it (a new RGB image).
 
     `type_size` (pixels) keeps the lettering one size across a page; without
-    it the type is sized from the panel.
+    it the type is sized from the panel. `report`, when given, receives where each
+    thing was lettered (`report.Placed`: sound effects first, then in reading order).
     """
     out = image.convert("RGB")
     vertical = is_vertical(panel.language)
     for effect in panel.sfx:  # art text first: balloons go over it, and avoid its ink
-        draw_sound_effect(out, effect, vertical)
-    for placed in arrange(out, panel=panel, direction=direction, type_size=type_size):
-        paint_outline(out, placed)
-        paint_text(out, placed)
+        placed = draw_sound_effect(out, effect, vertical)
+        if report is not None:
+            report.append(placed)
+    arranged = arrange(out, panel=panel, direction=direction, type_size=type_size)
+    for item in arranged:
+        paint_outline(out, item)
+        paint_text(out, item)
+    if report is not None:
+        report.extend(item.reported() for item in arranged)
     return out
 
 
 def arrange(
     image: Image.Image, *, panel: Letterable, direction: str = "rtl", type_size: int | None = None
-) -> list[Placed]:
+) -> list[Arranged]:
     """Where the panel's caption, balloons and narration go on `image` (its art with the
     sound effects drawn: their ink is avoided), in the order they are painted. Draws
     nothing: `letter()` paints them, and a layered export paints each on a layer."""
@@ -81,7 +93,7 @@ def arrange(
 
 
 @dataclass(frozen=True)
-class Placed:
+class Arranged:
     """A caption, balloon or narration box where the lettering put it: its line, its text
     as set (`block`), its box on the panel (x0, y0, x1, y1), where its tail aims (a face
     `(x, y, r)`, a point `(x, y, 0)`, or None), the width of its outline (`pen`) and the
@@ -94,6 +106,20 @@ class Placed:
     target: tuple[float, float, float] | None
     pen: int
     panel: tuple[int, int]
+    moved_in: bool = False  # moved from where the person put it, to stay inside the panel
+    shrunk: bool = False  # set smaller than its style's type, to fit
+
+    def reported(self) -> Placed:
+        """As `letter()` reports it (`report.Placed`)."""
+        return Placed(
+            kind=self.kind,
+            number=self.line.number,
+            box=self.box,
+            tail=tail_end(self.style, self.box, self.target) if self.target is not None else None,
+            auto=self.line.place is None,
+            moved_in=self.moved_in,
+            shrunk=self.shrunk,
+        )
 
     @property
     def style(self) -> str:
@@ -109,7 +135,7 @@ class Placed:
         return max(1, round(self.block.font.size / 18)) if self.style == SHOUT else 0
 
 
-def paint_outline(image: Image.Image, placed: Placed) -> None:
+def paint_outline(image: Image.Image, placed: Arranged) -> None:
     """The balloon (with its tail) or the box of `placed`, drawn on `image`."""
     outlines = Outlines(ImageDraw.Draw(image), placed.panel, placed.pen)
     if placed.kind == "balloon":
@@ -118,7 +144,7 @@ def paint_outline(image: Image.Image, placed: Placed) -> None:
         outlines.box(placed.box)
 
 
-def paint_text(image: Image.Image, placed: Placed) -> None:
+def paint_text(image: Image.Image, placed: Arranged) -> None:
     """The text of `placed`, drawn on `image` in its box as the lettering set it."""
     centred = placed.kind == "balloon"
     draw_text(
@@ -162,7 +188,8 @@ class _Letterer:
 
     # --- placing ---------------------------------------------------------------------------
 
-    def place_all(self, items: list[_Item]) -> list[Placed]:
+    def place_all(self, items: list[_Item]) -> list[Arranged]:
+        """Places every item; where each went, in reading order."""
         # Balloons the person placed are fitted first, so that the lettering's own
         # choices for the others keep off them.
         fitted = {i: self._fit_placed(item) for i, item in enumerate(items) if item.line.place}
@@ -177,8 +204,23 @@ class _Letterer:
                 self.placed.append(placed)
             self.previous = placed
             target = self._target(item.line) if item.kind == "balloon" else None
+            moved_in = False
+            if item.line.place is not None:
+                cx, cy = (placed[0] + placed[2]) / 2, (placed[1] + placed[3]) / 2
+                px, py = item.line.place
+                moved_in = abs(cx - px * self.w) > 1 or abs(cy - py * self.h) > 1
             result.append(
-                Placed(item.kind, item.line, block, placed, target, self.line, (self.w, self.h))
+                Arranged(
+                    item.kind,
+                    item.line,
+                    block,
+                    tuple(placed),
+                    target,
+                    self.line,
+                    (self.w, self.h),
+                    moved_in=moved_in,
+                    shrunk=block.font.size < self._sizes(item.style)[0],
+                )
             )
         return result
 

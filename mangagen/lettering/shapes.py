@@ -191,6 +191,21 @@ class Outlines:
         return points[0], tip, points[1]
 
 
+def tail_end(style: str, box, target) -> tuple[float, float] | None:
+    """Where the tail (a shout's spike, a thought's trail) of a balloon of `style` in
+    `box` toward `target` (a face `(x, y, r)` or a point `(x, y, 0)`) ends, as drawn;
+    None when the balloon sits on it (no tail)."""
+    x0, y0, x1, y1 = box
+    ax, ay = (x1 - x0) / 2, (y1 - y0) / 2
+    if style == SHOUT:
+        return _tip(box, target, *_inner(ax, ay, BURST_REACH))
+    if style == THOUGHT:
+        ix, iy = _inner(ax, ay, CLOUD_REACH)
+        puff = max(4.0, (min(ax, ay) - min(ix, iy)) * 1.1)
+        return _tip(box, target, ix + puff, iy + puff)
+    return _tip(box, target, ax, ay)
+
+
 def _tip(box, target, ax: float, ay: float) -> tuple[float, float] | None:
     """Where a tail toward `target` ends, for a balloon whose rim is the ellipse
     (ax, ay) around the box's centre: short of a face, on a point the person set;

@@ -10,6 +10,12 @@ redirect on, over plain HTTP only for callers in METRICS_PLAIN_HTTP_NETWORKS
 (a scraper inside the network); any other is refused before its token is read,
 so a scraper set up against the public host fails at once instead of sending
 its token in clear at every scrape.
+
+Prometheus scrapes each process by its own address (`10.0.0.5:8000`), a Host that
+ALLOWED_HOSTS does not name: a scrape that carries a token is answered by
+`TokenScrapeMiddleware`, ahead of the host check (and of sessions), so the token
+decides, not the Host header. One with no token goes on to the host check and
+the staff session like any request.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -28,8 +34,8 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
 
 from ledger import metrics as ledger_metrics
-from mangagen.accounts.throttle import client_address
 from mangagen.api.errors import plain_error_response
+from mangagen.kernel.client_address import client_address
 from mangagen.kernel.errors import NotAuthenticated, PermissionDenied
 
 from . import metrics
@@ -112,3 +118,16 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
     elif not request.user.is_staff:
         return plain_error_response(PermissionDenied("Metrics are for operators (staff) only."))
     return HttpResponse(exposition(), content_type=CONTENT_TYPE_LATEST)
+
+
+class TokenScrapeMiddleware:
+    """`GET /metrics` with an Authorization header, answered before the host check
+    (settings.MIDDLEWARE puts it right after the probes)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.path_info == "/metrics" and "Authorization" in request.headers:
+            return metrics_view(request)
+        return self.get_response(request)

@@ -6,7 +6,12 @@ Redis (`PING`, one second at most, no retries) and whether every migration
 this code knows is applied; it answers 503 `{"failed": [...]}` naming what
 is not ready, so traffic goes elsewhere while it is not. Applied migrations
 are remembered once seen (this process's code cannot need more later); until
-then each ask reads the migration table.
+then each ask reads the migration table. Without DEBUG it also asks whether this
+process found the collected static files when it started (`static`: `bin/release`
+collects them; a process started before that serves no CSS or JS until restarted).
+
+`bin/release` does what both need; each process also says at start, in its log,
+what of it is missing (`log_unreleased`).
 """
 
 from __future__ import annotations
@@ -16,10 +21,12 @@ from enum import StrEnum
 
 import redis
 from django.conf import settings
+from django.contrib.staticfiles.storage import staticfiles_storage
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 from django.db.migrations.executor import MigrationExecutor
 from django.http import HttpRequest, JsonResponse
 
+from mangagen.kernel import static_storage
 from mangagen.kernel.broker import quick_client
 
 logger = logging.getLogger(__name__)
@@ -31,6 +38,7 @@ class Check(StrEnum):
     DATABASE = "database"
     REDIS = "redis"
     MIGRATIONS = "migrations"
+    STATIC = "static"
 
 
 _migrations_applied = False
@@ -77,7 +85,39 @@ def failed_checks() -> list[Check]:
         failed.append(Check.REDIS)
     if not database or not migrations_applied():
         failed.append(Check.MIGRATIONS)
+    if not static_collected():
+        failed.append(Check.STATIC)
     return failed
+
+
+def static_collected() -> bool:
+    """Whether this process can name and serve the collected static files (always, with
+    DEBUG: they are served from static/ as they are)."""
+    return static_storage.collected(staticfiles_storage)
+
+
+def log_unreleased(process: str, *, serves_static: bool) -> list[Check]:
+    """Logs, once at a process's start, an error naming what `bin/release` has not done
+    yet (migrations, static files); returns it (empty: nothing missing)."""
+    missing = []
+    if not database_answers():
+        return missing  # already said (database_answers logs it); nothing more to know
+    if not migrations_applied():
+        missing.append(Check.MIGRATIONS)
+    if serves_static and not static_collected():
+        missing.append(Check.STATIC)
+    if missing:
+        what = {
+            Check.MIGRATIONS: "the database lacks migrations this code needs",
+            Check.STATIC: f"no collected static files in {settings.STATIC_ROOT} (no CSS, no JS)",
+        }
+        logger.error(
+            "%s started before the release step: %s. Run bin/release (docs/deploy.md), "
+            "then restart this process; /readyz answers 503 until then.",
+            process,
+            "; ".join(what[check] for check in missing),
+        )
+    return missing
 
 
 def healthz(request: HttpRequest) -> JsonResponse:

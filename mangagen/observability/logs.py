@@ -2,8 +2,9 @@
 
 `LOG_FORMAT=json` writes one JSON object per line (`time`, `level`,
 `logger`, `message`, `request_id`, and `job`/`panel` where known, plus any
-`extra` a call passes); `text` (the default) writes the same fields as one
-readable line. The request id is django-guid's: taken from an incoming
+`extra` a call passes, and `client`, the caller's address as the throttles count it
+(mangagen/kernel/client_address.py), on a request's lines); `text` (the default)
+writes the same fields as one readable line. The request id is django-guid's: taken from an incoming
 `X-Request-ID` (a UUID) or made, returned in the response, and carried in the
 headers of every Celery task the request sends (so a render's lines, and the
 ledger's capture, carry the id of the click that asked for it). A task sets
@@ -27,9 +28,13 @@ from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
 
 from celery.app.trace import LOG_RECEIVED, LOG_SUCCESS
+from django.http import HttpRequest
 from django_guid import get_guid
 
+from mangagen.kernel.client_address import client_address
+
 _about: ContextVar[dict[str, int] | None] = ContextVar("log_about", default=None)
+_client: ContextVar[str | None] = ContextVar("log_client", default=None)
 
 JSON_FIELDS = {
     "levelname": "level",
@@ -48,11 +53,28 @@ def about(**fields: int) -> Iterator[None]:
         _about.reset(token)
 
 
+@contextlib.contextmanager
+def from_client(address: str) -> Iterator[None]:
+    """Log lines written inside carry `client`: the request's client address."""
+    token = _client.set(address)
+    try:
+        yield
+    finally:
+        _client.reset(token)
+
+
 class ContextFilter(logging.Filter):
-    """Puts the request id (or "-") and the job/panel being worked on into each record."""
+    """Puts the request id (or "-"), the client's address and the job/panel being worked
+    on into each record."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         record.request_id = get_guid() or "-"
+        client = _client.get()
+        asked = getattr(record, "request", None)  # django.request's lines, once answered
+        if client is None and isinstance(asked, HttpRequest):
+            client = client_address(asked)
+        if client is not None and not hasattr(record, "client"):
+            record.client = client
         for name, value in (_about.get() or {}).items():
             if not hasattr(record, name):
                 setattr(record, name, value)

@@ -47,6 +47,7 @@ ROUGHS_TOTAL = "mangagen_roughs_total"
 ROUGH_SECONDS = "mangagen_rough_seconds"
 METRICS_SOURCE_UP = "mangagen_metrics_source_up"
 METRICS_PROCESSES = "mangagen_metrics_multiprocess"
+READING_PAGES_TOTAL = "mangagen_reading_pages_total"
 
 
 class RenderOutcome(StrEnum):
@@ -167,6 +168,13 @@ rough_seconds = Histogram(
     "included (the operator's GPU seconds are on Admin → Speculation).",
     buckets=RENDER_BUCKETS,
 )
+# Reading links' page images, answered ahead of Django (so in no django_http_* family).
+reading_pages = Counter(
+    READING_PAGES_TOTAL,
+    "Reading links' page images asked for, by answer (mangagen/publishing/serving.py).",
+    ["answer"],
+)
+READING_ANSWERS = ("page", "not_modified", "redirect", "not_found", "throttled")
 
 # Every label value a dashboard shows exists from the start, at zero (Prometheus'
 # guidance for labelled metrics whose values are known: a rate or an alert on a series
@@ -186,6 +194,8 @@ for _rough in RoughOutcome:
     roughs.labels(outcome=_rough)
 
 speculations.labels(decision=SpeculationDecision.STARTED, reason="")
+for _answer in READING_ANSWERS:
+    reading_pages.labels(answer=_answer)
 
 # The ledger's counted operations (`ledger.metrics.counted` and its sweep's "expire"):
 # tests/stack/test_metrics_from_zero.py holds this list to what ledger/ counts.

@@ -13,12 +13,11 @@ from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
-from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from mangagen.api.errors import plain_error_response
 from mangagen.api.schema import refuses
-from mangagen.api.throttles import WritesThrottle
+from mangagen.api.throttles import ScopedRateThrottle, WritesThrottle
 from mangagen.kernel import quotas
 from mangagen.kernel.quotas import Limit
 from mangagen.storyboards.models import ExportFormat, PageFormat, Storyboard

@@ -17,8 +17,10 @@ was a moment ago loses nothing: a file it finds gone is drawn again from the
 content it holds. Saving replaces a file whole, so two requests building at
 once both end with the same complete file.
 
-Drawing costs CPU on the request's thread: each build is counted against
-the owner's drawing budget (`quotas.drawing`); reading a built file is free.
+Drawing costs CPU on the request's thread: each build is one of the owner's
+DRAWING_BUILDS_IN_FLIGHT, and reserves what it is reckoned to cost (from what it
+will letter: `page_estimate`, `strip_estimate`) from their drawing budget before it
+starts (`quotas.drawing`); reading a built file is free.
 """
 
 from __future__ import annotations
@@ -38,18 +40,29 @@ from django.utils import timezone
 from PIL import Image
 
 from mangagen.kernel import quotas, storage
-from mangagen.lettering import Letterable
+from mangagen.lettering import Letterable, cost
 from mangagen.roughs.models import Rough, RoughState
 from mangagen.roughs.selectors import current_roughs
 from mangagen.storyboards.models import KeptArt, PageFormat, Storyboard
 from mangagen.storyboards.selectors import current_takes
 from mangagen.translations import selectors as translations
 
-from .compose import DPI, PanelArt, compose_page, compose_strip
+from .compose import (
+    DPI,
+    MAX_FRAME_ASPECT,
+    PANEL_ASPECT,
+    STRIP_HEAD,
+    STRIP_SPACING,
+    STRIP_WIDTH,
+    PanelArt,
+    compose_page,
+    compose_strip,
+    page_size,
+)
 from .layout import LayoutPanel, Page, paginate
 from .models import PageBuild
 
-REVISION = 6  # bump when the drawing changes, so every cached page is drawn again
+REVISION = 7  # bump when the drawing changes, so every cached page is drawn again
 
 # Rough pages are read on a screen, a page a few hundred pixels wide: drawn at this
 # resolution (a sharp picture on a dense screen), a quarter of a printed page's pixels.
@@ -206,17 +219,55 @@ def page_png(comic: Comic, number: int) -> bytes:
                 page, arts=comic.arts, direction=comic.direction, title=comic.title, dpi=dpi
             )
         ),
+        estimate=page_estimate(comic, page),
     )
 
 
 def strip_png(comic: Comic) -> bytes:
     """The whole comic as one webtoon strip (PNG)."""
-    arts = [comic.arts[i] for page in comic.pages for i in page.panels]
     return built(
         comic,
         "webtoon.png",
-        lambda: _png(compose_strip(arts, direction=comic.direction, title=comic.title)),
+        lambda: _png(
+            compose_strip(_strip_arts(comic), direction=comic.direction, title=comic.title)
+        ),
+        estimate=strip_estimate(comic),
     )
+
+
+def _strip_arts(comic: Comic) -> list[PanelArt]:
+    return [comic.arts[i] for page in comic.pages for i in page.panels]
+
+
+# --- what a build is reckoned to cost (the drawing budget's reservation) ---------------
+
+
+def page_estimate(comic: Comic, page: Page) -> float:
+    """CPU seconds page `page` is reckoned to take to draw and encode (lettering.cost)."""
+    width, height = page_size()
+    seconds = cost.encoding_seconds((width, height))
+    for index, (x0, y0, x1, y1) in page.rects.items():
+        frame = (round((x1 - x0) * width), round((y1 - y0) * height))
+        seconds += cost.panel_seconds(comic.arts[index].letterable, frame)
+    return seconds
+
+
+def strip_estimate(comic: Comic) -> float:
+    """CPU seconds the webtoon strip is reckoned to take: each frame at the strip's width,
+    as tall as a kept picture may make it (its real shape would need its file read)."""
+    seconds, height = 0.0, STRIP_HEAD
+    for art in _strip_arts(comic):
+        aspect = PANEL_ASPECT if art.load is None else MAX_FRAME_ASPECT
+        frame = (STRIP_WIDTH, round(STRIP_WIDTH * aspect))
+        height += frame[1] + STRIP_SPACING
+        seconds += cost.panel_seconds(art.letterable, frame)
+    return seconds + cost.encoding_seconds((STRIP_WIDTH + 80, height))
+
+
+def pages_estimate(comic: Comic) -> float:
+    """Every page of the comic built, then each decoded and put in a file again."""
+    per_page = 2 * cost.encoding_seconds(page_size())
+    return sum(page_estimate(comic, page) + per_page for page in comic.pages)
 
 
 def page_names(comic: Comic) -> list[str]:
@@ -236,14 +287,16 @@ def image_png(comic: Comic, name: str) -> bytes | None:
     return None
 
 
-def built(comic: Comic, name: str, build: Callable[[], bytes]) -> bytes:
+def built(comic: Comic, name: str, build: Callable[[], bytes], *, estimate: float) -> bytes:
     """The file `name` derived from this content: read from storage if it was built,
-    else built now (counted against the owner's drawing budget) and stored."""
+    else built now and stored: one of the owner's builds in flight, its `estimate`
+    (CPU seconds) reserved from their drawing budget before it starts and settled with
+    what it took (quotas.drawing)."""
     path = f"{_root(comic.storyboard.pk)}/{comic.key_of(name)}/{name}"
     stored = storage.read(path)
     if stored is not None:
         return stored
-    with quotas.drawing(user_id=comic.storyboard.owner_id):
+    with quotas.drawing(user_id=comic.storyboard.owner_id, estimate=estimate):
         data = build()
     default_storage.save(path, ContentFile(data))
     _record(comic, comic.key_of(name))  # after the file: a key with files ends with its row

@@ -2,7 +2,12 @@
 
 A panel without kept art is drawn as a placeholder in its place (with its
 lettering, so the page reads). Lettering is drawn at the size the panel is
-shown, after cropping, so type stays the same size on every page.
+shown, after cropping, in one type size for the whole page, sized for the page's
+frames (`page_type_size`): a panel alone on a page, in a frame several times
+larger, keeps its balloons in proportion to it. Art is never enlarged past
+MAX_UPSCALE: a picture drawn smaller than its frame is shown at that scale at
+most, centred on its faces, with paper around it, rather than visibly blown up
+(`drawn_smaller` says when; the reader says so).
 """
 
 from __future__ import annotations
@@ -16,13 +21,24 @@ from PIL import Image, ImageDraw
 
 from mangagen.lettering import Letterable, letter, lettering_font, one_line
 from mangagen.lettering.fonts import title_face
+from mangagen.lettering.report import Placed
 
 from .layout import PAGE_MM, Page
 
 DPI = 150
+# Type on a page: TYPE_MM for frames of a page of several panels (REFERENCE_FRAME_MM2,
+# about a third of a B5 page's live area), larger for a page whose frames are larger,
+# in proportion to their side, up to MAX_TYPE_SCALE times.
+TYPE_MM = 4.2
+REFERENCE_FRAME_MM2 = 79.0 * 78.0
+MAX_TYPE_SCALE = 2.5
+# How far art may be enlarged to fill its frame before it shows (resampled smoothly).
+MAX_UPSCALE = 1.5
 STRIP_WIDTH = 800
 STRIP_SPACING = 120
+STRIP_HEAD = 160  # the strip's title
 PANEL_ASPECT = 544 / 768  # a placeholder's shape, as the default render's
+MAX_FRAME_ASPECT = 2.0  # a strip's frame is at most twice as tall as it is wide
 
 
 @dataclass(frozen=True)
@@ -48,9 +64,10 @@ def compose_page(
     width, height = page_size(dpi)
     canvas = Image.new("RGB", (width, height), "white")
     draw = ImageDraw.Draw(canvas)
+    type_size = page_type_size(page, dpi)
     for index, box in cells(page, dpi).items():
         size = (box[2] - box[0], box[3] - box[1])
-        lettered = framed(arts[index], size, direction=direction, type_size=type_size(dpi))
+        lettered = framed(arts[index], size, direction=direction, type_size=type_size)
         canvas.paste(lettered, box[:2])
         draw.rectangle(box, outline="black", width=border_width(dpi))
     draw_title(canvas, title if page.number == 1 else "", dpi)
@@ -69,11 +86,6 @@ def cells(page: Page, dpi: int = DPI) -> dict[int, tuple[int, int, int, int]]:
 
 def border_width(dpi: int = DPI) -> int:
     return max(2, round(dpi / 50))
-
-
-def type_size(dpi: int = DPI) -> int:
-    """The lettering's type on a page, in pixels: one size across the page."""
-    return mm_to_px(4.2, dpi)
 
 
 def draw_title(image: Image.Image, title: str, dpi: int = DPI) -> None:
@@ -102,6 +114,25 @@ def draw_folio(image: Image.Image, number: int, dpi: int = DPI) -> None:
     )
 
 
+def page_type_size(page: Page, dpi: int = DPI) -> int:
+    """The lettering's type size (pixels) on `page`: TYPE_MM, scaled up with the side of
+    the page's median frame past REFERENCE_FRAME_MM2 (up to MAX_TYPE_SCALE times)."""
+    areas = sorted(
+        (x1 - x0) * PAGE_MM[0] * (y1 - y0) * PAGE_MM[1] for x0, y0, x1, y1 in page.rects.values()
+    )
+    if not areas:
+        return mm_to_px(TYPE_MM, dpi)
+    median = areas[len(areas) // 2]
+    scale = min(MAX_TYPE_SCALE, max(1.0, (median / REFERENCE_FRAME_MM2) ** 0.5))
+    return mm_to_px(TYPE_MM * scale, dpi)
+
+
+def drawn_smaller(art_size: tuple[int, int], frame: tuple[int, int]) -> bool:
+    """Whether art of `art_size` would have to be enlarged past MAX_UPSCALE to fill a
+    frame of `frame` (pixels): then it is shown smaller than the frame."""
+    return max(frame[0] / art_size[0], frame[1] / art_size[1]) > MAX_UPSCALE
+
+
 def compose_strip(arts: list[PanelArt], *, direction: str, title: str = "") -> Image.Image:
     """A webtoon: one vertical strip, every panel full width, with room between them."""
     frames = []
@@ -109,7 +140,7 @@ def compose_strip(arts: list[PanelArt], *, direction: str, title: str = "") -> I
         height = round(STRIP_WIDTH * _aspect(art))
         frames.append(framed(art, (STRIP_WIDTH, height), direction=direction))
     title = one_line(title)
-    head = 160 if title else STRIP_SPACING // 2
+    head = STRIP_HEAD if title else STRIP_SPACING // 2
     total = head + sum(f.height for f in frames) + STRIP_SPACING * len(frames)
     strip = Image.new("RGB", (STRIP_WIDTH + 80, total), "white")
     draw = ImageDraw.Draw(strip)
@@ -126,43 +157,62 @@ def compose_strip(arts: list[PanelArt], *, direction: str, title: str = "") -> I
 
 
 def framed(
-    art: PanelArt, size: tuple[int, int], *, direction: str, type_size: int | None = None
+    art: PanelArt,
+    size: tuple[int, int],
+    *,
+    direction: str,
+    type_size: int | None = None,
+    report: list[Placed] | None = None,
 ) -> Image.Image:
-    """The panel's art cropped to fill `size` (faces kept in view), with its lettering."""
-    width, height = size
+    """The panel's art cropped to fill `size` (faces kept in view), with its lettering
+    (`report` receives where each thing was lettered). Art that would have to be
+    enlarged past MAX_UPSCALE is shown at that scale, centred, on paper."""
     if art.load is None:
         return letter(
             placeholder(art.index, size),
             panel=art.letterable,
             direction=direction,
             type_size=type_size,
+            report=report,
         )
     fitted = fit(art, size)
-    cropped = fitted.scaled.crop(
-        (fitted.left, fitted.top, fitted.left + width, fitted.top + height)
+    return letter(
+        fitted.picture(size),
+        panel=fitted.letterable,
+        direction=direction,
+        type_size=type_size,
+        report=report,
     )
-    return letter(cropped, panel=fitted.letterable, direction=direction, type_size=type_size)
 
 
 @dataclass(frozen=True)
 class Fitted:
-    """Kept art as a frame shows it: scaled to cover the frame, the frame's corner on the
-    scaled art (`left`, `top`), and the lettering's panel with its faces where the frame
-    sees them."""
+    """Kept art as a frame shows it: scaled to cover the frame (never enlarged past
+    MAX_UPSCALE), where the scaled art's corner sits in the frame (`x`, `y`: negative
+    where the frame crops it, positive where it was drawn smaller and sits on paper),
+    and the lettering's panel with its faces where the frame sees them."""
 
     scaled: Image.Image
-    left: int
-    top: int
+    x: int
+    y: int
     letterable: Letterable
+
+    def picture(self, size: tuple[int, int]) -> Image.Image:
+        """The frame of `size` as it shows the art: cropped to it, or centred on paper."""
+        if (self.x, self.y) == (0, 0) and self.scaled.size == size:
+            return self.scaled
+        frame = Image.new("RGB", size, "white")
+        frame.paste(self.scaled, (self.x, self.y))
+        return frame
 
 
 def fit(art: PanelArt, size: tuple[int, int]) -> Fitted:
-    """`art` (kept: `load` is set) scaled to cover a frame of `size`, the frame centred on
-    the faces so that a tall frame does not cut heads off."""
+    """`art` (kept: `load` is set) scaled to cover a frame of `size` (at most MAX_UPSCALE
+    times), the frame centred on the faces so that a tall frame does not cut heads off."""
     assert art.load is not None
     width, height = size
     source = Image.open(io.BytesIO(art.load())).convert("RGB")
-    scale = max(width / source.width, height / source.height)
+    scale = min(MAX_UPSCALE, max(width / source.width, height / source.height))
     scaled = source.resize(
         (max(1, round(source.width * scale)), max(1, round(source.height * scale))), Image.LANCZOS
     )
@@ -172,24 +222,30 @@ def fit(art: PanelArt, size: tuple[int, int]) -> Fitted:
         focus_y = sum(f.y for f in faces.values()) / len(faces) * scaled.height
     else:
         focus_x, focus_y = scaled.width / 2, scaled.height / 2
-    left = min(max(0, round(focus_x - width / 2)), scaled.width - width)
-    top = min(max(0, round(focus_y - height / 2)), scaled.height - height)
+    x = min(0, max(-(scaled.width - width), round(width / 2 - focus_x)))
+    y = min(0, max(-(scaled.height - height), round(height / 2 - focus_y)))
+    # Drawn smaller than the frame (past MAX_UPSCALE): centred in it, on paper.
+    x = (width - scaled.width) // 2 if scaled.width < width else x
+    y = (height - scaled.height) // 2 if scaled.height < height else y
     moved = {
         name: type(f)(
-            (f.x * scaled.width - left) / width,
-            (f.y * scaled.height - top) / height,
+            (f.x * scaled.width + x) / width,
+            (f.y * scaled.height + y) / height,
             f.r * scaled.height / height,
         )
         for name, f in faces.items()
     }
-    return Fitted(scaled, left, top, dataclasses.replace(art.letterable, faces=moved))
+    return Fitted(scaled, x, y, dataclasses.replace(art.letterable, faces=moved))
 
 
 def _aspect(art: PanelArt) -> float:
+    """The frame's height over its width in a strip: the art's, at most MAX_FRAME_ASPECT
+    (a taller picture is cropped to it, as every frame crops its art), so one strip is
+    at most 24 frames of STRIP_WIDTH × twice that."""
     if art.load is None:
         return PANEL_ASPECT
     with Image.open(io.BytesIO(art.load())) as image:
-        return image.height / image.width
+        return min(image.height / image.width, MAX_FRAME_ASPECT)
 
 
 def placeholder(index: int, size: tuple[int, int]) -> Image.Image:
@@ -209,11 +265,14 @@ def placeholder(index: int, size: tuple[int, int]) -> Image.Image:
     return image
 
 
-def compose_panel(art: PanelArt, *, direction: str) -> Image.Image:
-    """One panel at its own size, lettered and bordered, as the job page shows it."""
+def compose_panel(
+    art: PanelArt, *, direction: str, report: list[Placed] | None = None
+) -> Image.Image:
+    """One panel at its own size, lettered and bordered, as the job page shows it
+    (`report` receives where each thing was lettered)."""
     with Image.open(io.BytesIO(art.load())) as source:
         size = source.size
-    image = framed(art, size, direction=direction)
+    image = framed(art, size, direction=direction, report=report)
     ImageDraw.Draw(image).rectangle(
         (0, 0, size[0] - 1, size[1] - 1), outline="black", width=max(3, size[0] // 160)
     )

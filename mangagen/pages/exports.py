@@ -16,7 +16,7 @@ from PIL import Image
 from mangagen.lettering import languages, one_line
 from mangagen.storyboards.models import ExportFormat, ReadingDirection
 
-from .builds import Comic, built, cbz_name, page_png, strip_png
+from .builds import Comic, built, cbz_name, page_png, pages_estimate, strip_png
 from .compose import DPI
 from .errors import NothingToExport
 
@@ -43,9 +43,9 @@ def export(*, comic: Comic, fmt: str, slug: str) -> Export:
     if fmt == ExportFormat.WEBTOON:
         data = strip_png(comic)
     elif fmt == ExportFormat.PDF:
-        data = built(comic, "comic.pdf", lambda: _pdf(comic))
+        data = built(comic, "comic.pdf", lambda: _pdf(comic), estimate=pages_estimate(comic))
     else:
-        data = built(comic, cbz_name(comic), lambda: _cbz(comic))
+        data = built(comic, cbz_name(comic), lambda: _cbz(comic), estimate=pages_estimate(comic))
     return Export(data, CONTENT_TYPES[fmt], f"{slug}.{SUFFIXES[fmt]}")
 
 

@@ -22,7 +22,9 @@ from django.conf import settings
 from django.utils.translation import get_language, gettext
 from PIL import Image
 
-from .builds import Comic, built, page_png
+from mangagen.lettering import cost
+
+from .builds import Comic, built, page_estimate, page_png, page_size
 from .errors import ExportTooLarge, NoSuchPage, NothingToExport
 from .layers import layered_page
 from .openraster import ora_bytes
@@ -68,7 +70,17 @@ def layered_file(comic: Comic, number: int, fmt: str) -> bytes:
         comic,
         f"layered-{language}/page-{number:02d}.{fmt}",
         lambda: WRITERS[fmt](layered_page(comic, number), merged=_merged(comic, number)),
+        estimate=layered_estimate(comic, number),
     )
+
+
+def layered_estimate(comic: Comic, number: int) -> float:
+    """CPU seconds a page's layered file is reckoned to take: the page drawn twice (as
+    layers, and as the merged picture the file carries) and about four page-sized
+    pictures encoded (its layers' pixels, the merged image). Measured on a page of three
+    panels: 0.08 s to compose, 0.14-0.17 s into layers, 0.11-0.17 s written."""
+    page = comic.pages[number - 1]
+    return 2 * page_estimate(comic, page) + 4 * cost.encoding_seconds(page_size())
 
 
 def _merged(comic: Comic, number: int) -> Image.Image:

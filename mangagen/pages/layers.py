@@ -30,7 +30,7 @@ from django.utils.translation import gettext, pgettext
 from PIL import Image, ImageChops, ImageDraw
 
 from mangagen.lettering import languages
-from mangagen.lettering.placement import Placed, arrange, paint_outline, paint_text
+from mangagen.lettering.placement import Arranged, arrange, paint_outline, paint_text
 from mangagen.lettering.sound_effects import draw_sound_effect
 from mangagen.lettering.text import one_line
 
@@ -44,8 +44,8 @@ from .compose import (
     draw_title,
     fit,
     page_size,
+    page_type_size,
     placeholder,
-    type_size,
 )
 from .typetool import TypeText, postscript_name
 
@@ -101,8 +101,9 @@ def layered_page(comic: Comic, number: int, *, dpi: int = DPI) -> LayeredPage:
         Layer(gettext("Paper"), Image.new("RGBA", (width, height), "white"), 0, 0)
     ]
     boxes = cells(page, dpi)
+    type_px = page_type_size(page, dpi)  # one type size across the page, as composed
     for index in page.panels:  # reading order
-        layers.append(_panel(comic.arts[index], boxes[index], comic.direction, dpi))
+        layers.append(_panel(comic.arts[index], boxes[index], comic.direction, dpi, type_px))
     if page.number == 1 and one_line(comic.title):
         layers.append(_drawn(gettext("Title"), (width, height), (0, 0), _title(comic, dpi)))
     folio = _drawn(
@@ -115,7 +116,9 @@ def _title(comic: Comic, dpi: int) -> Callable[[Image.Image], None]:
     return lambda image: draw_title(image, comic.title, dpi)
 
 
-def _panel(art: PanelArt, box: tuple[int, int, int, int], direction: str, dpi: int) -> Group:
+def _panel(
+    art: PanelArt, box: tuple[int, int, int, int], direction: str, dpi: int, type_px: int
+) -> Group:
     """One panel's group: art, sound effects, border, balloons and boxes, text."""
     x0, y0, x1, y1 = box
     size = (x1 - x0, y1 - y0)
@@ -126,16 +129,14 @@ def _panel(art: PanelArt, box: tuple[int, int, int, int], direction: str, dpi: i
         group.children.append(Layer(gettext("Not drawn yet"), picture.convert("RGBA"), x0, y0))
     else:
         fitted = fit(art, size)
-        picture = fitted.scaled.crop(
-            (fitted.left, fitted.top, fitted.left + size[0], fitted.top + size[1])
-        )
+        picture = fitted.picture(size)
         letterable = fitted.letterable
         group.children.append(
             Layer(
                 gettext("Art"),
                 fitted.scaled.convert("RGBA"),
-                x0 - fitted.left,
-                y0 - fitted.top,
+                x0 + fitted.x,
+                y0 + fitted.y,
                 mask=box,
             )
         )
@@ -148,7 +149,7 @@ def _panel(art: PanelArt, box: tuple[int, int, int, int], direction: str, dpi: i
         )
         draw_sound_effect(canvas, effect, vertical)
     group.children.append(_border(box, dpi))
-    placed = arrange(canvas, panel=letterable, direction=direction, type_size=type_size(dpi))
+    placed = arrange(canvas, panel=letterable, direction=direction, type_size=type_px)
     for n, item in _numbered(placed):
         group.children.append(
             _drawn(_name(item, n), size, (x0, y0), lambda im, p=item: paint_outline(im, p))
@@ -158,7 +159,7 @@ def _panel(art: PanelArt, box: tuple[int, int, int, int], direction: str, dpi: i
     return group
 
 
-def _numbered(placed: list[Placed]):
+def _numbered(placed: list[Arranged]):
     """Each item with its line's number among the panel's dialogue (a caption has none)."""
     n = 0
     for item in placed:
@@ -176,7 +177,7 @@ def _border(box: tuple[int, int, int, int], dpi: int) -> Layer:
     return Layer(gettext("Border"), image, x0, y0)
 
 
-def _name(item: Placed, n: int) -> str:
+def _name(item: Arranged, n: int) -> str:
     """A balloon's or box's layer name: what it is, who speaks, and the start of the line."""
     line = _short(item.line.text)
     if item.kind == "caption":
@@ -191,7 +192,7 @@ def _name(item: Placed, n: int) -> str:
     }
 
 
-def _text_layers(item: Placed, corner: tuple[int, int], size) -> list[Layer]:
+def _text_layers(item: Arranged, corner: tuple[int, int], size) -> list[Layer]:
     """The item's text: its hidden raster copy, and over it the editable type layer (the
     same pixels)."""
     drawn = _drawn("", size, corner, lambda im: paint_text(im, item))
@@ -208,7 +209,7 @@ def _text_layers(item: Placed, corner: tuple[int, int], size) -> list[Layer]:
     return [raster, typed]
 
 
-def _type_text(item: Placed, corner: tuple[int, int]) -> TypeText:
+def _type_text(item: Arranged, corner: tuple[int, int]) -> TypeText:
     """The type layer's text: the whole line, in the letterer's font and size, in a box
     around the block the letterer set (a little wider, so that a program setting it again
     wraps it as the page does), centred in a balloon, from the left in a box."""

@@ -130,10 +130,19 @@ def engine_data(text: TypeText) -> bytes:
     """The text engine's data for `text`: the text, one paragraph and one style run over all
     of it, the font, and the box it is set in."""
     content = text.text.replace("\n", "\r") + "\r"  # the engine ends a text with a return
-    vertical = text.vertical
-    x0, y0, x1, y1 = text.box
+    paragraph, style = _paragraph(text), _style(text)
     fonts = [_font("AdobeInvisFont"), _font(text.font)]
-    paragraph = {
+    resources = _resources(paragraph=paragraph, style=style, fonts=fonts)
+    document = _document(text, content=content, paragraph=paragraph, style=style)
+    document["ResourceDict"] = resources
+    document["DocumentResources"] = resources
+    return b"\n\n" + _value(document, 0) + b"\n"
+
+
+def _paragraph(text: TypeText) -> dict:
+    """The one paragraph's properties: centred in a balloon, or set from the left (the
+    top, in a column)."""
+    return {
         "Justification": 2 if text.centred else 0,  # centre, or left (top in a column)
         "FirstLineIndent": Float(0),
         "StartIndent": Float(0),
@@ -148,16 +157,21 @@ def engine_data(text: TypeText) -> bytes:
         "KinsokuOrder": 0,
         "EveryLineComposer": False,
     }
-    style = {
+
+
+def _style(text: TypeText) -> dict:
+    """The one style run's properties: the font, its size, bold for a shout, the ink,
+    the column's tracking."""
+    return {
         "Font": 1,
         "FontSize": Float(text.size),
         "FauxBold": text.bold,
         "FauxItalic": False,
         "AutoLeading": False,
-        "Leading": Float(text.size * (COLUMN_WIDTH if vertical else LEADING)),
+        "Leading": Float(text.size * (COLUMN_WIDTH if text.vertical else LEADING)),
         "HorizontalScale": Float(1),
         "VerticalScale": Float(1),
-        "Tracking": round((COLUMN_STEP - 1) * 1000) if vertical else 0,
+        "Tracking": round((COLUMN_STEP - 1) * 1000) if text.vertical else 0,
         "AutoKerning": True,
         "Kerning": 0,
         "BaselineShift": Float(0),
@@ -184,9 +198,18 @@ def engine_data(text: TypeText) -> bytes:
         "Kashida": 1,
         "DiacriticPos": 2,
     }
-    photoshop = {
+
+
+def _shape(text: TypeText) -> dict:
+    """Photoshop's own record of the box the text is set in (area type)."""
+    return {
         "ShapeType": 1,  # area ("paragraph") type: a box
-        "BoxBounds": [Float(0), Float(0), Float(x1 - x0), Float(y1 - y0)],
+        "BoxBounds": [
+            Float(0),
+            Float(0),
+            Float(text.box[2] - text.box[0]),
+            Float(text.box[3] - text.box[1]),
+        ],
         "Base": {
             "ShapeType": 1,
             "TransformPoint0": [Float(1), Float(0)],
@@ -194,7 +217,11 @@ def engine_data(text: TypeText) -> bytes:
             "TransformPoint2": [Float(0), Float(0)],
         },
     }
-    resources = {
+
+
+def _resources(*, paragraph: dict, style: dict, fonts: list) -> dict:
+    """The engine's resources: the Japanese line-breaking sets, the normal sheets, the fonts."""
+    return {
         "KinsokuSet": [
             {
                 "Name": "PhotoshopKinsokuHard",
@@ -221,7 +248,12 @@ def engine_data(text: TypeText) -> bytes:
         "SubscriptPosition": Float(0.333),
         "SmallCapSize": Float(0.7),
     }
-    document = {
+
+
+def _document(text: TypeText, *, content: str, paragraph: dict, style: dict) -> dict:
+    """The engine's dictionary of the text: its content, its paragraph and style runs,
+    how it is drawn (the resources are added by the caller)."""
+    return {
         "EngineDict": {
             "Editor": {"Text": content},
             "ParagraphRun": {
@@ -264,22 +296,22 @@ def engine_data(text: TypeText) -> bytes:
             "Rendered": {
                 "Version": 1,
                 "Shapes": {
-                    "WritingDirection": 2 if vertical else 0,
+                    "WritingDirection": 2 if text.vertical else 0,
                     "Children": [
                         {
                             "ShapeType": 1,
-                            "Procession": 1 if vertical else 0,
-                            "Lines": {"WritingDirection": 2 if vertical else 0, "Children": []},
-                            "Cookie": {"Photoshop": photoshop},
+                            "Procession": 1 if text.vertical else 0,
+                            "Lines": {
+                                "WritingDirection": 2 if text.vertical else 0,
+                                "Children": [],
+                            },
+                            "Cookie": {"Photoshop": _shape(text)},
                         }
                     ],
                 },
             },
         },
-        "ResourceDict": resources,
-        "DocumentResources": resources,
     }
-    return b"\n\n" + _value(document, 0) + b"\n"
 
 
 def _font(name: str) -> dict:

@@ -10,12 +10,12 @@ from django.views.decorators.http import require_POST
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
-from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from mangagen.api.bodies import json_object
 from mangagen.api.errors import plain_error_response
 from mangagen.api.schema import refuses
+from mangagen.api.throttles import ScopedRateThrottle
 
 from . import services
 from .errors import (

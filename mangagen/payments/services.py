@@ -35,7 +35,7 @@ logger = logging.getLogger(__name__)
 
 def stripe_client() -> stripe.StripeClient:
     if not settings.STRIPE_SECRET_KEY:
-        raise PaymentsUnavailable(gettext("Card payments are not configured on this server."))
+        raise PaymentsUnavailable(gettext("Buying credits is not available on this site yet."))
     base = {"api": settings.STRIPE_API_BASE} if settings.STRIPE_API_BASE else {}
     return stripe.StripeClient(
         settings.STRIPE_SECRET_KEY, base_addresses=base, max_network_retries=2

@@ -10,6 +10,7 @@ from mangagen.api.schema import refuses
 from mangagen.api.throttles import WritesThrottle
 from mangagen.characters.errors import Refused
 from mangagen.characters.uploads import checked_reference
+from mangagen.kernel.request_bodies import BodyKind
 from mangagen.storyboards.selectors import owned_storyboard
 
 from . import selectors, services
@@ -35,6 +36,7 @@ class PlacePictureView(APIView):
     throttle_classes = [WritesThrottle]
     throttle_scope = "storyboards"
     parser_classes = [MultiPartParser]
+    request_body = BodyKind.UPLOAD  # a picture: REQUEST_UPLOAD_MAX_BYTES
 
     @refuses(Refused, NoSuchPlace)
     @extend_schema(

@@ -9,6 +9,7 @@ from rest_framework.views import APIView
 from mangagen.api.bodies import json_object
 from mangagen.api.schema import refuses
 from mangagen.api.throttles import WritesThrottle
+from mangagen.characters.models import UploadProblem
 from mangagen.kernel.quotas import Limit
 from mangagen.pages.errors import NothingToExport
 from mangagen.series.api import owned_series
@@ -72,7 +73,7 @@ class _Publishing(APIView):
         link = link_of(**{self.keyword: self.owned(request, pk)})
         return Response({"link": selectors.link_json(link)})
 
-    @refuses(NothingToExport, Limit.DRAWING)
+    @refuses(NothingToExport, Limit.DRAWING, UploadProblem.UPLOADS_FULL)
     def post(self, request, pk: int):
         _, publish, _ = CALLS[self.keyword]
         options = _options(request)

@@ -12,7 +12,7 @@ from mangagen.series.models import Series
 from mangagen.storyboards.models import ReadingDirection, Storyboard
 
 from .models import ReadingLink
-from .services import token_digest
+from .services import manifest_bytes, token_digest
 
 # Tokens are 32 characters (services.TOKEN_BYTES); anything far off is no token.
 TOKEN_LENGTHS = range(16, 65)
@@ -126,3 +126,10 @@ def reader(link: ReadingLink, *, language: str | None) -> dict:
         "download": f"{base}download/" if download_file(link) else None,
         "first_page": pages[0]["urls"][language],
     }
+
+
+def snapshot_bytes(*, owner_id: int) -> int:
+    """The bytes of one person's reading links' snapshots (PICTURE_BYTES_PER_PERSON counts
+    them: settings PICTURE_COUNTERS)."""
+    manifests = ReadingLink.objects.filter(owner_id=owner_id).values_list("manifest", flat=True)
+    return sum(manifest_bytes(manifest) for manifest in manifests)

@@ -24,6 +24,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from mangagen.characters.picture_budget import check_picture_bytes
 from mangagen.kernel import storage
 from mangagen.lettering import languages
 from mangagen.pages import exports
@@ -36,6 +37,7 @@ from mangagen.series.selectors import chapters_of
 from mangagen.storyboards.lock_objects import lock_storyboard, lock_storyboards
 from mangagen.storyboards.models import ExportFormat, Storyboard
 
+from . import changes
 from .models import ReadingLink
 
 ROOT = "published"
@@ -57,6 +59,7 @@ class _Snapshot:
     folder: str
     saved: list[str]
     manifest: dict = field(default_factory=dict)
+    bytes: int = 0
 
 
 def new_token() -> tuple[str, str]:
@@ -75,16 +78,19 @@ def publish_comic(
     """Publishes the comic as it is now; returns its link and whether it is new.
 
     Raises NothingToExport while no panel is kept, LimitReached when drawing a page
-    not yet built passes the owner's drawing budget, Storyboard.DoesNotExist for a
-    comic deleted meanwhile."""
+    not yet built passes the owner's drawing budget, Refused (`sheet_uploads_full`)
+    when the snapshot would take the owner's stored pictures past
+    PICTURE_BYTES_PER_PERSON, Storyboard.DoesNotExist for a comic deleted meanwhile."""
     options = options or Options()
-    with storage.deleted_if_raised() as saved:
-        snapshot = _snapshot(saved)
+    folder = _new_folder()
+    with storage.deleted_if_raised(folder=folder) as saved:  # a failed publish leaves nothing
+        snapshot = _Snapshot(folder=folder, saved=saved)
         download = _current(ReadingLink.objects.filter(storyboard=storyboard), options)
         _take(snapshot, [storyboard], title=None, download=download)
         with transaction.atomic():
             lock_storyboard(pk=storyboard.pk)
             link = ReadingLink.objects.filter(storyboard=storyboard).first()
+            _within_picture_budget(snapshot, link, owner_id=storyboard.owner_id)
             return _save(
                 link, snapshot, options, owner_id=storyboard.owner_id, storyboard=storyboard
             )
@@ -113,8 +119,9 @@ class _ChapterGone(Exception):
 
 
 def _publish_series_once(series: Series, options: Options) -> tuple[ReadingLink, bool]:
-    with storage.deleted_if_raised() as saved:
-        snapshot = _snapshot(saved)
+    folder = _new_folder()
+    with storage.deleted_if_raised(folder=folder) as saved:  # a failed publish leaves nothing
+        snapshot = _Snapshot(folder=folder, saved=saved)
         download = _current(ReadingLink.objects.filter(series=series), options)
         _take(snapshot, chapters_of(series=series), title=series.title, download=download)
         if download:
@@ -128,6 +135,7 @@ def _publish_series_once(series: Series, options: Options) -> tuple[ReadingLink,
             if len(lock_storyboards(pks=chapters)) != len(chapters):
                 raise _ChapterGone
             link = ReadingLink.objects.filter(series=series).first()
+            _within_picture_budget(snapshot, link, owner_id=series.owner_id)
             return _save(link, snapshot, options, owner_id=series.owner_id, series=series)
 
 
@@ -165,9 +173,9 @@ def end_series_link(*, series: Series) -> None:
 # --- the snapshot -----------------------------------------------------------------------------
 
 
-def _snapshot(saved: list[str]) -> _Snapshot:
+def _new_folder() -> str:
     # A folder per version, named at random: two publishes at once never share one.
-    return _Snapshot(folder=f"{ROOT}/{secrets.token_hex(16)}", saved=saved)
+    return f"{ROOT}/{secrets.token_hex(16)}"
 
 
 def _current(links, options: Options) -> bool:
@@ -258,10 +266,20 @@ def _series_download(snapshot: _Snapshot, series: Series) -> None:
 
 
 def _store(snapshot: _Snapshot, name: str, data: bytes) -> dict:
-    """Saves `data` in the snapshot's folder; its name there and its strong ETag."""
+    """Saves `data` in the snapshot's folder; its name there, its strong ETag and its
+    size (PICTURE_BYTES_PER_PERSON counts a link's snapshot: selectors.snapshot_bytes)."""
     path = default_storage.save(f"{snapshot.folder}/{name}", ContentFile(data))
     snapshot.saved.append(path)
-    return {"name": path, "etag": f'"{hashlib.sha256(data).hexdigest()[:40]}"'}
+    snapshot.bytes += len(data)
+    return {"name": path, "etag": f'"{hashlib.sha256(data).hexdigest()[:40]}"', "bytes": len(data)}
+
+
+def _within_picture_budget(snapshot: _Snapshot, link: ReadingLink | None, *, owner_id: int):
+    """Refuses (Refused, `sheet_uploads_full`) a snapshot that would take the owner's
+    stored pictures past PICTURE_BYTES_PER_PERSON, the one it replaces let go; the
+    caller's files are then deleted."""
+    replaced = manifest_bytes(link.manifest) if link is not None else 0
+    check_picture_bytes(owner_id=owner_id, adding=snapshot.bytes, freeing=replaced)
 
 
 # --- the row -----------------------------------------------------------------------------------
@@ -276,6 +294,7 @@ def _save(
         link = ReadingLink(owner_id=owner_id, token=token, digest=digest, version=0, **of)
     else:
         _forget_on_commit(link.folder)
+        changes.changed(link.digest)  # no process goes on serving the version before
     link.version += 1
     link.published_at = timezone.now()
     link.folder = snapshot.folder
@@ -293,12 +312,22 @@ def _save(
 def _end(links) -> None:
     for link in links.order_by("pk"):
         _forget_on_commit(link.folder)
+        changes.changed(link.digest)  # every process forgets it (serving.py, the bound)
         link.delete()
 
 
 def _forget_on_commit(folder: str) -> None:
     if folder:
         transaction.on_commit(lambda: storage.delete_folder(folder), robust=True)
+
+
+def manifest_bytes(manifest: dict) -> int:
+    """The bytes of the files a snapshot's manifest names (0 for a file stored before
+    sizes were kept)."""
+    files = [f for page in manifest.get("pages", []) for f in page.get("files", {}).values()]
+    if manifest.get("download"):
+        files.append(manifest["download"])
+    return sum(int(f.get("bytes") or 0) for f in files)
 
 
 def _chapter_ids(link: ReadingLink) -> set[int]:

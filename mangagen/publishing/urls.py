@@ -12,9 +12,10 @@ api_urlpatterns = [
     path("series/<int:pk>/publish/", api.PublishSeriesView.as_view(), name="api-series-publish"),
 ]
 
-# The public reader.
+# The public reader. Its page images are answered ahead of Django where the ASGI server
+# runs (pages_asgi.py); `views.page` answers the same for whatever reaches Django.
 urlpatterns = [
     path("read/<str:token>/", views.ReadView.as_view(), name="read"),
-    path("read/<str:token>/pages/<int:number>/", views.PageView.as_view(), name="read-page"),
+    path("read/<str:token>/pages/<int:number>/", views.page, name="read-page"),
     path("read/<str:token>/download/", views.DownloadView.as_view(), name="read-download"),
 ]

@@ -1,30 +1,33 @@
 """The public reader of a reading link, its page images and its download: to anyone,
 signed in or not, throttled per address (THROTTLE_READ). They read the link's snapshot
-only; a token that opens no link answers 404, as a link whose sharing stopped does."""
+only; a token that opens no link answers 404 (the reader: a page saying the comic is no
+longer shared), as a link whose sharing stopped does.
+
+Page images are answered by `serving.answer`: ahead of Django by the ASGI server
+(`pages_asgi.py`), and here, for whatever reaches Django (its test client, a WSGI
+server, a request it turns away or redirects first)."""
 
 from __future__ import annotations
 
+from asgiref.sync import async_to_sync
 from django.http import Http404, HttpResponse, HttpResponseNotModified
 from django.shortcuts import render
 from django.utils.text import slugify
-from django.views.defaults import page_not_found
+from django.views.decorators.http import require_safe
 from drf_spectacular.utils import extend_schema
 from rest_framework.permissions import AllowAny
 from rest_framework.views import APIView
 
 from mangagen.api.throttles import AddressThrottle
 from mangagen.kernel import storage
+from mangagen.kernel.client_address import client_address
 
-from . import selectors
-
-# Seconds a reader's browser (or a cache between) may keep a page without asking again:
-# short, so that stopping sharing (or publishing again) reaches everyone soon; asking
-# again costs a 304.
-PAGE_MAX_AGE = 300
+from . import selectors, serving
 
 
 class PublicView(APIView):
     permission_classes = [AllowAny]  # the owner's session grants nothing more here
+    # THROTTLE_READ per client address (the trusted proxy's hop), in Redis for every process.
     throttle_classes = [AddressThrottle]
     throttle_scope = "read"
 
@@ -38,11 +41,17 @@ class PublicView(APIView):
             raise Http404("No such link.")
         return link
 
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        if response.status_code in (404, 429):
+            response["Cache-Control"] = serving.NOT_KEPT  # a refusal, a link gone: never kept
+        return response
+
 
 class ReadView(PublicView):
     def handle_exception(self, exc):
         if isinstance(exc, Http404):  # a person's browser: a page, not the API's JSON
-            return page_not_found(self.request, exc)
+            return no_longer_shared(self.request)
         return super().handle_exception(exc)
 
     @extend_schema(exclude=True)  # a page or a file, not the JSON API
@@ -61,26 +70,46 @@ class ReadView(PublicView):
         )
         if not link.indexable:
             response["X-Robots-Tag"] = "noindex"
+        # Asked again each time it is shown: once sharing stops, the next look says so.
         response["Cache-Control"] = "no-cache"
         response["Referrer-Policy"] = "no-referrer"  # the token stays off other sites' logs
         return response
+
+
+def no_longer_shared(request) -> HttpResponse:
+    """The reader's page for a token that opens no link (stopped, ended with its comic,
+    or never made): 404, in the interface's language, never kept by a cache."""
+    response = render(request, "publishing/gone.html", status=404)
+    response["Cache-Control"] = serving.NOT_KEPT
+    response["X-Robots-Tag"] = "noindex"
+    response["Referrer-Policy"] = "no-referrer"
+    return response
+
+
+@require_safe
+def page(request, token: str, number: int) -> HttpResponse:
+    """A page image, answered as the lean path answers it (serving.py)."""
+    version = request.GET.get("v", "")
+    answer = async_to_sync(serving.answer)(
+        serving.PageRequest(
+            token=token,
+            number=number,
+            language=request.GET.get("lang"),
+            version=int(version) if version.isdigit() and len(version) < 10 else None,
+            if_none_match=request.headers.get("If-None-Match", ""),
+            address=client_address(request),
+        )
+    )
+    response = HttpResponse(answer.body, status=answer.status)
+    for name, value in answer.headers.items():
+        response[name] = value
+    return response
 
 
 class FileView(PublicView):
     # No session is read: a file is the same for everyone, and a shared cache keeps one
     # copy (no `Vary: Cookie`).
     authentication_classes: list = []
-
-
-class PageView(FileView):
-    @extend_schema(exclude=True)  # a page or a file, not the JSON API
-    def get(self, request, token: str, number: int):
-        found = selectors.page_file(
-            self.link(token), number=number, language=request.GET.get("lang")
-        )
-        if found is None:
-            raise Http404("No such page.")
-        return _file(request, found.name, found.etag, "image/png")
 
 
 class DownloadView(FileView):
@@ -101,24 +130,20 @@ class DownloadView(FileView):
 
 
 def _file(request, name: str, etag: str, content_type: str) -> HttpResponse:
-    """A snapshot's file, public and cacheable, a 304 for the ETag it has."""
+    """A snapshot's file, public and cacheable as long as a page image, a 304 for the
+    ETag it has."""
     headers = {
         "ETag": etag,
-        "Cache-Control": f"public, max-age={PAGE_MAX_AGE}",
+        "Cache-Control": serving.cache_control(),
         "X-Content-Type-Options": "nosniff",
     }
-    if etag in _etags(request.headers.get("If-None-Match", "")):
+    if etag in serving.etags(request.headers.get("If-None-Match", "")):
         response = HttpResponseNotModified()
     else:
         data = storage.read(name)
         if data is None:  # the link ended (or moved on) between the lookup and the read
-            raise Http404("No such page.")
+            raise Http404("No such file.")
         response = HttpResponse(data, content_type=content_type)
     for header, value in headers.items():
         response[header] = value
     return response
-
-
-def _etags(header: str) -> set[str]:
-    """The entity tags of an If-None-Match header (weak comparison, as it asks)."""
-    return {part.strip().removeprefix("W/") for part in header.split(",") if part.strip()}

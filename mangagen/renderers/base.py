@@ -265,6 +265,9 @@ class Renderer:
     # Whether this renderer can redraw a region of a picture (`touch_up`); a touch-up is
     # refused before any hold where it cannot.
     can_touch_up: bool = False
+    # Whether a touch-up draws what the person typed (an image model reads the words); the
+    # offline renderer draws shapes of its own there, and the touch-up dialog says so.
+    touch_up_follows_words: bool = True
 
     def render(self, spec: PanelSpec, seed: int, **waiting: Unpack[WaitingOptions]) -> RenderResult:
         """Renders one panel. `ticket` names the render in the provider's queue,

@@ -68,7 +68,7 @@ def export_series(*, series: Series, fmt: str, language: str | None = None) -> S
         reckoned = (
             sum(len(comic.pages) for comic in drawn) * settings.EXPORT_DRAWING_SECONDS_PER_PAGE
         )
-        with quotas.drawing(user_id=series.owner_id, estimate=reckoned):
+        with quotas.drawing(user_id=series.owner_id, estimate=reckoned, whole=True):
             if fmt == "pdf":
                 pages = (page_png(c, page.number) for c in drawn for page in c.pages)
                 write_pdf(pages, handle, title=one_line(series.title))

@@ -12,6 +12,10 @@ ROUGHS_PER_PERSON_PER_DAY = env.int("ROUGHS_PER_PERSON_PER_DAY", default=60)
 # in the cache) in any rolling minute; past it they answer 429 until some of it is
 # a minute old.
 DRAWING_CPU_SECONDS_PER_MINUTE = env.float("DRAWING_CPU_SECONDS_PER_MINUTE", default=20.0)
+# Builds (a page, an export, a panel's lettering, a touch-up's mask) one person may have
+# drawing at once, in every web process together; each reserves what it is reckoned to
+# cost from the budget above before it starts (mangagen/kernel/quotas.py).
+DRAWING_BUILDS_IN_FLIGHT = env.int("DRAWING_BUILDS_IN_FLIGHT", default=2)
 # The bytes a person's stored pictures may take in all: their own sheet pictures (a
 # look keeps its newest, see mangagen/characters/services.py), copies of sheets into
 # another comic (rendered ones included), places' pictures and the library's copies
@@ -21,6 +25,12 @@ PICTURE_BYTES_PER_PERSON = env.int(
     "PICTURE_BYTES_PER_PERSON",
     default=env.int("SHEET_UPLOAD_BYTES_PER_PERSON", default=100 * 1024 * 1024),
 )
+# What else PICTURE_BYTES_PER_PERSON counts, named here so no app imports another's:
+# each a function of `owner_id` giving the bytes that person keeps in storage.
+PICTURE_COUNTERS = [
+    "mangagen.jobs.touchups.stored_mask_bytes",
+    "mangagen.publishing.selectors.snapshot_bytes",
+]
 # What one page of a series export is reckoned to cost in drawing (built if it is not
 # yet, then put in the file): an export whose pages would not fit in what is left of
 # the budget is refused before anything is drawn (mangagen/series/exports.py).
@@ -32,6 +42,12 @@ LAYERED_EXPORT_MAX_BYTES = env.int("LAYERED_EXPORT_MAX_BYTES", default=256 * 102
 # The bytes one image's lettered pictures may take in the cache, all its languages
 # together (mangagen/jobs/lettered_images.py); the ones drawn longest ago leave first.
 LETTERED_CACHE_BYTES_PER_IMAGE = env.int("LETTERED_CACHE_BYTES_PER_IMAGE", default=4 * 1024 * 1024)
+# The most bytes a request body may have, by the route it is sent to: the JSON API and
+# forms, and the routes that take a picture (a sheet, a place's picture, a touch-up's
+# mask). Past it the body is refused (413 `too_large`) before any of it is kept
+# (mangagen/web/body_limits.py); the proxy in front should bound bodies the same way.
+REQUEST_BODY_MAX_BYTES = env.int("REQUEST_BODY_MAX_BYTES", default=3 * 1024 * 1024)
+REQUEST_UPLOAD_MAX_BYTES = env.int("REQUEST_UPLOAD_MAX_BYTES", default=10 * 1024 * 1024)
 WS_IDLE_SECONDS = env.float("WS_IDLE_SECONDS", default=600.0)
 WS_MAX_CONNECTIONS_PER_PERSON = env.int("WS_MAX_CONNECTIONS_PER_PERSON", default=12)
 RETENTION_DAYS = env.int("RETENTION_DAYS", default=90)

@@ -149,6 +149,9 @@ CHAT_BASE_URL = env.str("CHAT_BASE_URL", default="https://api.openai.com")
 CHAT_API_KEY = env.str("CHAT_API_KEY", default="")
 CHAT_MODEL = env.str("CHAT_MODEL", default="gpt-4o-mini")
 CHAT_TIMEOUT_SECONDS = env.float("CHAT_TIMEOUT_SECONDS", default=60.0)
+# The most bytes a chat model's answer may have (drafter, translator, judge): one past
+# it is an answer that cannot be used, refused before it is read when it says its size.
+CHAT_MAX_ANSWER_BYTES = env.int("CHAT_MAX_ANSWER_BYTES", default=1024 * 1024)
 # Machine drafts of translations: `openai` asks the chat model above (counted in the
 # daily draft quota); `none` leaves translating to people.
 TRANSLATOR = env.str("TRANSLATOR", default="none")
@@ -167,6 +170,9 @@ JUDGE_API_KEY = env.str("JUDGE_API_KEY", default="")
 # times (never charged to the person); the best-scored render is shown.
 JUDGE_MIN_SCORE = env.float("JUDGE_MIN_SCORE", default=0.6)
 JUDGE_MAX_REDRAWS = env.int("JUDGE_MAX_REDRAWS", default=1)
+# Redraws the judge may ask for one person's renders in an hour, all together (the
+# operator pays for them): past it a low render is shown as it is, flagged.
+JUDGE_REDRAWS_PER_PERSON_PER_HOUR = env.int("JUDGE_REDRAWS_PER_PERSON_PER_HOUR", default=20)
 # Past it (the whole call, connection to answer) the render is shown unchecked.
 JUDGE_TIMEOUT_SECONDS = env.float("JUDGE_TIMEOUT_SECONDS", default=20.0)
 # The longest side, in pixels, of each picture sent to the judge.

@@ -17,6 +17,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "channels",
     "django_guid",
+    "csp",  # the Content-Security-Policy header (settings/security.py)
     "ledger",
     "mangagen",
     "speculation",
@@ -25,10 +26,17 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # Probes first: an orchestrator asks by address, over plain HTTP (observability/middleware.py).
     "mangagen.observability.middleware.ProbesMiddleware",
+    # A scrape with a token, by the process's own address: the token decides, not the Host.
+    "mangagen.observability.exposition.TokenScrapeMiddleware",
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     # The request id (X-Request-ID), on every log line of the request and its Celery tasks.
     "django_guid.middleware.guid_middleware",
+    # The client's address (the trusted proxy hop) on every log line of the request.
+    "mangagen.observability.middleware.ClientOnLogLines",
     "django.middleware.security.SecurityMiddleware",
+    # Content-Security-Policy (a nonce per request, for inline scripts) and Permissions-Policy.
+    "csp.middleware.CSPMiddleware",
+    "mangagen.web.permissions_policy.PermissionsPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     # The interface's language: the switcher's cookie, else Accept-Language (LANGUAGES).

@@ -3,7 +3,7 @@
 from datetime import timedelta
 
 from mangagen.kernel.queues import Queue
-from mangagen.settings.environment import env
+from mangagen.settings.environment import BASE_DIR, env
 from mangagen.settings.stores import REDIS_URL
 
 HOLD_SWEEP_SECONDS = env.int("HOLD_SWEEP_SECONDS", default=60)
@@ -38,6 +38,12 @@ CELERY_TASK_ROUTES = {
     "mangagen.*": {"queue": Queue.RENDER.value},
     "ledger.*": {"queue": Queue.RENDER.value},
 }
+# Beat's own file (when each periodic task last ran); a relative path is taken from the
+# project's folder. Beat makes its folder when it starts (mangagen/kernel/beat_schedule.py),
+# so the default works on a fresh clone, where var/ does not exist yet.
+BEAT_SCHEDULE_FILE = env.str("BEAT_SCHEDULE_FILE", default="var/celerybeat-schedule")
+CELERY_BEAT_SCHEDULE_FILENAME = str(BASE_DIR / BEAT_SCHEDULE_FILE)
+CELERY_BEAT_SCHEDULER = "mangagen.kernel.beat_schedule.FolderMakingScheduler"
 CELERY_BEAT_SCHEDULE = {
     "expire-stale-holds": {
         "task": "ledger.tasks.expire_stale_holds",

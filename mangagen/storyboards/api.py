@@ -6,11 +6,10 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
-from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from mangagen.api.schema import refuses
-from mangagen.api.throttles import WritesThrottle
+from mangagen.api.throttles import ScopedRateThrottle, WritesThrottle
 from mangagen.jobs.quote import quote
 from mangagen.kernel.quotas import Limit
 from mangagen.orchestration import comic_deletion as deletion

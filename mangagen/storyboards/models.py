@@ -14,6 +14,10 @@ from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+# Defined once, with the lettering that draws each style; the API and the drafters use it
+# from here.
+from mangagen.lettering.styles import BalloonStyle  # noqa: F401
+
 from . import limits
 
 
@@ -40,15 +44,6 @@ class Position(models.TextChoices):
     LEFT = "left", _("Left")
     CENTER = "center", _("Center")
     RIGHT = "right", _("Right")
-
-
-class BalloonStyle(models.TextChoices):
-    """How a dialogue line's balloon is drawn (the lettering layer draws each)."""
-
-    SPEECH = "speech", _("Speech")
-    THOUGHT = "thought", _("Thought")
-    SHOUT = "shout", _("Shout")
-    WHISPER = "whisper", _("Whisper")
 
 
 class ReadingDirection(models.TextChoices):

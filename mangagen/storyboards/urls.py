@@ -1,5 +1,6 @@
 from django.urls import path
 
+from mangagen.api.lettering import PanelLetteringView
 from mangagen.pages import api as pages
 
 from . import api
@@ -18,6 +19,11 @@ urlpatterns = [
         "storyboards/<int:pk>/panels/<int:index>/takes/<int:take>/choose/",
         api.ChooseTakeView.as_view(),
         name="api-panel-take-choose",
+    ),
+    path(
+        "storyboards/<int:pk>/panels/<int:index>/lettering/",
+        PanelLetteringView.as_view(),
+        name="api-panel-lettering",
     ),
     path("storyboards/<int:pk>/pages/", pages.PagesView.as_view(), name="api-storyboard-pages"),
     path(

@@ -10,11 +10,10 @@ from drf_spectacular.utils import (
 )
 from rest_framework import serializers, status
 from rest_framework.response import Response
-from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from mangagen.api.schema import refuses
-from mangagen.api.throttles import WritesThrottle
+from mangagen.api.throttles import ScopedRateThrottle, WritesThrottle
 from mangagen.kernel.quotas import Limit
 from mangagen.lettering import one_line
 from mangagen.storyboards import limits

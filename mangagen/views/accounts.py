@@ -13,6 +13,7 @@ from django.views.generic import FormView
 
 from mangagen.accounts import throttle
 from mangagen.accounts.forms import LoginForm
+from mangagen.kernel.client_address import client_address
 
 
 class LoginView(auth_views.LoginView):
@@ -37,7 +38,7 @@ class SignupView(FormView):
 
     def post(self, request, *args, **kwargs):
         # Counted per address, so no one can test thousands of usernames for "taken".
-        if not throttle.signup_allowed(address=throttle.client_address(request)):
+        if not throttle.signup_allowed(address=client_address(request)):
             form = self.get_form()
             form.errors.clear()
             form.add_error(

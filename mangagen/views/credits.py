@@ -13,34 +13,27 @@ from django.views.decorators.http import require_POST
 
 from ledger import selectors as ledger_selectors
 from ledger import services as ledger
-from mangagen.kernel.credit_history import public_reason
+from mangagen.orchestration import credit_rows
 from mangagen.payments.packs import packs
 
 
 @login_required
 def credits_page(request):
     account = ledger.account_for(request.user)
-    history = Paginator(ledger_selectors.transfers_for(account=account), 25)
+    history = Paginator(ledger_selectors.history_for(account=account), 25)
     page = history.get_page(request.GET.get("page"))
-    rows = []
-    for transfer in page:
-        available, held = ledger_selectors.balance_effect(transfer=transfer, account=account)
-        rows.append(
-            {
-                "transfer": transfer,
-                "reason": public_reason(transfer),
-                "available_delta": available,
-                "held_delta": held,
-            }
-        )
+    open_holds = list(ledger_selectors.open_holds(account=account))
+    held_for = credit_rows.describe(open_holds)
     return render(
         request,
         "credits.html",
         {
             "account": account,
-            "holds": ledger_selectors.open_holds(account=account),
+            "holds": [
+                {"hold": hold, "description": held_for.get(hold.pk) or ""} for hold in open_holds
+            ],
             "page": page,
-            "rows": rows,
+            "rows": credit_rows.rows(account=account, transfers=page),
             "demo_credits": DEMO_GRANT if demo_credits_enabled() else 0,
             "packs": packs(),
             "payments_enabled": bool(settings.STRIPE_SECRET_KEY),

@@ -11,7 +11,7 @@ from django.http import Http404, HttpResponse, HttpResponseNotModified
 
 from mangagen.api.errors import plain_error_response
 from mangagen.characters.models import CharacterSheet, SheetState
-from mangagen.jobs.lettered_images import cached, find_shown, lettering_of, store
+from mangagen.jobs.lettered_images import cached, find_shown, lettering_of, store, store_layout
 from mangagen.kernel import quotas, storage
 from mangagen.library.models import CastSheet, SavedPlace
 from mangagen.places.models import Place
@@ -38,9 +38,11 @@ def render_image(request, path: str):
         quotas.check_drawing(user_id=request.user.pk)
         png = cached(key, etag, language)
         if png is None:
-            with quotas.drawing(user_id=request.user.pk):
-                png = lettered()
+            layout: dict = {}
+            with quotas.drawing(user_id=request.user.pk, estimate=lettered.estimate):
+                png = lettered(layout)
             store(key, etag, png, language)
+            store_layout(etag, layout)  # where it put each balloon: the editor's handles
     except quotas.LimitReached as refused:
         return plain_error_response(refused)
     except FileNotFoundError as gone:  # its file left storage (the comic is going)

@@ -19,6 +19,8 @@ from mangagen.jobs import selectors as job_selectors
 from mangagen.jobs.api import job_body, owned_job
 from mangagen.jobs.models import LIVE_STATES, JobState
 from mangagen.lettering import languages
+from mangagen.orchestration import credit_rows
+from mangagen.renderers import get_renderer
 from mangagen.series.models import Series
 from mangagen.storyboards import limits
 from mangagen.storyboards.models import (
@@ -30,6 +32,7 @@ from mangagen.storyboards.models import (
     Storyboard,
     Style,
 )
+from mangagen.views.credits import DEMO_GRANT, demo_credits_enabled
 
 # The job states the pages' scripts treat as work under way, from the enum (json_script).
 LIVE_JOB_STATES = [str(state) for state in LIVE_STATES]
@@ -46,18 +49,28 @@ STEPS = [
 def dashboard(request):
     account = ledger.account_for(request.user)
     storyboards = job_selectors.comics_of(owner=request.user)
+    holds = list(ledger_selectors.open_holds(account=account))
+    held_for = credit_rows.describe(holds)
     return render(
         request,
         "studio/dashboard.html",
         {
             "account": account,
-            "holds": ledger_selectors.open_holds(account=account),
+            "holds": [{"hold": hold, "description": held_for.get(hold.pk)} for hold in holds],
+            # Where a person with no credits gets some: the demo's, where on, else the packs.
+            "demo_credits": DEMO_GRANT if demo_credits_enabled() else 0,
             "storyboards": storyboards,
             "series": Series.objects.filter(owner=request.user).annotate(
                 chapter_count=Count("chapters")
             ),
         },
     )
+
+
+def touchup_draws_shapes() -> bool:
+    """Whether the configured renderer's touch-ups draw shapes of their own rather than the
+    words typed (the offline renderer): the touch-up dialog then says so."""
+    return not get_renderer().touch_up_follows_words
 
 
 @login_required
@@ -119,6 +132,7 @@ def job_page(request, pk: int, job_pk: int):
             "storyboard": job.storyboard,
             "job_data": job_body(job),
             "live_job_states": LIVE_JOB_STATES,
+            "touchup_draws_shapes": touchup_draws_shapes(),
             # window.mangagenJob, the browser tests' handle on the socket, ships only with DEBUG.
             "test_hook": settings.DEBUG,
         },
@@ -146,6 +160,7 @@ def read_comic(request, pk: int):
         {
             "storyboard": storyboard,
             "chapters": neighbours(storyboard),
+            "touchup_draws_shapes": touchup_draws_shapes(),
             "original_name": languages.display_name(storyboard.language),
             "templates": PageTemplate.choices,
             "directions": ReadingDirection.choices,

@@ -35,17 +35,28 @@ export async function api(method, url, body) {
   return data;
 }
 
-// The header's balance: every page that learns a new one shows it here.
-export function showNavCredits(available) {
-  const nav = document.getElementById("nav-credits");
-  if (nav) nav.textContent = formatNumber(available);
+// The person's credits, wherever the page shows them: every element marked
+// data-credits="available" or "held" (the header's badge, a page's own card), and those
+// marked data-credits-if-held, shown only while something is held. Each reading carries
+// `as_of` (the length of the account's journal when it was read: the server's figures at
+// the page's paint, a `credits` event, GET /api/me/); one older than the reading shown is
+// dropped, so a replayed event or a late answer never puts back an older balance.
+let creditsAsOf = Number(document.getElementById("nav-balance")?.dataset.asOf ?? -1);
+
+export function showCredits({ available, held, as_of: asOf }) {
+  if (typeof asOf !== "number" || asOf < creditsAsOf) return false;
+  creditsAsOf = asOf;
+  document.querySelectorAll('[data-credits="available"]').forEach((node) => (node.textContent = formatNumber(available)));
+  document.querySelectorAll('[data-credits="held"]').forEach((node) => (node.textContent = formatNumber(held)));
+  document.querySelectorAll("[data-credits-if-held]").forEach((node) => (node.hidden = !held));
+  return true;
 }
 
-// Reads the person's balance and shows it in the header. Resolves to /api/me/'s answer,
-// or null when it could not be read (the balance shown stays as it was).
+// Reads the person's balance and shows it everywhere (showCredits). Resolves to
+// /api/me/'s answer, or null when it could not be read (the figures shown stay as they were).
 export async function refreshNavCredits() {
   const me = await api("GET", "/api/me/").catch(() => null);
-  if (me) showNavCredits(me.credits.available);
+  if (me) showCredits({ ...me.credits, as_of: me.credits_as_of });
   return me;
 }
 

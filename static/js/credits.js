@@ -1,6 +1,6 @@
 // The Credits page: Buy sends the person to Stripe Checkout.
-import { api, showNavCredits } from "./api.js";
-import { formatNumber, gettext } from "./i18n.js";
+import { api, refreshNavCredits } from "./api.js";
+import { gettext } from "./i18n.js";
 
 const error = document.getElementById("checkout-error");
 for (const button of document.querySelectorAll("button.buy")) {
@@ -21,15 +21,12 @@ for (const button of document.querySelectorAll("button.buy")) {
 
 // Back from Checkout: the webhook grants; show the balance when it lands.
 if (document.getElementById("checkout-success")) {
-  const shown = document.getElementById("credits-available");
   const start = Number(document.getElementById("balance").dataset.available);
   let tries = 0;
   const poll = setInterval(async () => {
     tries += 1;
-    const me = await api("GET", "/api/me/").catch(() => null);
+    const me = await refreshNavCredits(); // shown wherever the page shows credits
     if (me && me.credits.available !== start) {
-      shown.textContent = formatNumber(me.credits.available);
-      showNavCredits(me.credits.available);
       clearInterval(poll);
     }
     if (tries > 30) clearInterval(poll);

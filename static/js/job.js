@@ -1,6 +1,6 @@
 // The job page: panels as they arrive, decisions, live credits; reconnects by itself.
 // Every claim on screen is re-derived from the job the server returns.
-import { api, csrfToken, serverData, showNavCredits, showOutOfCredits } from "./api.js";
+import { api, csrfToken, refreshNavCredits, serverData, showCredits, showOutOfCredits } from "./api.js";
 import { formatNumber, gettext, ngettext, pgettext } from "./i18n.js";
 import { price } from "./prices.js";
 
@@ -38,11 +38,6 @@ const STATE_WORDS = {
   approved: pgettext("a panel's state", "Approved"),
   failed: pgettext("a panel's state", "Failed"),
 };
-
-function setCredits(available) {
-  document.getElementById("job-credits").textContent = formatNumber(available);
-  showNavCredits(available);
-}
 
 function tile(panel) {
   const node = template.content.firstElementChild.cloneNode(true);
@@ -146,11 +141,15 @@ function render() {
     expired: gettext("This job ran out of time. Held credits were released."),
     failed: gettext("This job failed. Held credits were released."),
   };
-  progress.textContent = gettext("%(state)s · %(approved)s of %(total)s approved", {
-    state: words[job.state] || job.state,
-    approved,
-    total,
-  });
+  // Finished, the state says it all ("All 4 panels approved"): the count is not said twice.
+  progress.textContent =
+    job.state === "completed"
+      ? words.completed
+      : gettext("%(state)s · %(approved)s of %(total)s approved", {
+          state: words[job.state] || job.state,
+          approved,
+          total,
+        });
   const live = LIVE.includes(job.state);
   document.getElementById("cancel-job").hidden = !live;
   if (!["queued", "rendering"].includes(job.state)) busy = null;
@@ -282,7 +281,9 @@ function onEvent(event) {
   }
   if (event.type === "panel.retrying") busy = { kind: "retrying", index: data.index, since };
   if (["panel.ready", "panel.delivered", "panel.failed"].includes(event.type)) busy = null;
-  if (event.type === "credits") setCredits(data.available);
+  // The account's figures as of the event: shown unless the page has a newer reading (a
+  // replayed event is older than the figures the page was served with).
+  if (event.type === "credits") showCredits(data);
   refreshSoon();
 }
 
@@ -343,8 +344,7 @@ document.getElementById("cancel-job").addEventListener("click", async () => {
   if (!confirm(gettext("Stop rendering? Credits held for renders you have not seen are released."))) return;
   try {
     show(await api("POST", `/api/jobs/${jobId}/cancel/`));
-    const me = await api("GET", "/api/me/");
-    setCredits(me.credits.available);
+    await refreshNavCredits();
   } catch (err) {
     showError(err);
   }

@@ -1,10 +1,13 @@
 // Lettering you direct, on the job page and in the reader: a kept panel's picture with a
-// handle on each balloon, on the end of its tail and on each sound effect. A person drags
-// them (or selects one and moves it with the arrow keys), picks a balloon's style, adds,
-// edits and deletes sound effects; each change is saved on the storyboard as it is made
-// (lettering only: no render, no credit) and the picture is lettered again at once.
-// "Place automatically" gives a balloon back to the lettering layer's choice.
-import { api } from "./api.js";
+// handle on each balloon, on the end of its tail and on each sound effect, each where the
+// lettering drew it (the server reports where: GET …/panels/<index>/lettering/). A person
+// drags them (or selects one and moves it with the arrow keys), picks a balloon's style,
+// adds, edits and deletes sound effects; each change is saved on the storyboard as it is
+// made (lettering only: no render, no credit), the picture is lettered again at once, and
+// "Saved" shows beside what changed. The editor says when a balloon or a sound effect was
+// moved in or made smaller to stay inside the panel. "Place automatically" gives a balloon
+// back to the lettering layer's choice.
+import { api, serverData } from "./api.js";
 import { gettext } from "./i18n.js";
 
 // The strings this module adds, in one place for the interface's translation.
@@ -19,12 +22,6 @@ const STRINGS = {
   lines: gettext("Balloons"),
   noLines: gettext("This panel has no dialogue."),
   style: gettext("Style"),
-  styles: {
-    speech: gettext("Speech"),
-    thought: gettext("Thought"),
-    shout: gettext("Shout"),
-    whisper: gettext("Whisper"),
-  },
   narration: gettext("Narration"),
   auto: gettext("placed automatically"),
   placeAuto: gettext("Place automatically"),
@@ -40,9 +37,19 @@ const STRINGS = {
   removeShort: gettext("Delete"),
   saving: gettext("Saving…"),
   saved: gettext("Saved. The panel is lettered again."),
+  savedHere: gettext("Saved"),
+  movedIn: gettext("Moved in to stay inside the panel."),
+  shrunk: gettext("Made smaller to fit the panel."),
+  movedAndShrunk: gettext("Made smaller and moved in to stay inside the panel."),
   picture: (index) => gettext("Panel %(index)s with its lettering", { index }),
+  smaller: (page) =>
+    gettext(
+      "Drawn smaller than its frame on page %(page)s: the page shows it at its drawn size, with paper around it, rather than blow it up.",
+      { page },
+    ),
 };
-const STYLES = ["speech", "thought", "shout", "whisper"];
+// The balloon styles and their labels, from the page (mangagen/lettering/styles.py).
+const STYLES = serverData("balloon-styles", []);
 const SFX_DEFAULT = { size: 0.14, angle: 0 };
 const STEP = 0.01; // an arrow key's move, a fraction of the panel (with Shift: five times)
 
@@ -80,6 +87,7 @@ function start(host) {
     newText,
     element("button", { type: "submit", id: "lettering-add", textContent: STRINGS.add }),
   );
+  const frameNote = element("p", { id: "lettering-frame", className: "notice small", hidden: true });
   const status = element("p", { id: "lettering-status", className: "muted small" });
   status.setAttribute("role", "status");
   const empty = element("p", { id: "lettering-none", className: "muted", textContent: STRINGS.none, hidden: true });
@@ -105,6 +113,7 @@ function start(host) {
     element("label", {}, `${STRINGS.panel} `, select),
     empty,
     body,
+    frameNote,
     status,
   );
   // Below the panels (the job page) or the pages (the reader).
@@ -114,8 +123,10 @@ function start(host) {
 
   let storyboard = null;
   let index = null;
+  let layout = null; // where the lettering drew each thing on the picture shown
   let saving = Promise.resolve();
   let keyTimer = null;
+  let changed = null; // the data-key of the row last changed: "Saved" shows beside it
 
   const panelData = () => storyboard.panels.find((p) => p.index === index);
 
@@ -140,7 +151,21 @@ function start(host) {
     stage.dataset.base = take ? take.image_url : "";
     stage.dataset.index = String(index);
     image.alt = STRINGS.picture(index);
+    layout = null;
     repaint();
+    draw();
+    await placeHandles();
+  }
+
+  // Where the lettering drew each balloon, tail and sound effect of the panel as it is
+  // now: the handles go there. (Asked for after each save: the places change with it.)
+  async function placeHandles() {
+    const asked = index;
+    const fresh = await api("GET", `/api/storyboards/${id}/panels/${asked}/lettering/`).catch(() => null);
+    if (asked !== index || !fresh) return;
+    layout = fresh;
+    frameNote.hidden = !fresh.frame?.drawn_smaller;
+    if (fresh.frame?.drawn_smaller) frameNote.textContent = STRINGS.smaller(fresh.frame.page);
     draw();
   }
 
@@ -164,7 +189,9 @@ function start(host) {
     stage.dataset.shown = image.getAttribute("src");
   });
 
-  function save(message) {
+  // `key`: the data-key of the row the change was made on, where "Saved" then shows.
+  function save(message, key = null) {
+    changed = key;
     status.textContent = STRINGS.saving;
     status.classList.remove("failed");
     const panels = storyboard.panels.map(({ art_hash, content_hash, index: _, ...rest }) => rest);
@@ -176,6 +203,7 @@ function start(host) {
         repaint();
         draw();
         document.dispatchEvent(new CustomEvent("lettering:saved", { detail: { index } }));
+        return placeHandles();
       })
       .catch(async (err) => {
         status.textContent = err.message;
@@ -186,15 +214,44 @@ function start(host) {
     return saving;
   }
 
-  // Where a handle sits: a placed balloon at its centre; one the lettering places waits
-  // in a row along the top until it is moved.
+  // Where the lettering drew line `i` (null until the server has said).
+  const drawnLine = (i) => layout?.lines.find((placed) => placed.number === i) || null;
+  const drawnEffect = (i) => layout?.sfx.find((placed) => placed.number === i) || null;
+
+  // Where a balloon's handle sits: where the person put it, unless the lettering had to
+  // move it in; else on the balloon as drawn (the panel's middle until the server says).
   function balloonAt(line, i) {
-    return line.place ? [line.place.x, line.place.y] : [0.06 + i * 0.09, 0.05];
+    const drawn = drawnLine(i);
+    if (line.place && !drawn?.moved_in) return [line.place.x, line.place.y];
+    return drawn ? [drawn.centre.x, drawn.centre.y] : [0.5, 0.5];
   }
 
-  function tailAt(line) {
-    if (line.place.tail) return [line.place.tail.x, line.place.tail.y];
-    return [line.place.x, clamp(line.place.y + 0.18)];
+  // The end of its tail: as drawn, else where the person aimed it; null for none.
+  function tailAt(line, i) {
+    const drawn = drawnLine(i);
+    if (drawn?.tail) return [drawn.tail.x, drawn.tail.y];
+    if (line.place?.tail) return [line.place.tail.x, line.place.tail.y];
+    return null;
+  }
+
+  // What the lettering had to do to keep it inside the panel, in words ("" for nothing).
+  function fitted(drawn) {
+    if (!drawn) return "";
+    if (drawn.moved_in && drawn.shrunk) return STRINGS.movedAndShrunk;
+    if (drawn.moved_in) return STRINGS.movedIn;
+    return drawn.shrunk ? STRINGS.shrunk : "";
+  }
+
+  // A row's note: what fitting did to it, and "Saved" beside the change just saved.
+  function note(key, drawn) {
+    const words = element("span", { className: "lettering-note small" });
+    words.dataset.note = key;
+    const fit = fitted(drawn);
+    if (fit) words.append(element("span", { className: "fitted", textContent: fit }));
+    if (changed === key) {
+      words.append(element("span", { className: "saved-here", textContent: STRINGS.savedHere }));
+    }
+    return words;
   }
 
   function handle(className, [x, y], label, text) {
@@ -233,7 +290,7 @@ function start(host) {
       button.classList.remove("dragging");
       const [x, y] = point(event);
       moved(x, y);
-      save();
+      save(undefined, button.dataset.row);
     });
     button.addEventListener("keydown", (event) => {
       const delta = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] }[event.key];
@@ -247,7 +304,7 @@ function start(host) {
       button.style.top = `${y * 100}%`;
       moved(x, y);
       clearTimeout(keyTimer);
-      keyTimer = setTimeout(() => save(), 400);
+      keyTimer = setTimeout(() => save(undefined, button.dataset.row), 400);
     });
   }
 
@@ -260,6 +317,7 @@ function start(host) {
     if (!panel) return;
     panel.dialogue.forEach((line, i) => {
       const n = i + 1;
+      const row = `line-${i}`;
       const speaker = line.speaker || STRINGS.narration;
       const balloon = handle(
         `balloon${line.place ? "" : " auto"}`,
@@ -267,43 +325,50 @@ function start(host) {
         STRINGS.balloon(n, speaker, line.text),
         String(n),
       );
-      balloon.dataset.key = `balloon-${i}`;
-      balloon.dataset.line = String(i);
+      Object.assign(balloon.dataset, { key: `balloon-${i}`, line: String(i), row });
       movable(balloon, (x, y) => {
-        line.place = { ...(line.place || {}), x, y };
+        line.place = { ...(line.place || {}), x, y }; // its tail still aims where it did
       });
-      if (line.place) {
-        const tail = handle("tail", tailAt(line), STRINGS.tail(n), "");
-        tail.dataset.key = `tail-${i}`;
-        tail.dataset.line = String(i);
+      const tailEnd = tailAt(line, i);
+      if (tailEnd) {
+        const tail = handle("tail", tailEnd, STRINGS.tail(n), "");
+        Object.assign(tail.dataset, { key: `tail-${i}`, line: String(i), row });
         movable(tail, (x, y) => {
-          line.place = { ...line.place, tail: { x, y } };
+          const [bx, by] = balloonAt(line, i);
+          line.place = { x: line.place?.x ?? bx, y: line.place?.y ?? by, tail: { x, y } };
         });
       }
-      const style = element("select", { className: "line-style" });
+      const style = element("select", { className: "line-style", id: `lettering-style-${i}` });
       style.setAttribute("aria-label", `${STRINGS.style}, ${STRINGS.balloon(n, speaker, line.text)}`);
       style.dataset.key = `style-${i}`;
-      for (const name of STYLES) style.append(new Option(STRINGS.styles[name], name, false, name === (line.style || "speech")));
+      for (const [value, label] of STYLES) style.append(new Option(label, value, false, value === (line.style || "speech")));
       style.addEventListener("change", () => {
         line.style = style.value;
-        save();
+        save(undefined, row);
       });
+      const styleLabel = element("label", { className: "line-style-label", htmlFor: style.id, textContent: STRINGS.style });
       const auto = element("button", { type: "button", className: "place-auto link", textContent: STRINGS.placeAuto, disabled: !line.place });
       auto.dataset.key = `auto-${i}`;
       auto.addEventListener("click", () => {
         line.place = null;
-        save();
+        save(undefined, row);
       });
       const words = element("span", { className: "line-words", textContent: `${n}. ${speaker}: ${line.text}` });
-      const where = element("span", { className: "muted small", textContent: line.place ? "" : ` (${STRINGS.auto})` });
-      lines.append(element("li", { className: "line-row" }, words, where, " ", style, " ", auto));
+      const where = element("span", { className: "line-auto muted small", textContent: line.place ? "" : `(${STRINGS.auto})` });
+      const controls = element("span", { className: "line-controls" }, styleLabel, style, auto);
+      const item = element("li", { className: "line-row" }, words, where, controls, note(row, drawnLine(i)));
+      item.dataset.row = row;
+      lines.append(item);
     });
-    if (!panel.dialogue.length) lines.append(element("li", { className: "muted", textContent: STRINGS.noLines }));
+    if (!panel.dialogue.length) lines.append(element("li", { className: "muted no-lines", textContent: STRINGS.noLines }));
     panel.sfx.forEach((effect, i) => {
       const n = i + 1;
-      const mark = handle("sfx", [effect.x, effect.y], STRINGS.sfxHandle(effect.text), effect.text);
-      mark.dataset.key = `sfx-${i}`;
-      mark.dataset.sfx = String(i);
+      const row = `sfx-${i}`;
+      const drawn = drawnEffect(i);
+      // Where the person put it, unless the lettering had to move it in to keep it inside.
+      const at = drawn?.moved_in ? [drawn.centre.x, drawn.centre.y] : [effect.x, effect.y];
+      const mark = handle("sfx", at, STRINGS.sfxHandle(effect.text), effect.text);
+      Object.assign(mark.dataset, { key: `sfx-${i}`, sfx: String(i), row });
       movable(mark, (x, y) => {
         Object.assign(effect, { x, y });
       });
@@ -319,7 +384,7 @@ function start(host) {
       text.addEventListener("change", () => {
         if (!text.value.trim()) return;
         effect.text = text.value.trim();
-        save();
+        save(undefined, row);
       });
       const remove = element("button", { type: "button", className: "sfx-delete link", textContent: STRINGS.removeShort });
       remove.setAttribute("aria-label", STRINGS.remove(n));
@@ -328,7 +393,9 @@ function start(host) {
         panel.sfx.splice(i, 1);
         save();
       });
-      effects.append(element("li", { className: "sfx-row" }, text, " ", remove));
+      const item = element("li", { className: "sfx-row" }, text, " ", remove, note(row, drawn));
+      item.dataset.row = row;
+      effects.append(item);
     });
     addForm.querySelector("button").disabled = panel.sfx.length >= 8;
     // A redraw keeps the keyboard where it was.
@@ -342,7 +409,7 @@ function start(host) {
     if (!panel || !text) return;
     panel.sfx.push({ text, x: 0.5, y: 0.5, ...SFX_DEFAULT });
     newText.value = "";
-    save();
+    save(undefined, `sfx-${panel.sfx.length - 1}`);
   });
   select.addEventListener("change", () => show(Number(select.value)));
   section.addEventListener("toggle", () => {

@@ -26,13 +26,31 @@ function panelView(panel, shots) {
     card.append(el("p", "muted small", gettext("With %(names)s", { names: panel.characters.join(gettext(", ")) })));
   }
   for (const line of panel.dialogue) {
-    const balloon = el("p", line.speaker ? "balloon" : "narration");
+    const style = line.style || "speech";
+    // A styled line is a balloon whoever says it (as the lettering draws it).
+    const boxed = !line.speaker && style === "speech";
+    const balloon = el("p", boxed ? "narration" : "balloon");
+    if (!boxed) balloon.classList.add(`style-${style}`); // drawn as its style (app.css)
+    balloon.dataset.style = style;
     if (line.speaker) balloon.append(el("strong", "", gettext("%(speaker)s: ", { speaker: line.speaker })));
     balloon.append(document.createTextNode(line.text));
+    if (!boxed) balloon.append(el("span", "style-tag", `(${styleNames[style] || style})`));
     card.append(balloon);
+  }
+  if (panel.sfx && panel.sfx.length) {
+    const effects = el("p", "sfx-line");
+    effects.append(
+      el("span", "sfx-tag", gettext("Sound effects:")),
+      " ",
+      el("span", "sfx-list", panel.sfx.map((effect) => effect.text).join(gettext(", "))),
+    );
+    card.append(effects);
   }
   return card;
 }
+
+// The balloon styles' names, from the page (mangagen/lettering/styles.py).
+const styleNames = Object.fromEntries(serverData("balloon-styles", []));
 
 const shots = Object.fromEntries(serverData("shot-names", []));
 // The job states in which work is still under way, from the server's enum (LIVE_STATES).
@@ -95,14 +113,21 @@ let generating = false;
 let settleTimer = null;
 let recheckTimer = null;
 
+// While panel one is prepared, its credit is held, not spent: the header's badge and a line
+// below Generate say so, and the badge comes back when the hold is released.
+const badge = document.getElementById("nav-balance");
+const badgeTitle = badge?.title;
+const heldWords = gettext("1 credit held for panel one — given back if you leave");
+
 function hideHint() {
   hint.hidden = true;
   clearInterval(recheckTimer);
+  if (badge) badge.title = badgeTitle;
   showBalance();
 }
 
 function showBalance() {
-  refreshNavCredits(); // unreadable: the balance shown stays as it was
+  return refreshNavCredits(); // unreadable: the balance shown stays as it was
 }
 
 async function speculate() {
@@ -114,6 +139,8 @@ async function speculate() {
     hint.dataset.answer = answer.hint ? "hint" : answer.reason || "declined";
     if (!answer.hint || generating) return;
     speculativeJob = answer.job;
+    document.getElementById("speculation-held").textContent = heldWords;
+    if (badge) badge.title = heldWords;
     hint.hidden = false;
     clearInterval(recheckTimer); // two asks in flight at once keep one timer
     recheckTimer = setInterval(recheck, 3000);
@@ -179,27 +206,53 @@ function settle() {
   }, debounceMs);
 }
 
-function abandon() {
+// Leaving Review ends what it prepared: its hold is released. Sent as beacons when the
+// page goes away (a closed tab); `wait` (a link followed on this page) sends them as
+// requests and resolves once they were answered (or after two seconds), so that the next
+// page is served with the credit given back.
+function abandon(wait = false) {
   clearTimeout(settleTimer);
-  if (generating) return;
+  if (generating) return Promise.resolve();
+  const sent = [];
+  const send = (url, fields) => {
+    const form = new FormData();
+    form.append("csrfmiddlewaretoken", csrfToken());
+    for (const [name, value] of Object.entries(fields)) form.append(name, value);
+    if (!wait) {
+      navigator.sendBeacon(url, form);
+      return;
+    }
+    const request = fetch(url, { method: "POST", body: form, credentials: "same-origin", keepalive: true });
+    sent.push(request.catch(() => null));
+  };
   if (speculationToken) {
-    const leave = new FormData();
-    leave.append("csrfmiddlewaretoken", csrfToken());
-    leave.append("token", speculationToken);
-    navigator.sendBeacon(`/api/storyboards/${id}/speculate/leave/`, leave);
+    send(`/api/storyboards/${id}/speculate/leave/`, { token: speculationToken });
     speculationToken = null;
   }
-  if (!speculativeJob) return;
-  const form = new FormData();
-  form.append("csrfmiddlewaretoken", csrfToken());
-  navigator.sendBeacon(`/api/jobs/${speculativeJob}/cancel/?if_unconfirmed=1`, form);
-  speculativeJob = null;
-  hideHint();
+  if (speculativeJob) {
+    send(`/api/jobs/${speculativeJob}/cancel/?if_unconfirmed=1`, {});
+    speculativeJob = null;
+    hint.hidden = true;
+    clearInterval(recheckTimer);
+  }
+  const timeout = new Promise((done) => setTimeout(done, 2000));
+  return Promise.race([Promise.all(sent), timeout]);
 }
 
+// A link followed from Review (Back, a step, the header's): what was prepared is ended
+// first, then the link is followed.
+document.addEventListener("click", (event) => {
+  const link = event.target.closest("a[href]");
+  if (!link || event.defaultPrevented || event.button !== 0) return;
+  if (event.metaKey || event.ctrlKey || event.shiftKey || event.altKey || link.target) return;
+  if (link.origin !== location.origin || link.hash || (!speculativeJob && !speculationToken)) return;
+  event.preventDefault();
+  abandon(true).then(() => {
+    location.href = link.href;
+  });
+});
 document.addEventListener("visibilitychange", settle);
-window.addEventListener("pagehide", abandon);
-document.getElementById("back").addEventListener("click", abandon);
+window.addEventListener("pagehide", () => abandon());
 settle();
 
 // Panel one was drawn before the click (Generate attached to the speculation):

@@ -1,4 +1,4 @@
-import { ApiError, api, autosaver, scriptReady, showErrors, wizard } from "./api.js";
+import { ApiError, api, autosaver, scriptReady, serverData, showErrors, wizard } from "./api.js";
 import { gettext, ngettext, pgettext } from "./i18n.js";
 import { askForRoughs, watchRoughs } from "./rough-pages.js";
 
@@ -6,6 +6,11 @@ const { id } = wizard();
 const list = document.getElementById("panels");
 const cardTemplate = document.getElementById("panel-card");
 const lineTemplate = document.getElementById("line-row");
+const sfxTemplate = document.getElementById("sfx-row");
+// The balloon styles and their labels, from the page (mangagen/lettering/styles.py).
+const STYLES = serverData("balloon-styles", []);
+// A new sound effect waits in the middle of the panel until it is placed on the picture.
+const SFX_DEFAULT = { x: 0.5, y: 0.5, size: 0.14, angle: 0 };
 const notice = document.getElementById("notice");
 let cast = [];
 let places = [];
@@ -86,8 +91,10 @@ function addLine(card, line = { speaker: "", text: "" }, focus = false) {
   const row = lineTemplate.content.firstElementChild.cloneNode(true);
   speakerOptions(row.querySelector(".l-speaker"), line.speaker);
   row.querySelector(".l-text").value = line.text;
-  // The balloon's style and place are set on the panel's picture (lettering.js): kept as they are.
-  row.dataset.balloon = JSON.stringify({ style: line.style || "speech", place: line.place || null });
+  const style = row.querySelector(".l-style");
+  for (const [value, label] of STYLES) style.append(new Option(label, value, false, value === (line.style || "speech")));
+  // The balloon's place is set on the panel's picture (lettering.js): kept as it is.
+  row.dataset.balloon = JSON.stringify({ place: line.place || null });
   row.querySelector(".l-speaker").addEventListener("change", (event) => {
     // Whoever speaks is in the panel.
     const box = card.querySelector(`.p-characters input[value="${CSS.escape(event.target.value)}"]`);
@@ -106,12 +113,28 @@ function addLine(card, line = { speaker: "", text: "" }, focus = false) {
   if (focus) row.querySelector(".l-text").focus();
 }
 
+// A sound effect's row: its text here; where it goes and how large, on the panel's
+// picture (lettering.js), kept as they are.
+function addSfx(card, effect = { text: "", ...SFX_DEFAULT }, focus = false) {
+  const row = sfxTemplate.content.firstElementChild.cloneNode(true);
+  const { text, ...where } = effect;
+  row.dataset.effect = JSON.stringify(where);
+  row.querySelector(".s-text").value = text;
+  row.querySelector(".remove").addEventListener("click", () => {
+    row.remove();
+    renumber();
+    saver.schedule();
+  });
+  card.querySelector(".p-sfx").append(row);
+  renumber();
+  if (focus) row.querySelector(".s-text").focus();
+}
+
 function addPanel(panel = {}, after = null) {
   const card = cardTemplate.content.firstElementChild.cloneNode(true);
   card.querySelector(".p-description").value = panel.description || "";
   card.querySelector(".p-shot").value = panel.shot || "medium";
   card.querySelector(".p-caption").value = panel.caption || "";
-  card.dataset.sfx = JSON.stringify(panel.sfx || []); // set on the picture (lettering.js), kept
   card.dataset.key = String(++cardKeys);
   const place = card.querySelector(".p-place");
   for (const p of places) place.append(new Option(p.name, p.name, false, p.name === panel.place));
@@ -129,6 +152,8 @@ function addPanel(panel = {}, after = null) {
   fieldset.addEventListener("change", () => looks(card));
   (panel.dialogue || []).forEach((line) => addLine(card, line));
   card.querySelector(".add-line").addEventListener("click", () => addLine(card, undefined, true));
+  (panel.sfx || []).forEach((effect) => addSfx(card, effect));
+  card.querySelector(".add-sfx").addEventListener("click", () => addSfx(card, undefined, true));
   card.querySelector(".remove").addEventListener("click", () => {
     card.remove();
     renumber();
@@ -160,7 +185,9 @@ function renumber() {
     card.querySelector(".up").setAttribute("aria-label", gettext("Move panel %(index)s up", { index: number }));
     card.querySelector(".down").setAttribute("aria-label", gettext("Move panel %(index)s down", { index: number }));
     card.querySelector("header .remove").setAttribute("aria-label", gettext("Remove panel %(index)s", { index: number }));
-    for (const field of ["description", "characters", "dialogue", "caption"]) {
+    const addSfxButton = card.querySelector(".add-sfx");
+    addSfxButton.disabled = card.querySelectorAll(".sfx-row").length >= Number(addSfxButton.dataset.max || 8);
+    for (const field of ["description", "characters", "dialogue", "caption", "sfx"]) {
       card.querySelector(`.p-${field}-error`).dataset.errorFor = `panels.${i}.${field}`;
     }
     [...card.querySelectorAll(".line-row")].forEach((row, j) => {
@@ -168,7 +195,14 @@ function renumber() {
       const line = gettext("panel %(index)s, line %(line)s", { index: number, line: j + 1 });
       row.querySelector(".l-speaker").setAttribute("aria-label", gettext("Speaker, %(line)s", { line }));
       row.querySelector(".l-text").setAttribute("aria-label", gettext("What they say, %(line)s", { line }));
+      row.querySelector(".l-style").setAttribute("aria-label", gettext("Balloon style, %(line)s", { line }));
       row.querySelector(".remove").setAttribute("aria-label", gettext("Remove %(line)s", { line }));
+    });
+    [...card.querySelectorAll(".sfx-row")].forEach((row, k) => {
+      row.querySelector(".s-error").dataset.errorFor = `panels.${i}.sfx.${k}.text`;
+      const effect = gettext("panel %(index)s, sound effect %(number)s", { index: number, number: k + 1 });
+      row.querySelector(".s-text").setAttribute("aria-label", gettext("Sound effect, %(effect)s", { effect }));
+      row.querySelector(".remove").setAttribute("aria-label", gettext("Remove %(effect)s", { effect }));
     });
   });
 }
@@ -183,10 +217,13 @@ const panels = () =>
         ...JSON.parse(row.dataset.balloon || "{}"),
         speaker: row.querySelector(".l-speaker").value,
         text: row.querySelector(".l-text").value.trim(),
+        style: row.querySelector(".l-style").value,
       }))
       .filter((line) => line.text),
     caption: card.querySelector(".p-caption").value.trim(),
-    sfx: JSON.parse(card.dataset.sfx || "[]"),
+    sfx: [...card.querySelectorAll(".sfx-row")]
+      .map((row) => ({ ...JSON.parse(row.dataset.effect || "{}"), text: row.querySelector(".s-text").value.trim() }))
+      .filter((effect) => effect.text),
     place: card.querySelector(".p-place").value,
     ...lookChoices(card),
   }));

@@ -18,6 +18,8 @@ const stylesheet = Object.assign(document.createElement("link"), {
 document.head.append(stylesheet);
 
 const percent = new Intl.NumberFormat(language, { style: "percent", maximumFractionDigits: 0 });
+// The page says when the renderer draws shapes of its own rather than the words typed.
+const shapesOnly = "touchupDrawsShapes" in ((document.getElementById("job") || document.getElementById("reader"))?.dataset || {});
 const clamp = (value, low, high) => Math.min(high, Math.max(low, value));
 
 // An element: `attributes` set as they are, except `text` (its text), `classes` (a list)
@@ -79,6 +81,15 @@ function buildEditor() {
         "aria-label": gettext("The part to redraw: arrow keys move it, Shift+arrow keys size it"),
       }),
     ),
+    // The offline renderer redraws the part with shapes of its own: it cannot read words.
+    el("p", {
+      classes: ["notice", "small"],
+      id: "touchup-shapes",
+      hidden: !shapesOnly,
+      text: gettext(
+        "This server draws offline: it redraws the marked part with shapes of its own, not the words you type.",
+      ),
+    }),
     el(
       "label",
       { classes: ["touchup-prompt"] },

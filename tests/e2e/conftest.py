@@ -28,6 +28,45 @@ CHROMIUM_ARGS = [
 ]
 
 
+# Every page a test opens is watched for what its Content-Security-Policy refuses: the
+# page's own `securitypolicyviolation` events (a listener injected before any of its
+# scripts, which the policy does not govern) and Chromium's console complaints.
+CSP_LISTENER = """
+document.addEventListener("securitypolicyviolation", (event) => {
+  console.error(`CSP violation: ${event.effectiveDirective} refused ${event.blockedURI}`
+    + ` (${event.sourceFile}:${event.lineNumber})`);
+});
+"""
+
+
+def csp_watch(context) -> list[str]:
+    """Watches every page of `context`; returns the list the violations are added to."""
+    found: list[str] = []
+
+    def heard(message) -> None:
+        if "CSP violation:" in message.text or "Content Security Policy" in message.text:
+            where = message.page.url if message.page else "?"
+            found.append(f"{where}: {message.text}")
+
+    context.add_init_script(CSP_LISTENER)
+    context.on("console", heard)
+    return found
+
+
+# The violations lists of the contexts opened during the current test.
+WATCHED: list[list[str]] = []
+
+
+@pytest.fixture(autouse=True)
+def no_csp_violation():
+    """Fails a test in any of whose browser contexts the policy refused something."""
+    WATCHED.clear()
+    yield
+    seen = [violation for found in WATCHED for violation in found]
+    WATCHED.clear()
+    assert not seen, f"Content-Security-Policy violations: {seen}"
+
+
 @pytest.fixture(scope="session")
 def chat_model():
     """A local stand-in for the chat model the stack's translator asks (TRANSLATOR=openai):
@@ -73,6 +112,15 @@ def browser():
         browser = playwright.chromium.launch(
             executable_path=executable, headless=True, args=CHROMIUM_ARGS
         )
+        opened = browser.new_context
+
+        def new_context(*args, **kwargs):
+            """Every context a test opens (the page fixture's, or its own) is watched."""
+            context = opened(*args, **kwargs)
+            WATCHED.append(csp_watch(context))
+            return context
+
+        browser.new_context = new_context
         yield browser
         browser.close()
 

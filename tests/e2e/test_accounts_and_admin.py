@@ -30,7 +30,7 @@ def test_sign_up_log_in_and_see_the_balance(page, stack, shoot):
     expect(page.locator("#nav-balance")).to_contain_text("5 credits")
     shoot("home-with-credits")
     me = page.request.get("/api/me/").json()
-    assert me == {"username": "yuki", "credits": {"available": 5, "held": 0}}
+    assert me == {"username": "yuki", "credits": {"available": 5, "held": 0}, "credits_as_of": 1}
 
     page.get_by_role("button", name="Log out").click()
     expect(page).to_have_url(re.compile(r"/accounts/login/"))

@@ -202,7 +202,9 @@ def test_every_screen_in_japanese(ja_page, stack, shoot_ja):
     # The credits: what was spent, in Japanese.
     page.goto("/credits/")
     in_japanese(page, "credits", "履歴", "使用可能")
-    expect(page.locator("#history")).to_contain_text("ジョブ")
+    # Each credit named by its comic and panel, and how it ended.
+    expect(page.locator("#history")).to_contain_text(re.compile(r"：コマ \d"))
+    expect(page.locator("#history")).to_contain_text("支払い済み")
     found += violations(page, "credits, ja")
     shoot_ja("credits")
 

@@ -95,7 +95,8 @@ def test_a_person_signs_up_and_walks_the_wizard_by_keyboard(page, tmp_path):
     page.keyboard.press("Enter")
     expect(page.locator(".panel-card")).to_have_count(4)
     expect(page.locator("#notice")).to_contain_text("Drafted 4 panels")
-    tab_to(page, page.get_by_role("button", name="Next: review →"))
+    # Past four panels, each with its lines' styles and its sound effects to set.
+    tab_to(page, page.get_by_role("button", name="Next: review →"), most=100)
     page.keyboard.press("Enter")
 
     # 4. Review: the skip link leads past the steps; Generate is reached by Tab.

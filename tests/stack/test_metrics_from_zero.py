@@ -17,6 +17,7 @@ from ledger.errors import LedgerCode
 from mangagen.kernel.quotas import Limit
 from mangagen.observability.metrics import (
     LEDGER_OPERATIONS,
+    READING_ANSWERS,
     RenderOutcome,
     RenderPhase,
     RoughOutcome,
@@ -113,6 +114,11 @@ def test_every_known_label_value_is_scraped_at_zero_before_anything_happens(stac
             f"task seconds {task}"
             for task in NEVER_RUN
             if not at_zero("mangagen_celery_task_seconds_count", task=task)
+        ),
+        *(
+            f"reading page {answer}"
+            for answer in READING_ANSWERS
+            if not at_zero("mangagen_reading_pages_total", answer=answer)
         ),
     ]
     assert at_zero("mangagen_speculation_total", decision="started", reason="")

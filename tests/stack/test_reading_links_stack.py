@@ -5,23 +5,11 @@ that answers 404 once its owner stops sharing (docs/api.md, "Reading links")."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from tests.support.people import Visitor
+from tests.support.reading_links import PANELS, drawn_comic, og
 from tests.support.stack import ROOT, stack
-from tests.support.waiting import wait_for
-
-PANELS = [
-    {
-        "description": "Aiko waits on the roof.",
-        "shot": "wide",
-        "characters": ["Aiko"],
-        "dialogue": [{"speaker": "Aiko", "text": "He is late."}],
-    },
-    {"description": "Aiko looks at the door.", "shot": "medium", "characters": ["Aiko"]},
-]
 
 
 @pytest.fixture(scope="module", name="stack")
@@ -30,34 +18,6 @@ def reading_stack():
     log = ROOT / "artifacts" / "reading-links-stack.log"
     with stack("reading-links", log=log, **env) as running:
         yield running
-
-
-def drawn_comic(base_url: str) -> tuple[Visitor, int]:
-    """A person and their comic, its first panel rendered by the workers and kept."""
-    owner = Visitor(base_url)
-    assert owner.post("/credits/demo/", allow_redirects=False).status_code == 302
-    board = owner.post("/api/storyboards/", {"title": "Rooftops", "story": "Aiko waits."})
-    assert board.status_code == 201, board.text
-    board_id = board.json()["id"]
-    characters = [{"name": "Aiko", "description": "red scarf"}]
-    patched = owner.request(
-        "PATCH", f"/api/storyboards/{board_id}/", json={"characters": characters, "panels": PANELS}
-    )
-    assert patched.status_code == 200, patched.text
-    assert owner.post(f"/api/storyboards/{board_id}/generate/").status_code == 201
-    wait_for(
-        lambda: owner.get(f"/api/storyboards/{board_id}/pages/").json()["kept"],
-        timeout=60,
-        every=0.2,
-        what="panel one delivered and kept",
-    )
-    return owner, board_id
-
-
-def og(html: str, name: str) -> str:
-    match = re.search(rf'<meta property="og:{name}" content="([^"]*)">', html)
-    assert match, f"no og:{name}"
-    return match[1]
 
 
 def test_a_link_reads_signed_out_and_shows_only_what_was_published(stack):

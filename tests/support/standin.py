@@ -19,6 +19,8 @@ class Canned:
     raw: bytes | None = None
     delay: float = 0.0
     content_type: str = "application/json"
+    headers: dict[str, str] = field(default_factory=dict)  # more headers (a Location)
+    send_length: bool = True  # False: no Content-Length, the body ends with the connection
 
 
 @dataclass
@@ -62,7 +64,12 @@ def serve() -> tuple[StandIn, ThreadingHTTPServer]:
             try:
                 self.send_response(canned.status)
                 self.send_header("Content-Type", canned.content_type)
-                self.send_header("Content-Length", str(len(payload)))
+                for name, value in canned.headers.items():
+                    self.send_header(name, value)
+                if canned.send_length:
+                    self.send_header("Content-Length", str(len(payload)))
+                else:
+                    self.close_connection = True
                 self.end_headers()
                 self.wfile.write(payload)
             except (BrokenPipeError, ConnectionResetError):

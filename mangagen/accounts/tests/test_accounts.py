@@ -20,6 +20,7 @@ def test_signup_logs_the_person_in(client):
     assert client.get("/api/me/").json() == {
         "username": "hana",
         "credits": {"available": 0, "held": 0},
+        "credits_as_of": 0,
     }
 
 
@@ -53,7 +54,10 @@ def test_home_needs_login_and_shows_the_balance(client, user):
     assert client.get("/").status_code == 302
     client.force_login(user)
     page = client.get("/").content.decode()
-    assert "Your comics" in page and '<strong id="credits-available">0</strong>' in page
+    assert (
+        "Your comics" in page
+        and '<strong id="credits-available" data-credits="available">0</strong>' in page
+    )
 
 
 def test_logout_refuses_a_post_without_csrf(user):

@@ -2,6 +2,8 @@
 API schema in production, operators' notes kept out of people's history, demo
 logins only in DEBUG."""
 
+import subprocess
+
 import pytest
 from django.core.management import call_command
 
@@ -262,10 +264,12 @@ def test_transfers_api_never_shows_operators_names_or_notes(client, adjusted):
     client.force_login(adjusted)
     body = client.get("/api/credits/transfers/").content.decode()
     assert not [s for s in SECRETS if s in body]
-    reasons = [t["reason"] for t in client.get("/api/credits/transfers/").json()["results"]]
-    assert "Credits added by our support team" in reasons
-    assert "Hold released by our support team" in reasons
-    assert "Purchase of the starter pack" in reasons
+    rows = client.get("/api/credits/transfers/").json()["results"]
+    words = [t["description"] for t in rows] + [t["outcome_words"] for t in rows]
+    assert "Credits added by our support team" in words
+    assert "Hold released by our support team" in words
+    assert "Purchase of the starter pack" in words
+    assert "given back: the render failed" in words
     assert Transfer.objects.filter(reason__contains="ops-yamada").exists()  # kept for admin
 
 
@@ -362,7 +366,10 @@ def test_no_demo_on_a_host_others_can_reach(tmp_path):
         "DEMO_MODE": False,
     }
     assert settings_under(tmp_path, "", LOCAL_RUN="on", HOST="0.0.0.0")["DEMO_MODE"] is False
-    assert settings_under(tmp_path, "DEMO_MODE=on\n", HOST="0.0.0.0", DEBUG="on")["DEMO_MODE"]
+    # Asked for on every interface, it refuses to start (tests/test_settings_refusals.py).
+    with pytest.raises(subprocess.CalledProcessError) as refused:
+        settings_under(tmp_path, "DEMO_MODE=on\n", HOST="0.0.0.0", DEBUG="on")
+    assert "DEMO_MODE is on with HOST 0.0.0.0" in refused.value.stderr
 
 
 def test_demo_credits_only_in_demo_mode(client, user, settings):

@@ -119,22 +119,49 @@ def test_the_window_rolls_rather_than_starting_afresh_each_minute(settings, at):
     quotas.check_drawing(user_id=7)
 
 
+def in_another_request(call):
+    """`call()` on a thread of its own, as another request of the person's would run it:
+    what it returned, or the exception it raised."""
+    found: list = []
+
+    def run() -> None:
+        try:
+            found.append(call())
+        except Exception as exc:
+            found.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(timeout=30)
+    return found[0]
+
+
+def reserving(user_id: int, estimate: float, **options):
+    def call():
+        with quotas.drawing(user_id=user_id, estimate=estimate, **options):
+            return "drawn"
+
+    return call
+
+
 def test_a_reservation_is_refused_up_front_and_seen_by_a_second_request(settings, at):
     settings.DRAWING_CPU_SECONDS_PER_MINUTE = 1.0
-    with pytest.raises(quotas.LimitReached) as too_large, quotas.drawing(user_id=7, estimate=2.0):
+    with (
+        pytest.raises(quotas.LimitReached) as too_large,
+        quotas.drawing(user_id=7, estimate=2.0, whole=True),
+    ):
         pytest.fail("more than the whole budget: refused before the block runs")
     assert too_large.value.retry_after is None and "one by one" in str(too_large.value)
     assert spent_ms(7) == 0
 
     with quotas.drawing(user_id=7, estimate=0.8):
         for _ in range(3):  # its own builds draw on what it reserved
-            with quotas.drawing(user_id=7):
+            with quotas.drawing(user_id=7, estimate=0.1):
                 burn(5)
         assert spent_ms(7) == 800
-        # another export, meanwhile
-        with pytest.raises(quotas.LimitReached) as second, quotas.drawing(user_id=7, estimate=0.8):
-            pytest.fail("two reservations do not fit")
-        assert second.value.retry_after
+        second = in_another_request(reserving(7, 0.8))  # another export, meanwhile
+        assert isinstance(second, quotas.LimitReached), "two reservations do not fit"
+        assert second.retry_after
         assert spent_ms(7) == 800, "the refused one gave its reservation back"
     assert 15 <= spent_ms(7) < 100, "what was not used went back"
 
@@ -204,8 +231,21 @@ def test_a_series_export_refused_while_another_of_the_person_holds_the_budget(
     pages = sum(len(builds.comic_of(storyboard=b).pages) for b in series.chapters.all())
     settings.EXPORT_DRAWING_SECONDS_PER_PAGE = 1.0
     settings.DRAWING_CPU_SECONDS_PER_MINUTE = pages * 1.5
-    with quotas.drawing(user_id=series.owner_id, estimate=pages):  # the first, in flight
+    holding, may_end = threading.Event(), threading.Event()
+
+    def first_export() -> None:  # another request of the person's, in flight
+        with quotas.drawing(user_id=series.owner_id, estimate=pages):
+            holding.set()
+            may_end.wait(timeout=30)
+
+    thread = threading.Thread(target=first_export)
+    thread.start()
+    try:
+        assert holding.wait(timeout=30)
         refused = person.get(f"/api/series/{series.pk}/export/?format=pdf")
+    finally:
+        may_end.set()
+        thread.join()
     assert refused.status_code == 429 and refused.json()["error"] == "drawing_budget"
     assert 1 <= int(refused["Retry-After"]) <= 60
     assert not PageBuild.objects.exists()

@@ -28,7 +28,7 @@ from psd_tools import PSDImage
 from psd_tools.constants import Resource
 
 from mangagen.pages.builds import comic_of
-from mangagen.pages.compose import cells, fit, page_size, type_size
+from mangagen.pages.compose import cells, fit, page_size, page_type_size
 from tests.support.pages import page_png
 
 pytestmark = [
@@ -136,14 +136,14 @@ def test_the_art_layer_is_the_kept_take_as_placed_masked_to_its_cell(drawn, clie
         fitted = fit(comic.arts[index], (x1 - x0, y1 - y0))
         art = group[0]
         assert art.name == "Art" and art.kind == "pixel"
-        assert (art.left, art.top) == (x0 - fitted.left, y0 - fitted.top)
+        assert (art.left, art.top) == (x0 + fitted.x, y0 + fitted.y)
         assert art.topil().convert("RGB").tobytes() == fitted.scaled.tobytes()
         assert art.topil().getchannel("A").getextrema() == (255, 255)
         mask = np.asarray(art.mask.topil())
         inside = np.zeros(mask.shape, bool)
-        inside[y0 - art.mask.top : y1 - art.mask.top, x0 - art.mask.left : x1 - art.mask.left] = (
-            True
-        )
+        # The cell on the mask (art drawn smaller than its cell lies within it, on paper).
+        top, left = max(0, y0 - art.mask.top), max(0, x0 - art.mask.left)
+        inside[top : y1 - art.mask.top, left : x1 - art.mask.left] = True
         assert (mask[inside] == 255).all() and (mask[~inside] == 0).all()
 
 
@@ -173,7 +173,7 @@ def test_each_line_is_an_editable_type_layer_over_a_hidden_raster_copy(drawn, cl
     for text in texts.values():
         assert text["orientation"] == "horizontal"
         (run,) = text["runs"]
-        assert run["font"] == "Kalam-Regular" and run["size_px"] == type_size()
+        assert run["font"] == "Kalam-Regular" and run["size_px"] == page_type_size(comic.pages[0])
     shout = next(t for t in texts.values() if t["text"].startswith("Only me"))
     assert shout["runs"][0]["bold"], "a shout's type is bolder"
 

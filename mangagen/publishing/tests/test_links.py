@@ -222,19 +222,71 @@ def throttle_cache(request, settings):
         }
 
 
-@pytest.mark.usefixtures("throttle_cache")
+@pytest.mark.usefixtures("throttle_cache", "frozen_clock")
 def test_reading_is_throttled_per_address(person, user, monkeypatch):
+    """The reader's page is counted per address in the cache (every process's count);
+    its images per address in the process that answers them (no round trip each)."""
     board = drawn(user)
     url = publish(person, board.pk).json()["url"]
     monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"read": "2/min"})
     reader = stranger()
-    assert reader.get(url).status_code == 200
-    assert page(reader, url).status_code == 200
-    refused = page(reader, url)
-    assert refused.status_code == 429 and refused.json()["error"] == "throttled"
-    assert 0 < int(refused["Retry-After"]) <= 60
-    assert page(person, url).status_code == 429  # the same address, signed in or not
-    assert page(Client(REMOTE_ADDR="10.0.0.9"), url).status_code == 200  # another address
+    for ask in (lambda client: client.get(url), lambda client: page(client, url)):
+        assert ask(reader).status_code == 200
+        assert ask(reader).status_code == 200
+        refused = ask(reader)
+        assert refused.status_code == 429 and refused.json()["error"] == "throttled"
+        assert 0 < int(refused["Retry-After"]) <= 60
+        assert refused["Cache-Control"] == "no-store"
+        assert ask(person).status_code == 429  # the same address, signed in or not
+        assert ask(Client(REMOTE_ADDR="10.0.0.9")).status_code == 200  # another address
+
+
+@pytest.mark.usefixtures("throttle_cache", "frozen_clock")
+@pytest.mark.parametrize("behind_proxy", [False, True])
+def test_an_x_forwarded_for_the_caller_sets_moves_no_count(
+    person, user, monkeypatch, settings, behind_proxy
+):
+    """THROTTLE_READ counts the address a trusted proxy reports: with BEHIND_PROXY, the
+    hop it appends (the last); without, the connection's. Whatever else the caller puts
+    in X-Forwarded-For is not counted: a rotating header buys no more reads."""
+    settings.BEHIND_PROXY = behind_proxy
+    board = drawn(user)
+    url = publish(person, board.pk).json()["url"]
+    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"read": "2/min"})
+
+    def caller(made_up: int, seen: str = "203.0.113.5") -> Client:
+        if behind_proxy:  # the proxy (127.0.0.1) appends the address it saw
+            return Client(REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR=f"10.9.{made_up}.1, {seen}")
+        return Client(REMOTE_ADDR=seen, HTTP_X_FORWARDED_FOR=f"10.9.{made_up}.1")
+
+    for ask in (lambda client: client.get(url), lambda client: page(client, url)):
+        assert ask(caller(1)).status_code == 200
+        assert ask(caller(2)).status_code == 200
+        assert ask(caller(3)).status_code == 429  # a third made-up address: the same count
+        # Another address, as the trusted hop reports it (or as it connects): its own count.
+        assert ask(caller(3, seen="198.51.100.7")).status_code == 200
+    if behind_proxy:  # a proxy in front reports the addresses: it is not counted itself
+        assert page(Client(REMOTE_ADDR="127.0.0.1"), url).status_code == 200
+
+
+@pytest.mark.parametrize("language", ["en", "ja"])
+def test_a_link_no_longer_shared_says_so_in_the_interface_language(
+    person, user, language, django_capture_on_commit_callbacks
+):
+    board = drawn(user)
+    url = publish(person, board.pk).json()["url"]
+    with django_capture_on_commit_callbacks(execute=True):
+        assert person.delete(f"/api/storyboards/{board.pk}/publish/").status_code == 204
+    for reader_url in (url, "/read/" + "x" * 32 + "/"):  # stopped, and never made
+        gone = Client(HTTP_ACCEPT_LANGUAGE=language).get(reader_url)
+        assert gone.status_code == 404 and gone["Content-Type"].startswith("text/html")
+        assert gone["Cache-Control"] == "no-store"
+        html = gone.content.decode()
+        assert f'<html lang="{language}">' in html
+        assert "css/app.css" in html  # the site's own style
+        title = {"en": "This comic is no longer shared", "ja": "このマンガは共有が終了しました"}
+        assert f"<h1>{title[language]}</h1>" in html
+        assert '<meta name="robots" content="noindex">' in html
 
 
 def test_a_series_reads_in_order_across_chapters_in_each_language(

@@ -36,6 +36,31 @@ def test_dashboard_for_a_newcomer(client, user):
     assert "No comics yet" in client.get("/").content.decode()
 
 
+@pytest.mark.parametrize(
+    ("demo", "stripe", "pointer"),
+    [
+        (True, "", 'action="/credits/demo/"'),
+        (False, "", 'href="/credits/">See the credit packs'),
+        (True, "sk_test_1", 'href="/credits/">See the credit packs'),
+    ],
+    ids=["demo", "no-demo", "stripe"],
+)
+def test_a_newcomer_with_no_credits_is_shown_where_to_get_some(
+    client, user, settings, demo, stripe, pointer
+):
+    settings.DEMO_MODE, settings.STRIPE_SECRET_KEY = demo, stripe
+    client.force_login(user)
+    page = client.get("/").content.decode()
+    assert 'id="get-credits"' in page and pointer in page
+    demo_form = 'action="/credits/demo/"' in page
+    assert demo_form == (demo and not stripe)  # demo credits only where they are on
+
+
+def test_no_pointer_once_the_person_has_credits(client, user, account):
+    client.force_login(user)
+    assert 'id="get-credits"' not in client.get("/").content.decode()
+
+
 @pytest.mark.parametrize("step", ["story", "characters", "storyboard", "review"])
 def test_each_step_renders_with_its_indicator(client, user, drafted, step):
     client.force_login(user)

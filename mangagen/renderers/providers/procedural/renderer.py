@@ -100,6 +100,7 @@ class ProceduralRenderer(Renderer):
     name = "procedural"
     model = "simulated"  # the simulated GPU: its timings are the settings'
     can_touch_up = True  # it redraws a region itself (draw_touch_up)
+    touch_up_follows_words = False  # with shapes of its own, whatever words were typed
 
     def __init__(
         self,

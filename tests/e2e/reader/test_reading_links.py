@@ -1,7 +1,7 @@
 """A series shared as a reading link: its owner clicks Share on the series page and copies
 the link; someone signed out reads it from chapter one into chapter two, right to left
 (the next page is on the left), switches to the French translation, and the link answers
-404 once the owner stops sharing."""
+404 once the owner stops sharing, with a page that says so (in English, and in Japanese)."""
 
 import re
 
@@ -115,8 +115,19 @@ def test_a_published_series_reads_signed_out_across_chapters_right_to_left_and_i
     reader.screenshot(path=str(ARTIFACTS / "reading-link-french.png"), full_page=True)
     shoot("reading-link-shared")  # the owner's series page: Published, the link, Copy
 
-    # The owner stops sharing: the link answers 404.
+    # The owner stops sharing: the link answers 404, a page that says so, styled.
     page.get_by_role("button", name="Stop sharing").click()
     expect(share).to_have_attribute("data-state", "private")
     assert reader.goto(link).status == 404
+    gone = reader.get_by_role("heading", name="This comic is no longer shared")
+    expect(gone).to_be_visible()
+    expect(reader.locator("#no-longer-shared")).to_have_css("border-top-style", "solid")
+    reader.screenshot(path=str(ARTIFACTS / "reading-link-no-longer-shared.png"), full_page=True)
     reader_context.close()
+    # The same in Japanese, for a reader whose browser asks for it.
+    japanese = browser.new_context(viewport={"width": 1200, "height": 900}, locale="ja-JP")
+    reader = japanese.new_page()
+    assert reader.goto(link).status == 404
+    expect(reader.get_by_role("heading", name="このマンガは共有が終了しました")).to_be_visible()
+    reader.screenshot(path=str(ARTIFACTS / "reading-link-no-longer-shared-ja.png"), full_page=True)
+    japanese.close()
