@@ -146,6 +146,9 @@ def test_review_shows_the_rough_pages_as_they_arrive_then_generate(page, stack, 
     expect(page).to_have_url(re.compile(rf"/comics/{board}/jobs/\d+/$"), timeout=20000)
     expect(page.locator(".job-panel.current img")).to_be_visible(timeout=30000)
     shoot("job-from-rough")
+    job = re.search(r"/jobs/(\d+)/", page.url).group(1)
+    panel_one = page.request.get(f"/api/jobs/{job}/").json()["panels"][0]
+    assert panel_one["from_rough"] is True and panel_one["aspect"]  # drawn from its rough
 
 
 def test_the_storyboard_draws_its_roughs_on_demand(page, stack, shoot):
