@@ -82,7 +82,7 @@ class Figures(Surface):
         the camera a little to one side, a little closer or farther. Small enough that
         a figure the blocking puts in a third of the frame stays in it."""
         camera = random.Random(f"frame:{seed}")
-        self.shift = camera.uniform(-0.12, 0.12)
+        self.shift = camera.uniform(-0.075, 0.075)
         self.zoom = camera.uniform(0.85, 1.12)
 
     def figures(self) -> None:
