@@ -17,7 +17,7 @@ import requests
 
 from tests.support.people import Visitor
 from tests.support.reading_links import drawn_comic, og
-from tests.support.stack import stack_of_its_own
+from tests.support.stack import stack
 from tests.support.waiting import wait_for
 
 REVOKE_SECONDS = 8  # short, so the test waits little; every layer keeps a page 2 s
@@ -25,15 +25,15 @@ KEPT = f"public, max-age={REVOKE_SECONDS // 4}, s-maxage={REVOKE_SECONDS // 4}, 
 FRENCH = {"title": "Les toits", "panels": [{"index": 1, "dialogue": ["Il est en retard."]}]}
 
 
-@pytest.fixture(scope="module")
-def stack():
+@pytest.fixture(scope="module", name="stack")
+def revocation_stack():
     env = {
         "READ_REVOKE_SECONDS": str(REVOKE_SECONDS),
         "WEB_PROCESSES": "2",  # a link in the memory of a process that did not stop it
         "RENDER_COLD_START_SECONDS": "0",
         "RENDER_SECONDS": "0.1",
     }
-    with stack_of_its_own("reading-revocation", redis_db=15, env=env) as running:
+    with stack("reading-revocation", SPECULATION_LOOKAHEAD="0", **env) as running:
         yield running
 
 
