@@ -216,6 +216,27 @@ def run(request, enqueued, django_capture_on_commit_callbacks):
             with self.commits():
                 return sheets.perform_sheet_render(sheet_id=sheet_id)
 
+        def take_rough(self) -> tuple[tuple[int], str]:
+            """The oldest rough sent to a worker, off the queue: ((rough,), queue) (the
+            test asks for `rough_queue` too)."""
+            queue = request.getfixturevalue("rough_queue")
+            assert len(queue) > 0, "no rough is queued"
+            return queue.pop(0)
+
+        def draw_rough(self) -> str:
+            """Draws the oldest queued rough, as a worker would; its outcome."""
+            from mangagen.render_kinds import worker
+            from mangagen.roughs.kinds import ROUGH
+
+            (rough_id,), _ = self.take_rough()
+            with self.commits():
+                return worker.perform(ROUGH, rough_id)
+
+        def draw_roughs(self) -> list[str]:
+            """Draws every queued rough, in the order they were asked for."""
+            queue = request.getfixturevalue("rough_queue")
+            return [self.draw_rough() for _ in range(len(queue))]
+
         def approve(self, job, index):
             with self.commits():
                 return services.approve_panel(job=job, index=index)
@@ -247,6 +268,19 @@ def sheet_queue(monkeypatch):
     calls = []
     monkeypatch.setattr(
         dispatch, "send_render", lambda args, queue: calls.append((tuple(args), queue))
+    )
+    return calls
+
+
+@pytest.fixture
+def rough_queue(monkeypatch):
+    """Records every rough the studio sends to a worker as ((rough_id,), queue), instead
+    of sending it to Redis; the `run` driver draws them (`draw_rough`, `draw_roughs`)."""
+    from mangagen.roughs import dispatch
+
+    calls = []
+    monkeypatch.setattr(
+        dispatch, "send_rough", lambda args, queue: calls.append((tuple(args), queue))
     )
     return calls
 

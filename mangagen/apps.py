@@ -12,7 +12,8 @@ class MangagenConfig(AppConfig):
         # Every render kind known by its name in every process (render_kinds.kind.named):
         # the modules that declare them.
         import mangagen.characters.kinds
-        import mangagen.jobs.rendering  # noqa: F401
+        import mangagen.jobs.rendering
+        import mangagen.roughs.kinds  # noqa: F401
         from mangagen.renderers import registry
 
         registry.check_purposes()  # a purpose whose provider cannot do it refuses to start

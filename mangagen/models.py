@@ -8,6 +8,7 @@ from mangagen.payments.models import Purchase, StripeEvent
 from mangagen.places.models import Place
 from mangagen.publishing.models import ReadingLink
 from mangagen.renderers.models import RenderSample
+from mangagen.roughs.models import Rough
 from mangagen.series.models import Series
 from mangagen.storyboards.models import Character, KeptArt, Panel, Storyboard
 from mangagen.translations.models import Translation
@@ -28,6 +29,7 @@ __all__ = [
     "ReadingLink",
     "RenderAttempt",
     "RenderSample",
+    "Rough",
     "SavedPlace",
     "Series",
     "Storyboard",

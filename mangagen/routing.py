@@ -3,10 +3,11 @@
 from asgiref.sync import ThreadSensitiveContext
 from django.urls import path
 
-from mangagen.web.consumers import JobEventsConsumer
+from mangagen.web.consumers import JobEventsConsumer, StoryboardStreamConsumer
 
 websocket_urlpatterns = [
     path("ws/jobs/<int:job_id>/", JobEventsConsumer.as_asgi()),
+    path("ws/storyboards/<int:storyboard_id>/", StoryboardStreamConsumer.as_asgi()),
 ]
 
 

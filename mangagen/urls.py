@@ -13,7 +13,13 @@ from mangagen.publishing import urls as publishing
 from mangagen.views import accounts, credits, interface_languages, studio, translations
 from mangagen.views import series as series_pages
 from mangagen.views.csp_report import csp_report
-from mangagen.views.images import library_image, place_image, render_image, sheet_image
+from mangagen.views.images import (
+    library_image,
+    place_image,
+    render_image,
+    rough_image,
+    sheet_image,
+)
 
 register_converter(SlashedPath, "slashed")
 
@@ -43,6 +49,7 @@ urlpatterns = [
     path("media/sheets/<path:path>", sheet_image, name="sheet-image"),
     path("media/places/<path:path>", place_image, name="place-image"),
     path("media/library/<path:path>", library_image, name="library-image"),
+    path("media/roughs/<path:path>", rough_image, name="rough-image"),
     path("accounts/login/", accounts.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/signup/", accounts.SignupView.as_view(), name="signup"),
@@ -67,6 +74,7 @@ urlpatterns = [
     path("api/", include("mangagen.translations.urls")),
     path("api/", include(publishing.api_urlpatterns)),
     path("api/", include("mangagen.jobs.urls")),
+    path("api/", include("mangagen.roughs.urls")),
     path("api/", include("speculation.urls")),
     path("api/credits/packs/", payments.PacksView.as_view(), name="api-credit-packs"),
     path("api/credits/checkout/", payments.CheckoutView.as_view(), name="api-credit-checkout"),

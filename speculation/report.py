@@ -14,6 +14,7 @@ from ledger.models import Hold
 from mangagen.jobs.events import EventType
 from mangagen.jobs.models import Job, JobEvent, JobPanel, PanelState, RenderAttempt
 from mangagen.observability.metrics import RenderOutcome
+from mangagen.roughs.models import Rough
 
 from .models import DeclinedDaily, Outcome, Speculation
 
@@ -49,6 +50,25 @@ class Period:
     judge_accepted: int = 0  # of them, accepted at once (no redraw, not low)
     judge_redraws: int = 0  # renders drawn again for the judge: the operator's, never charged
     judge_redraw_cost: float = 0.0
+    # GPU seconds (cold starts and drawing, as the provider ran them): every final render,
+    # the speculative ones among them, and the roughs (free to people: the operator's).
+    gpu_seconds_finals: float = 0.0
+    gpu_seconds_speculation: float = 0.0
+    gpu_seconds_roughs: float = 0.0
+    roughs_drawn: int = 0
+    finals_drawn: int = 0  # panels' renders that landed (a redo's too)
+    finals_from_rough: int = 0  # of them, drawn from the panel's rough
+
+    @property
+    def roughs_share(self) -> float | None:
+        """Roughs' GPU seconds as a share of the finals'."""
+        return (
+            self.gpu_seconds_roughs / self.gpu_seconds_finals if self.gpu_seconds_finals else None
+        )
+
+    @property
+    def from_rough_rate(self) -> float | None:
+        return self.finals_from_rough / self.finals_drawn if self.finals_drawn else None
 
     @property
     def lookahead_rate(self) -> float | None:
@@ -143,7 +163,36 @@ def period(*, label: str, since: datetime, until: datetime) -> Period:
         state__in=[PanelState.DELIVERED, PanelState.APPROVED]
     ).count()
     _add_judge(result)
+    _add_gpu_seconds(result)
     return result
+
+
+def _gpu_seconds(phases: object) -> float:
+    if not isinstance(phases, dict):
+        return 0.0
+    return float(phases.get("cold_start") or 0) + float(phases.get("render") or 0)
+
+
+def _add_gpu_seconds(result: Period) -> None:
+    """What the GPU ran in the period, three ways: the finals (every render attempt that
+    ended with phases), those of speculative jobs, and the roughs, with the share of the
+    finals drawn from a rough."""
+    attempts = RenderAttempt.objects.filter(
+        hold__created_at__gte=result.since, hold__created_at__lt=result.until
+    ).exclude(phases={})
+    for phases, speculative in attempts.values_list("phases", "job__speculation").iterator():
+        seconds = _gpu_seconds(phases)
+        result.gpu_seconds_finals += seconds
+        if speculative is not None:
+            result.gpu_seconds_speculation += seconds
+    roughs = Rough.objects.filter(drawn_at__gte=result.since, drawn_at__lt=result.until)
+    drawn = roughs.aggregate(n=Count("pk"), seconds=Sum("gpu_seconds"))
+    result.roughs_drawn = drawn["n"]
+    result.gpu_seconds_roughs = drawn["seconds"] or 0.0
+    finals = JobPanel.objects.filter(rendered_at__gte=result.since, rendered_at__lt=result.until)
+    counted = finals.aggregate(n=Count("pk"), from_rough=Count("pk", filter=Q(from_rough=True)))
+    result.finals_drawn = counted["n"]
+    result.finals_from_rough = counted["from_rough"]
 
 
 def _add_judge(result: Period) -> None:

@@ -104,6 +104,7 @@ LAYERS = {
     "translations": FEATURES,
     "publishing": FEATURES,  # reading links: a snapshot of the pages of a comic or a series
     "library": FEATURES,
+    "roughs": FEATURES,  # a free draft of each panel, drawn before any final is paid for
     "payments": FEATURES,
     "accounts": FEATURES,
     "storyboards/services.py": COMIC_EDITS,

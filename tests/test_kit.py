@@ -183,7 +183,7 @@ def test_only_the_driver_takes_renders_off_the_queues():
         for source, tree in kit_sources().items()
         if source != ROOT / "conftest.py"
         for node in ast.walk(tree)
-        if is_call(node, "enqueued", "pop") or is_call(node, "sheet_queue", "pop")
+        if any(is_call(node, queue, "pop") for queue in ("enqueued", "sheet_queue", "rough_queue"))
     ]
     assert pops == []
 

@@ -34,7 +34,7 @@ from mangagen.renderers import PanelSpec, RenderError, RenderResult, observed
 from mangagen.renderers.base import StateChange, Verb
 from mangagen.renderers.gpu_pool import Priority, Withdrawn
 
-from . import judging, liveness
+from . import finals, judging, liveness
 from .events import EventType, emit
 from .kinds.judge_redraw import JUDGE_REDRAW
 from .lock_objects import lock_job, try_lock_job, try_lock_panel
@@ -88,10 +88,11 @@ class AttemptKind(RenderKind):
     def request(
         self, job: Job, panel: JobPanel, ref: Attempt
     ) -> tuple[Request, Drawn] | RenderError:
-        """The panel as the job froze it; the seed moves on with each attempt (a redo).
-        A RenderError when it cannot be drawn (raised once the panel says RENDERING)."""
-        spec = panel_spec(job, panel)
-        return Request(self.verb, spec, spec.default_seed() + ref.attempt - 1), Drawn(spec)
+        """The panel as the job froze it, at the shape of its page cell; its first attempt
+        drawn from its rough when the rough is ready (finals.py), a redo with the next
+        seed. A RenderError when it cannot be drawn (raised once the panel says RENDERING)."""
+        spec = panel_spec(job, panel, aspect=finals.cell_aspect(job, panel))
+        return finals.request_for(job, panel, spec, attempt=ref.attempt), Drawn(spec)
 
     def prepare(self, ref: Attempt) -> Work | str:
         """The attempt's render, the panel marked RENDERING; or "stale" (the panel moved
@@ -124,9 +125,14 @@ class AttemptKind(RenderKind):
             raise built
         request, drawn = built
         drawn = dataclasses.replace(drawn, person=job.owner_id)
+        # A rough still being drawn is waited for a moment, beating: the final then keeps
+        # the composition the person sees on the rough pages (finals.py).
+        request = finals.once_the_rough_is_in(
+            job, panel, request, attempt=ref.attempt, beat=heartbeat.beat
+        )
         return Work(
             ref,
-            renderer,
+            finals.renderer_of(request, renderer),
             request,
             ticket=ref.ticket,
             priority=priority,

@@ -135,6 +135,12 @@ class JobPanel(models.Model):
     rendered_at = models.DateTimeField(null=True, blank=True)
     delivered_at = models.DateTimeField(null=True, blank=True)
     error = models.CharField(max_length=500, blank=True)
+    from_rough = models.BooleanField(
+        default=False, help_text="Its render was drawn from the panel's rough (composition kept)."
+    )
+    aspect = models.CharField(
+        max_length=16, blank=True, help_text="The page cell's shape its render was drawn at, W:H."
+    )
     judge_check = models.JSONField(
         null=True,
         blank=True,

@@ -28,6 +28,8 @@ class JobPanelSerializer(serializers.ModelSerializer):
             "description",
             "error",
             "check",
+            "from_rough",
+            "aspect",
         ]
 
     def get_image_url(self, obj) -> str | None:

@@ -284,6 +284,7 @@ def _keep(*, job: Job, panel: JobPanel) -> None:
         faces=panel.faces,
         source=panel,
         attempt=panel.attempts,
+        aspect=panel.aspect,
     )
 
 

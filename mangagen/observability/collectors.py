@@ -68,6 +68,7 @@ def redis_gauges() -> list[GaugeMetricFamily]:
     )
     waiting.add_metric(["confirmed"], state.waiting_confirmed)
     waiting.add_metric(["speculative"], state.waiting_speculative)
+    waiting.add_metric(["rough"], state.waiting_rough)
     taken = GaugeMetricFamily(
         metrics.QUEUE_UNACKED, "Celery messages taken by a worker and not yet done.", value=unacked
     )

@@ -43,6 +43,8 @@ JUDGE_TOTAL = "mangagen_judge_total"
 JUDGE_SECONDS = "mangagen_judge_seconds"
 JUDGE_REDRAWS_TOTAL = "mangagen_judge_redraws_total"
 JUDGE_REDRAW_SECONDS_TOTAL = "mangagen_judge_redraw_seconds_total"
+ROUGHS_TOTAL = "mangagen_roughs_total"
+ROUGH_SECONDS = "mangagen_rough_seconds"
 METRICS_SOURCE_UP = "mangagen_metrics_source_up"
 METRICS_PROCESSES = "mangagen_metrics_multiprocess"
 READING_PAGES_TOTAL = "mangagen_reading_pages_total"
@@ -59,6 +61,16 @@ class RenderOutcome(StrEnum):
     DISCARDED = "discarded"  # rendered for a job that had ended meanwhile
     DUPLICATE = "duplicate"  # another copy of the same attempt rendered it
     STALE = "stale"  # the panel had moved on before the task ran
+
+
+class RoughOutcome(StrEnum):
+    """How a rough's task ended (mangagen/roughs/kinds.py)."""
+
+    READY = "ready"  # drawn and kept: the rough pages show it
+    FAILED = "failed"  # failed for good (asking again draws it again)
+    WITHDRAWN = "withdrawn"  # drawn again (another seed) before it was done
+    DISCARDED = "discarded"  # drawn, but superseded or gone meanwhile
+    STALE = "stale"  # nothing to draw by the time a worker had it
 
 
 class RenderPhase(StrEnum):
@@ -149,6 +161,13 @@ judge_redraws = Counter(
 judge_redraw_seconds = Counter(
     JUDGE_REDRAW_SECONDS_TOTAL, "Seconds of rendering the judge's redraws took (operator cost)."
 )
+roughs = Counter(ROUGHS_TOTAL, "Roughs by how their task ended.", ["outcome"])
+rough_seconds = Histogram(
+    ROUGH_SECONDS,
+    "What a rough took from its worker's start to its picture, its wait for the GPU pool "
+    "included (the operator's GPU seconds are on Admin → Speculation).",
+    buckets=RENDER_BUCKETS,
+)
 # Reading links' page images, answered ahead of Django (so in no django_http_* family).
 reading_pages = Counter(
     READING_PAGES_TOTAL,
@@ -171,6 +190,8 @@ for _ended in SpeculationOutcome:
     speculation_outcomes.labels(outcome=_ended)
 for _verdict in JudgeVerdict:
     judge.labels(verdict=_verdict)
+for _rough in RoughOutcome:
+    roughs.labels(outcome=_rough)
 
 speculations.labels(decision=SpeculationDecision.STARTED, reason="")
 for _answer in READING_ANSWERS:

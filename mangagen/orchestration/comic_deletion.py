@@ -3,7 +3,7 @@
 A comic spans the storyboards, its jobs, its sheets, its places and its pages,
 so its deletion lives here, above all of them. Deleted content must be gone:
 every file of the comic (its jobs' renders, its kept takes, its sheets, its
-places' pictures, its page builds) leaves the media storage, and its lettered
+places' pictures, its page builds, its roughs) leaves the media storage, and its lettered
 pictures leave the cache. What the person kept in their library is a copy of
 its own and stays.
 """
@@ -29,7 +29,7 @@ from mangagen.storyboards.models import KeptArt, Storyboard
 logger = logging.getLogger(__name__)
 
 # The folders of a comic's own files, each named by the storyboard's id.
-COMIC_FOLDERS = ("renders/kept", "pages", "sheets", "places")
+COMIC_FOLDERS = ("renders/kept", "pages", "sheets", "places", "roughs")
 
 
 def delete_comic(*, storyboard: Storyboard) -> None:

@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 
 from mangagen.api.errors import plain_error_response
 from mangagen.api.schema import refuses
-from mangagen.api.throttles import ScopedRateThrottle
+from mangagen.api.throttles import ScopedRateThrottle, WritesThrottle
 from mangagen.kernel import quotas
 from mangagen.kernel.quotas import Limit
 from mangagen.storyboards.models import ExportFormat, PageFormat, Storyboard
@@ -26,19 +26,30 @@ from mangagen.translations.errors import NoSuchTranslation
 
 from . import exports
 from .builds import comic_of, image_png, page_names
-from .errors import ExportTooLarge, NoSuchPage, NothingToExport, UnknownFormat
+from .errors import ExportTooLarge, NoSuchPage, NothingToExport, NotReshaped, UnknownFormat
 from .layered import export_layered
+from .reshaping import ReshapeChoice, choose, reshaped
 
 LANG = OpenApiParameter(
     "lang", str, description="A translation's language (default: the original's)."
 )
+ROUGH = OpenApiParameter(
+    "rough",
+    int,
+    enum=[0, 1],
+    description="1: rough pages: each panel with no kept take composed from its rough.",
+)
+
+
+def wants_rough(query) -> bool:
+    return query.get("rough") in ("1", "true")
 
 
 class PagesView(APIView):
     @refuses(NoSuchTranslation)
     @extend_schema(
         summary="The kept panels composed into pages, with their lettering",
-        parameters=[LANG],
+        parameters=[LANG, ROUGH],
         responses=inline_serializer(
             "Pages",
             {
@@ -53,23 +64,42 @@ class PagesView(APIView):
                         "panels": serializers.ListField(child=serializers.IntegerField()),
                         "template": serializers.CharField(),
                         "image_url": serializers.CharField(),
+                        "cells": serializers.DictField(
+                            child=serializers.ListField(child=serializers.FloatField()),
+                            help_text="Each panel's cell on the page image: [x0, y0, x1, y1] "
+                            "as fractions of the page, by index.",
+                        ),
                     },
                     many=True,
                 ),
                 "kept": serializers.ListField(child=serializers.IntegerField()),
+                "roughs": serializers.ListField(
+                    child=serializers.IntegerField(),
+                    help_text="Panels composed from their rough (rough pages only).",
+                ),
                 "breaks": serializers.ListField(child=serializers.IntegerField()),
+                "reshaped": serializers.ListField(
+                    child=serializers.IntegerField(),
+                    help_text="Panels drawn for another cell's shape than theirs now: fit "
+                    "or redraw (POST …/panels/<n>/reshape/).",
+                ),
             },
         ),
     )
     def get(self, request, pk: int):
         storyboard = owned_storyboard(request, pk)
-        comic = comic_of(storyboard=storyboard, language=request.query_params.get("lang"))
-        return Response(pages_body(comic))
+        comic = comic_of(
+            storyboard=storyboard,
+            language=request.query_params.get("lang"),
+            rough=wants_rough(request.query_params),
+        )
+        return Response(pages_body(comic) | {"reshaped": reshaped(storyboard=storyboard)})
 
 
 def pages_body(comic) -> dict:
-    """Nothing kept, no pages: a comic is readable once one panel is drawn."""
-    names = page_names(comic) if comic.kept else []
+    """Nothing kept, no pages: a comic is readable once one panel is drawn. Rough pages
+    are there from the first panel: each place shows its rough once it is ready."""
+    names = page_names(comic) if comic.drawn else []
     if comic.format == PageFormat.WEBTOON:
         pages = (
             [
@@ -78,6 +108,7 @@ def pages_body(comic) -> dict:
                     "panels": [i for page in comic.pages for i in page.panels],
                     "template": "strip",
                     "image_url": _url(comic, names[0]),
+                    "cells": {},
                 }
             ]
             if names
@@ -90,6 +121,7 @@ def pages_body(comic) -> dict:
                 "panels": page.panels,
                 "template": page.template,
                 "image_url": _url(comic, name),
+                "cells": {str(i): [round(v, 4) for v in rect] for i, rect in page.rects.items()},
             }
             for page, name in zip(comic.pages, names, strict=False)
         ]
@@ -100,13 +132,17 @@ def pages_body(comic) -> dict:
         "format": comic.format,
         "pages": pages,
         "kept": comic.kept,
+        "roughs": comic.from_roughs,
         "breaks": [page.panels[0] for page in comic.pages],
     }
 
 
 def _url(comic, name: str) -> str:
-    url = reverse("page-image", args=[comic.storyboard.pk, comic.key, name])
-    return f"{url}?lang={comic.language}" if comic.translated else url
+    url = reverse("page-image", args=[comic.storyboard.pk, comic.key_of(name), name])
+    query = [f"lang={comic.language}"] if comic.translated else []
+    if comic.rough:
+        query.append("rough=1")
+    return f"{url}?{'&'.join(query)}" if query else url
 
 
 class DownloadView(APIView):
@@ -194,11 +230,15 @@ def page_image(request, pk: int, key: str, name: str):
     if storyboard is None:
         raise Http404("No such page.")
     try:
-        comic = comic_of(storyboard=storyboard, language=request.GET.get("lang"))
+        comic = comic_of(
+            storyboard=storyboard,
+            language=request.GET.get("lang"),
+            rough=wants_rough(request.GET),
+        )
     except NoSuchTranslation as gone:
         raise Http404("No such page (the translation was deleted).") from gone
     try:
-        png = comic.kept and comic.key == key and image_png(comic, name)
+        png = comic.drawn and comic.key_of(name) == key and image_png(comic, name)
     except quotas.LimitReached as refused:
         return plain_error_response(refused)
     if not png:
@@ -207,3 +247,33 @@ def page_image(request, pk: int, key: str, name: str):
     response["Cache-Control"] = "private, max-age=31536000, immutable"  # the key is the content
     response["X-Content-Type-Options"] = "nosniff"
     return response
+
+
+class ReshapeView(APIView):
+    """A panel drawn for another cell's shape: fit it (free) or draw it again (paid)."""
+
+    throttle_classes = [WritesThrottle]
+    throttle_scope = "storyboards"
+
+    @refuses(NotReshaped)
+    @extend_schema(
+        request=inline_serializer(
+            "ReshapeBody", {"choice": serializers.ChoiceField(choices=ReshapeChoice.choices)}
+        ),
+        responses=inline_serializer(
+            "Reshaped",
+            {
+                "index": serializers.IntegerField(),
+                "choice": serializers.CharField(),
+                "aspect": serializers.CharField(),
+            },
+        ),
+        summary="A panel whose cell changed shape: fit its picture (free) or redraw it",
+    )
+    def post(self, request, pk: int, index: int):
+        storyboard = owned_storyboard(request, pk)
+        body = serializers.ChoiceField(choices=ReshapeChoice.choices)
+        choice = body.run_validation(
+            request.data.get("choice") if hasattr(request.data, "get") else None
+        )
+        return Response(choose(storyboard=storyboard, index=index, choice=choice))

@@ -33,3 +33,15 @@ class ExportTooLarge(ApplicationError):
 
 class NoSuchPage(InvalidInput):
     """`?page=` names no page of the comic (400 `invalid`)."""
+
+
+class ReshapeRefusal(StrEnum):
+    NOT_RESHAPED = "not_reshaped"
+
+
+class NotReshaped(ApplicationError):
+    """A choice for a panel whose picture fits its cell (drawn for that shape, or fitted
+    to it already): nothing to choose."""
+
+    code = ReshapeRefusal.NOT_RESHAPED
+    status = 409

@@ -78,6 +78,9 @@ class PanelSpec:
     content_hash: str = ""
     art_hash: str = ""
     place: PlaceSpec | None = None
+    # The shape of the page cell the picture is drawn for, "W:H" ("" for the renderer's
+    # own size): the request's width and height follow it (`sized`).
+    aspect: str = ""
 
     @classmethod
     def from_panel(cls, panel, *, style: str, cast: dict[str, str]) -> PanelSpec:
@@ -122,6 +125,38 @@ class TouchUpSpec:
         return int(key[:8], 16)
 
 
+@dataclass(frozen=True)
+class FromRoughSpec:
+    """A panel's final drawn from its rough: the composition the person approved kept.
+
+    `panel` is what the picture is drawn from (its `aspect` the cell's shape); `rough`
+    the rough's picture (PNG bytes), which each provider takes its own way (an init or
+    control image, or only the rough's seed where it offers nothing else); the seed is
+    the rough's, so a provider that takes neither picture still draws the same layout.
+    """
+
+    panel: PanelSpec
+    rough: bytes = field(repr=False)
+
+    def default_seed(self) -> int:
+        return self.panel.default_seed()
+
+
+def sized(aspect: str, width: int, height: int) -> tuple[int, int]:
+    """`width`×`height` reshaped to `aspect` ("W:H") with about the same number of
+    pixels, in multiples of 8; as it is when `aspect` says nothing usable."""
+    w, _, h = aspect.partition(":")
+    try:
+        ratio = float(w) / float(h)
+    except (ValueError, ZeroDivisionError):
+        return width, height
+    if not 0.1 <= ratio <= 10:
+        return width, height
+    area = width * height
+    new_w = (area * ratio) ** 0.5
+    return max(64, round(new_w / 8) * 8), max(64, round(new_w / ratio / 8) * 8)
+
+
 @dataclass
 class RenderResult:
     """A render's picture. `metadata["phases"]` is what the render's phases took in
@@ -163,9 +198,17 @@ class Verb(StrEnum):
     RENDER = "render"  # a panel from its description (`Renderer.render`)
     SHEET = "sheet"  # a character's reference sheet (`Renderer.render_sheet`)
     TOUCH_UP = "touch-up"  # a region of a picture drawn again (`Renderer.touch_up`)
+    ROUGH = "rough"  # a panel's fast, low-resolution draft, by the draft model (`rough`)
+    FROM_ROUGH = "from-rough"  # a panel's final keeping its rough's composition
 
 
-VERB_METHODS = {Verb.RENDER: "render", Verb.SHEET: "render_sheet", Verb.TOUCH_UP: "touch_up"}
+VERB_METHODS = {
+    Verb.RENDER: "render",
+    Verb.SHEET: "render_sheet",
+    Verb.TOUCH_UP: "touch_up",
+    Verb.ROUGH: "rough",
+    Verb.FROM_ROUGH: "from_rough",
+}
 
 
 class ProviderState(StrEnum):
@@ -251,8 +294,30 @@ class Renderer:
         into the original (mangagen/jobs/regions.py `composite`)."""
         return self.perform(self.touchup_work(spec, seed), Waiting(**waiting))
 
+    def rough(self, spec: PanelSpec, seed: int, **waiting: Unpack[WaitingOptions]) -> RenderResult:
+        """A rough of the panel: its composition, fast and small, by the provider's draft
+        model (or workflow), through the same queue as panels (its `priority` the
+        pool's lowest). `seed` is the one its final will be drawn with."""
+        return self.perform(self.rough_work(spec, seed), Waiting(**waiting))
+
+    def from_rough(
+        self, spec: FromRoughSpec, seed: int, **waiting: Unpack[WaitingOptions]
+    ) -> RenderResult:
+        """A panel's final drawn from its rough, keeping its composition (the provider's
+        init or control image, or the same seed where it takes neither)."""
+        return self.perform(self.from_rough_work(spec, seed), Waiting(**waiting))
+
     def panel_work(self, spec: PanelSpec, seed: int) -> Any:
         raise NotImplementedError
+
+    def rough_work(self, spec: PanelSpec, seed: int) -> Any:
+        raise NotImplementedError
+
+    def from_rough_work(self, spec: FromRoughSpec, seed: int) -> Any:
+        """A provider that takes no picture with a request still keeps what it can: the
+        panel drawn with the rough's seed (a provider overrides this with its own way of
+        taking the rough: an init, control or input image)."""
+        return self.panel_work(spec.panel, seed)
 
     def touchup_work(self, spec: TouchUpSpec, seed: int) -> Any:
         raise NotImplementedError

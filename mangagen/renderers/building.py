@@ -58,3 +58,21 @@ def inpaint_workflow() -> dict:
     return workflows.load_inpaint(
         settings.COMFYUI_INPAINT_WORKFLOW or workflows.shipped_path(workflows.INPAINT)
     )
+
+
+def rough_workflow() -> dict:
+    """The rough's workflow on ComfyUI and worker-comfyui (a few-step model)."""
+    from . import workflows
+
+    return workflows.load(
+        settings.COMFYUI_ROUGH_WORKFLOW or workflows.shipped_path(workflows.ROUGH)
+    )
+
+
+def from_rough_workflow() -> dict:
+    """The workflow a final is drawn from its rough with, on ComfyUI and worker-comfyui."""
+    from . import workflows
+
+    return workflows.load_from_rough(
+        settings.COMFYUI_FROM_ROUGH_WORKFLOW or workflows.shipped_path(workflows.FROM_ROUGH)
+    )

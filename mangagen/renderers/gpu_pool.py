@@ -3,13 +3,16 @@
 It behaves like a serverless GPU provider: `size` containers, each of which
 scales to zero after `idle_seconds` without work and then pays its own
 `cold_start_seconds` before its next render. A render waits for a free
-container; while it waits it holds a *ticket* in one of two queues:
+container; while it waits it holds a *ticket* in one of three queues:
 
 - `confirmed` — work a person is waiting for; always served first;
 - `speculative` — work started early; it gets a container only when more are
   free than confirmed renders are waiting for, so it never takes a container
   a confirmed render wants. A waiting speculative ticket can be *promoted*
-  (its person clicked Generate): it becomes confirmed work at once.
+  (its person clicked Generate): it becomes confirmed work at once;
+- `rough` — a panel's free draft: it gets a container only when more are free
+  than confirmed and speculative renders are waiting for, so it never takes
+  one a final wants.
 
 Everything that decides (who gets which container) is one Lua script, so
 any number of worker processes and threads agree. A holder renews its
@@ -34,10 +37,12 @@ from django.conf import settings
 
 
 class Priority(StrEnum):
-    """The two queues of the pool (the contract between the studio and the pool)."""
+    """The queues of the pool, first served first (the contract between the studio and
+    the pool)."""
 
     CONFIRMED = "confirmed"
     SPECULATIVE = "speculative"
+    ROUGH = "rough"  # a free draft: below every final, confirmed or speculative
 
 
 class Withdrawn(Exception):
@@ -72,25 +77,28 @@ _ACQUIRE = """
 local p, size, now = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local idle, boot, lease = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local ticket, priority, stale = ARGV[7], ARGV[8], tonumber(ARGV[9])
-local qc, qs, seen = p .. ':q:confirmed', p .. ':q:speculative', p .. ':seen'
+local qc, qs, qr = p .. ':q:confirmed', p .. ':q:speculative', p .. ':q:rough'
+local seen = p .. ':seen'
 if redis.call('EXISTS', p .. ':gone:' .. ticket) == 1 then
-  redis.call('ZREM', qc, ticket); redis.call('ZREM', qs, ticket); redis.call('HDEL', seen, ticket)
+  redis.call('ZREM', qc, ticket); redis.call('ZREM', qs, ticket); redis.call('ZREM', qr, ticket)
+  redis.call('HDEL', seen, ticket)
   return {-1}
 end
 -- Waiters that stopped asking (their worker died) leave the queues, once a second.
 local cleaned = tonumber(redis.call('GET', p .. ':cleaned') or '0')
 if now - cleaned >= 1 then
   redis.call('SET', p .. ':cleaned', tostring(now))
-  for _, q in ipairs({qc, qs}) do
+  for _, q in ipairs({qc, qs, qr}) do
     for _, t in ipairs(redis.call('ZRANGE', q, 0, -1)) do
       local last = tonumber(redis.call('HGET', seen, t) or '0')
       if now - last > stale then redis.call('ZREM', q, t); redis.call('HDEL', seen, t) end
     end
   end
 end
-if not redis.call('ZSCORE', qc, ticket) and not redis.call('ZSCORE', qs, ticket) then
+if not redis.call('ZSCORE', qc, ticket) and not redis.call('ZSCORE', qs, ticket)
+   and not redis.call('ZSCORE', qr, ticket) then
   local q = qs
-  if priority == 'confirmed' then q = qc end
+  if priority == 'confirmed' then q = qc elseif priority == 'rough' then q = qr end
   redis.call('ZADD', q, redis.call('INCR', p .. ':seq'), ticket)
 end
 redis.call('HSET', seen, ticket, tostring(now))
@@ -118,6 +126,10 @@ if not rank then
   rank = redis.call('ZRANK', qs, ticket)
   room = #free - waiting_confirmed
 end
+if not rank then  -- a rough: after every final waiting, confirmed or speculative
+  rank = redis.call('ZRANK', qr, ticket)
+  room = #free - waiting_confirmed - redis.call('ZCARD', qs)
+end
 if rank >= room then return {0, rank} end
 local index = warm[1] or booting or free[1]
 local c = p .. ':c:' .. index
@@ -130,7 +142,8 @@ elseif not (last > 0 and now - last <= idle) then
 end
 redis.call('HSET', c, 'holder', ticket, 'lease_until', tostring(ready_at + lease),
            'ready_at', tostring(ready_at), 'since', tostring(now))
-redis.call('ZREM', qc, ticket); redis.call('ZREM', qs, ticket); redis.call('HDEL', seen, ticket)
+redis.call('ZREM', qc, ticket); redis.call('ZREM', qs, ticket); redis.call('ZREM', qr, ticket)
+redis.call('HDEL', seen, ticket)
 return {index, math.floor(ready_at * 1000), cold}
 """
 
@@ -167,6 +180,17 @@ return 1
 """
 
 
+# ARGV: prefix, ticket. A waiting rough moves up to the speculative queue, keeping its place.
+_HASTEN = """
+local qs, qr = ARGV[1] .. ':q:speculative', ARGV[1] .. ':q:rough'
+local score = redis.call('ZSCORE', qr, ARGV[2])
+if not score then return 0 end
+redis.call('ZREM', qr, ARGV[2])
+redis.call('ZADD', qs, score, ARGV[2])
+return 1
+"""
+
+
 @dataclass(frozen=True)
 class Slot:
     """A container given to one render."""
@@ -194,6 +218,7 @@ class PoolState:
     containers: tuple[Container, ...]
     waiting_confirmed: int
     waiting_speculative: int
+    waiting_rough: int = 0
 
     @property
     def busy(self) -> int:
@@ -233,6 +258,7 @@ class GpuPool:
         self._renew = self.client.register_script(_RENEW)
         self._release = self.client.register_script(_RELEASE)
         self._promote = self.client.register_script(_PROMOTE)
+        self._hasten = self.client.register_script(_HASTEN)
 
     # --- taking and giving back a container ------------------------------------------------
 
@@ -390,6 +416,11 @@ class GpuPool:
         Generate). False if it is not waiting (already on a container, or not yet asked)."""
         return bool(self._promote(args=[self.prefix, ticket]))
 
+    def hasten(self, ticket: str) -> bool:
+        """A waiting rough a final waits for moves up to the speculative queue (ahead of
+        the other roughs, still behind every final waiting). False if it is not waiting."""
+        return bool(self._hasten(args=[self.prefix, ticket]))
+
     def withdraw(self, ticket: str) -> None:
         """A render whose job ended stops: waiting (it leaves the queue now, so those
         behind it move up at once) or booting its container (it gives the container
@@ -398,6 +429,7 @@ class GpuPool:
         pipe.set(self._gone(ticket), "1", ex=3600)
         pipe.zrem(f"{self.prefix}:q:confirmed", ticket)
         pipe.zrem(f"{self.prefix}:q:speculative", ticket)
+        pipe.zrem(f"{self.prefix}:q:rough", ticket)
         pipe.hdel(f"{self.prefix}:seen", ticket)
         pipe.execute()
 
@@ -422,7 +454,8 @@ class GpuPool:
             pipe.hgetall(f"{self.prefix}:c:{i}")
         pipe.zcard(f"{self.prefix}:q:confirmed")
         pipe.zcard(f"{self.prefix}:q:speculative")
-        *rows, waiting_confirmed, waiting_speculative = pipe.execute()
+        pipe.zcard(f"{self.prefix}:q:rough")
+        *rows, waiting_confirmed, waiting_speculative, waiting_rough = pipe.execute()
         containers = []
         for i, row in enumerate(rows, start=1):
             row = {k.decode(): v.decode() for k, v in row.items()}
@@ -449,6 +482,7 @@ class GpuPool:
             containers=tuple(containers),
             waiting_confirmed=int(waiting_confirmed),
             waiting_speculative=int(waiting_speculative),
+            waiting_rough=int(waiting_rough),
         )
 
     def predict_finish(
@@ -480,8 +514,10 @@ class GpuPool:
             else:
                 ahead_of.append((0.0, 0.0 if c.warm else cold_start))
         ahead = state.waiting_confirmed
-        if Priority(priority) == Priority.SPECULATIVE:
+        if Priority(priority) in (Priority.SPECULATIVE, Priority.ROUGH):
             ahead += state.waiting_speculative
+        if Priority(priority) == Priority.ROUGH:
+            ahead += state.waiting_rough
         finish = 0.0
         for _ in range(ahead + 1):
             ahead_of.sort()

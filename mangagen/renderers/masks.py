@@ -89,6 +89,19 @@ def scaled_picture(picture: bytes, *, width: int, height: int) -> bytes:
     return png(image.resize((width, height), Image.Resampling.LANCZOS))
 
 
+def covering(picture: bytes, *, width: int, height: int) -> bytes:
+    """A picture as a PNG at width×height, scaled to cover it and cropped in the middle
+    (a rough drawn for another cell's shape keeps its proportions)."""
+    image = opened(picture).convert("RGB")
+    if image.size == (width, height):
+        return png(image)
+    scale = max(width / image.width, height / image.height)
+    size = (max(width, round(image.width * scale)), max(height, round(image.height * scale)))
+    image = image.resize(size, Image.Resampling.LANCZOS)
+    left, top = (image.width - width) // 2, (image.height - height) // 2
+    return png(image.crop((left, top, left + width, top + height)))
+
+
 def provider_mask(
     mask: bytes, polarity: Polarity, *, width: int | None = None, height: int | None = None
 ) -> bytes:

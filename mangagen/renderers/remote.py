@@ -41,6 +41,7 @@ from typing import Any, Protocol
 import redis
 
 from .base import (
+    FromRoughSpec,
     OnState,
     PanelSpec,
     ProviderState,
@@ -55,7 +56,15 @@ from .base import (
 from .gpu_pool import GpuPool, Priority, Slot, Withdrawn
 from .intake import Picture
 from .provider_http import Answer, ProviderHTTP
-from .render_request import RenderRequest, panel_request, sheet_request, touchup_request
+from .render_request import (
+    RenderRequest,
+    from_rough_request,
+    panel_request,
+    rough_request,
+    shaped,
+    sheet_request,
+    touchup_request,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -250,7 +259,20 @@ class RemoteRenderer(Renderer):
         self.check_seconds = check_seconds
 
     def panel_work(self, spec: PanelSpec, seed: int) -> RenderRequest:
+        """A panel at its cell's shape (`spec.aspect`), about the provider's pixels."""
+        width, height = shaped(spec.aspect, self.width, self.height)
         return panel_request(
+            spec, seed, width=width, height=height, max_references=self.adapter.max_references
+        )
+
+    def rough_work(self, spec: PanelSpec, seed: int) -> RenderRequest:
+        """A rough, for the adapter's draft model or workflow (`draft`)."""
+        return rough_request(spec, seed, width=self.width, height=self.height)
+
+    def from_rough_work(self, spec: FromRoughSpec, seed: int) -> RenderRequest:
+        """A final with its rough (`rough`), which the adapter sends as its provider
+        takes it, or leaves out where it takes none (the seed is still the rough's)."""
+        return from_rough_request(
             spec,
             seed,
             width=self.width,
@@ -307,7 +329,11 @@ class RemoteRenderer(Renderer):
             metadata={
                 "phases": phases,
                 "provider": self.name,
-                "model": self.model,
+                # A rough's timings are learned apart from the finals': its draft model's.
+                "model": getattr(self.adapter, "draft_model", "") or self.model
+                if request.draft
+                else self.model,
+                "from_rough": request.from_rough,
                 "submission": submission.id,
                 "seed": request.seed,
                 "prompt": request.prompt,

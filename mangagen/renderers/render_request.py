@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .base import PanelSpec, SheetSpec, TouchUpSpec
+from .base import FromRoughSpec, PanelSpec, SheetSpec, TouchUpSpec, sized
 from .prompts import blocking_text, character_words, image_prompt, negative_prompt, sheet_prompt
 from .templates import SLOTS
 
@@ -71,10 +71,19 @@ class RenderRequest:
     # PNG, mode "L", 255 = redraw), both at width×height. Empty for a render.
     image: bytes = field(default=b"", repr=False)
     mask: bytes = field(default=b"", repr=False)
+    # A rough: for the provider's draft model or workflow (small, few steps).
+    draft: bool = False
+    # A final from its rough: the rough's picture (PNG, at width×height) to keep its
+    # composition, as the provider takes it (an init, control or input image).
+    rough: bytes = field(default=b"", repr=False)
 
     @property
     def touch_up(self) -> bool:
         return bool(self.mask)
+
+    @property
+    def from_rough(self) -> bool:
+        return bool(self.rough)
 
     @property
     def aspect_ratio(self) -> str:
@@ -88,14 +97,21 @@ class RenderRequest:
         return min(ASPECT_RATIOS, key=distance)
 
     def values(
-        self, references: Sequence[Any] = (), *, image: Any = "", mask: Any = ""
+        self,
+        references: Sequence[Any] = (),
+        *,
+        image: Any = "",
+        mask: Any = "",
+        rough: Any = "",
     ) -> dict[str, Any]:
         """Every placeholder's value. `references` is the adapter's form of each of
         `self.references` (a data URL, an uploaded file's name…), in order; `image` and
-        `mask` the adapter's form of a touch-up's picture and mask (its polarity)."""
+        `mask` the adapter's form of a touch-up's picture and mask (its polarity); `rough`
+        its form of a final's rough."""
         values: dict[str, Any] = {
             "image": image,
             "mask": mask,
+            "rough": rough,
             "prompt": self.prompt,
             "negative_prompt": self.negative_prompt,
             "seed": self.seed,
@@ -139,6 +155,17 @@ def box_of(position: str, width: int, height: int) -> Box:
     return Box(where * third, 0, wide, height)
 
 
+# A rough's size at a provider: about a quarter megapixel (512² for a square), what the
+# few-step draft models (SDXL Turbo, FLUX schnell at 0.25 MP) draw fastest.
+ROUGH_PIXELS = 512 * 512
+
+
+def shaped(aspect: str, width: int, height: int, *, pixels: int = 1024 * 1024) -> tuple[int, int]:
+    """A provider's size for a picture of the cell's shape `aspect` ("" keeps
+    width×height's shape), at about `pixels`, in multiples of 64."""
+    return provider_size(*sized(aspect, width, height), pixels=pixels)
+
+
 def provider_size(width: int, height: int, *, pixels: int = 1024 * 1024) -> tuple[int, int]:
     """The panel's shape at about a megapixel, in multiples of 64 (what SDXL and FLUX
     are trained at): 768×544 becomes 1216×832."""
@@ -178,6 +205,28 @@ def panel_request(
         references=tuple(references),
         regions=tuple(regions),
     )
+
+
+def rough_request(spec: PanelSpec, seed: int, *, width: int, height: int) -> RenderRequest:
+    """A rough's request: the panel's, for the draft model, at a rough's size in the
+    cell's shape, without references (a draft model takes none)."""
+    small_w, small_h = shaped(spec.aspect, width, height, pixels=ROUGH_PIXELS)
+    request = panel_request(spec, seed, width=small_w, height=small_h, max_references=0)
+    return replace(request, draft=True)
+
+
+def from_rough_request(
+    spec: FromRoughSpec, seed: int, *, width: int, height: int, max_references: int
+) -> RenderRequest:
+    """A final's request that keeps its rough: the panel's, at the cell's shape, with the
+    rough scaled to cover that size (its composition; `seed` is the rough's)."""
+    from .masks import covering
+
+    final_w, final_h = shaped(spec.panel.aspect, width, height)
+    request = panel_request(
+        spec.panel, seed, width=final_w, height=final_h, max_references=max_references
+    )
+    return replace(request, rough=covering(spec.rough, width=final_w, height=final_h))
 
 
 def sheet_request(spec: SheetSpec, seed: int, *, width: int, height: int) -> RenderRequest:

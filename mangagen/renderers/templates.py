@@ -31,6 +31,7 @@ GENERAL = (
     "reference_images",
     "image",  # a touch-up's picture (each adapter says in which form)
     "mask",  # a touch-up's mask, in the provider's polarity (each adapter says in which form)
+    "rough",  # a final's rough, its composition to keep (each adapter says in which form)
 )
 NUMBERED = (
     "reference_{i}",  # the i-th reference image (each adapter says in which form)

@@ -6,6 +6,8 @@ from mangagen.settings.environment import env
 MAX_STORYBOARDS_PER_PERSON = env.int("MAX_STORYBOARDS_PER_PERSON", default=200)
 MAX_LIVE_JOBS_PER_PERSON = env.int("MAX_LIVE_JOBS_PER_PERSON", default=3)
 DRAFT_DAILY_QUOTA = env.int("DRAFT_DAILY_QUOTA", default=50)
+# Roughs a person may have drawn a day (UTC); free to them, paid by the operator.
+ROUGHS_PER_PERSON_PER_DAY = env.int("ROUGHS_PER_PERSON_PER_DAY", default=60)
 # CPU seconds a person's requests may spend drawing (pages, exports, lettering not
 # in the cache) in any rolling minute; past it they answer 429 until some of it is
 # a minute old.
@@ -54,4 +56,5 @@ RETENTION_DAYS = env.int("RETENTION_DAYS", default=90)
 RETENTION_PRUNERS = [
     "mangagen.jobs.retention.prune_job_events",
     "speculation.retention.prune_declined",
+    "mangagen.roughs.retention.prune_roughs",
 ]

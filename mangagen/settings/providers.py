@@ -26,6 +26,9 @@ IMAGES_MAX_REFERENCES = env.int("IMAGES_MAX_REFERENCES", default=4)
 IMAGES_SERVER = env.str("IMAGES_SERVER", default="openai")
 if refused := refuse_unknown("IMAGES_SERVER", IMAGES_SERVER, ImagesServer):
     raise ImproperlyConfigured(refused)
+# Roughs on an OpenAI-compatible endpoint: generations at this `quality` (GPT image models'
+# low | medium | high | auto; "" sends none).
+IMAGES_ROUGH_QUALITY = env.str("IMAGES_ROUGH_QUALITY", default="low")
 
 
 # The providers something is drawn by: their own settings are checked.
@@ -68,6 +71,20 @@ REPLICATE_INPAINT_MODEL = env.str(
 REPLICATE_INPAINT_INPUT = _template(
     env.str("REPLICATE_INPAINT_INPUT", default=""), what="REPLICATE_INPAINT_INPUT"
 )
+# Roughs on Replicate: a fast model (FLUX schnell at a quarter megapixel and one step by
+# default), its `input` a JSON template; finals from a rough: a model that takes an input
+# image (FLUX dev's img2img by default: `image`, `prompt_strength`), "" for the rough's
+# seed alone through REPLICATE_MODEL (mangagen/renderers/providers/replicate.py).
+REPLICATE_ROUGH_MODEL = env.str("REPLICATE_ROUGH_MODEL", default="black-forest-labs/flux-schnell")
+REPLICATE_ROUGH_INPUT = _template(
+    env.str("REPLICATE_ROUGH_INPUT", default=""), what="REPLICATE_ROUGH_INPUT"
+)
+REPLICATE_FROM_ROUGH_MODEL = env.str(
+    "REPLICATE_FROM_ROUGH_MODEL", default="black-forest-labs/flux-dev"
+)
+REPLICATE_FROM_ROUGH_INPUT = _template(
+    env.str("REPLICATE_FROM_ROUGH_INPUT", default=""), what="REPLICATE_FROM_ROUGH_INPUT"
+)
 if RendererName.REPLICATE in _IN_USE and not REPLICATE_API_TOKEN:
     raise ImproperlyConfigured("RENDERER=replicate needs REPLICATE_API_TOKEN.")
 RUNPOD_API_KEY = env.str("RUNPOD_API_KEY", default="")
@@ -82,6 +99,11 @@ COMFYUI_REFERENCE_WORKFLOW = env.str("COMFYUI_REFERENCE_WORKFLOW", default="")
 # Touch-ups on ComfyUI and on RunPod's worker-comfyui: an API-format inpaint workflow that
 # names {{image}} and {{mask}} (the shipped SDXL inpainting one when unset).
 COMFYUI_INPAINT_WORKFLOW = env.str("COMFYUI_INPAINT_WORKFLOW", default="")
+# Roughs on ComfyUI and worker-comfyui: an API-format workflow of a few-step model (the
+# shipped SDXL Turbo one when unset); finals from a rough: an img2img workflow that names
+# {{rough}} (the uploaded rough's name, for LoadImage; the shipped SDXL one when unset).
+COMFYUI_ROUGH_WORKFLOW = env.str("COMFYUI_ROUGH_WORKFLOW", default="")
+COMFYUI_FROM_ROUGH_WORKFLOW = env.str("COMFYUI_FROM_ROUGH_WORKFLOW", default="")
 # Sheets uploaded to ComfyUI stay in its input folder (its API cannot delete them; see
 # mangagen/renderers/providers/comfyui.py); off: none is uploaded, panels drawn without references.
 COMFYUI_UPLOAD_REFERENCES = env.bool("COMFYUI_UPLOAD_REFERENCES", default=True)
@@ -91,6 +113,14 @@ if RendererName.COMFYUI in _IN_USE:
             workflows.load(_path)
         except ValueError as exc:
             raise ImproperlyConfigured(str(exc)) from exc
+if _IN_USE & {RendererName.COMFYUI, RendererName.RUNPOD}:
+    try:
+        if COMFYUI_ROUGH_WORKFLOW:
+            workflows.load(COMFYUI_ROUGH_WORKFLOW)
+        if COMFYUI_FROM_ROUGH_WORKFLOW:
+            workflows.load_from_rough(COMFYUI_FROM_ROUGH_WORKFLOW)
+    except ValueError as exc:
+        raise ImproperlyConfigured(str(exc)) from exc
 if COMFYUI_INPAINT_WORKFLOW and _IN_USE & {RendererName.COMFYUI, RendererName.RUNPOD}:
     try:
         workflows.load_inpaint(COMFYUI_INPAINT_WORKFLOW)
@@ -99,6 +129,11 @@ if COMFYUI_INPAINT_WORKFLOW and _IN_USE & {RendererName.COMFYUI, RendererName.RU
 A1111_BASE_URL = env.str("A1111_BASE_URL", default="http://127.0.0.1:7860")
 A1111_AUTH = env.str("A1111_AUTH", default="")
 A1111_PAYLOAD = _template(env.str("A1111_PAYLOAD", default=""), what="A1111_PAYLOAD")
+# Roughs on AUTOMATIC1111: txt2img with this JSON template (default: the loaded
+# checkpoint, 8 steps, at a rough's size); finals from a rough go to img2img.
+A1111_ROUGH_PAYLOAD = _template(
+    env.str("A1111_ROUGH_PAYLOAD", default=""), what="A1111_ROUGH_PAYLOAD"
+)
 A1111_REFERENCE_MODULE = env.str("A1111_REFERENCE_MODULE", default="ip-adapter_clip_h")
 A1111_REFERENCE_MODEL = env.str("A1111_REFERENCE_MODEL", default="ip-adapter-plus_sdxl_vit-h")
 if A1111_AUTH and ":" not in A1111_AUTH:

@@ -12,8 +12,8 @@ RENDERER = env.str("RENDERER", default="procedural")
 if refused := refuse_unknown("RENDERER", RENDERER, RendererName):
     raise ImproperlyConfigured(refused)
 # A purpose drawn by another provider than RENDERER's (`sheet=openai,touch-up=a1111`:
-# a verb each, render, sheet or touch-up), so a fast model can draw beside the final
-# one; every other verb is RENDERER's (mangagen/renderers/registry.py).
+# a verb each, render, sheet, touch-up, rough or from-rough), so a fast model can draw
+# beside the final one; every other verb is RENDERER's (mangagen/renderers/registry.py).
 RENDERER_FOR = env.dict("RENDERER_FOR", default={})
 for _verb, _name in RENDERER_FOR.items():
     if refused := refuse_unknown("RENDERER_FOR's verb", _verb, Verb) or refuse_unknown(
@@ -25,6 +25,11 @@ for _verb, _name in RENDERER_FOR.items():
 RENDER_COLD_START_SECONDS = env.float("RENDER_COLD_START_SECONDS", default=20.0)
 RENDER_IDLE_SECONDS = env.float("RENDER_IDLE_SECONDS", default=300.0)
 RENDER_SECONDS = env.float("RENDER_SECONDS", default=2.0)
+# Roughs (mangagen/roughs/): the simulated GPU's draft model takes ROUGH_SECONDS a rough;
+# a final waits at most ROUGH_WAIT_SECONDS for its panel's rough in flight, to be drawn
+# from it (speculation's panel one among them), else it starts without.
+ROUGH_SECONDS = env.float("ROUGH_SECONDS", default=0.2)
+ROUGH_WAIT_SECONDS = env.float("ROUGH_WAIT_SECONDS", default=3.0)
 # The GPU provider: GPU_POOL_SIZE containers (each with its own cold start, scaling to
 # zero after RENDER_IDLE_SECONDS), shared by every worker through Redis.
 GPU_POOL_SIZE = env.int("GPU_POOL_SIZE", default=4)

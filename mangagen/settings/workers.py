@@ -31,6 +31,7 @@ CELERY_IMPORTS = [
     "ledger.tasks",
     "mangagen.jobs.tasks",
     "mangagen.characters.tasks",
+    "mangagen.roughs.tasks",
     "mangagen.tasks",
 ]
 CELERY_TASK_ROUTES = {

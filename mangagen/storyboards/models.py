@@ -243,6 +243,19 @@ class KeptArt(models.Model):
         "mangagen.JobPanel", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     attempt = models.PositiveSmallIntegerField(default=1)
+    aspect = models.CharField(
+        max_length=16, blank=True, help_text="The page cell's shape it was drawn at, W:H."
+    )
+    fitted_to = models.CharField(
+        max_length=16,
+        blank=True,
+        help_text="A cell's shape the person chose to fit it to, as it is, rather than redraw.",
+    )
+    set_aside = models.BooleanField(
+        default=False,
+        help_text="Set aside to be drawn again for its cell's new shape (choosing it again "
+        "brings it back).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     chosen_at = models.DateTimeField(default=timezone.now)
 

@@ -31,7 +31,10 @@ def current_takes_of_each(*, storyboards: list[Storyboard]) -> dict[int, dict[st
     """storyboard pk -> its `current_takes`, for every one of `storyboards` in one query
     (an empty dict for a storyboard with no kept art)."""
     each: dict[int, dict[str, KeptArt]] = {board.pk: {} for board in storyboards}
-    kept_art = KeptArt.objects.filter(storyboard__in=storyboards).order_by("-chosen_at", "-pk")
+    # A take set aside (to be drawn again for its cell's new shape) is no panel's picture.
+    kept_art = KeptArt.objects.filter(storyboard__in=storyboards, set_aside=False).order_by(
+        "-chosen_at", "-pk"
+    )
     for kept in kept_art:
         each[kept.storyboard_id].setdefault(kept.art_hash, kept)
     return each

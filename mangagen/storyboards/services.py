@@ -296,7 +296,14 @@ def last_beats(*, storyboard: Storyboard) -> list[str]:
 
 
 def keep_render(
-    *, storyboard_id: int, art_hash: str, image: bytes, faces: dict, source, attempt: int
+    *,
+    storyboard_id: int,
+    art_hash: str,
+    image: bytes,
+    faces: dict,
+    source,
+    attempt: int,
+    aspect: str = "",
 ) -> KeptArt:
     """Keeps a delivered render on its storyboard under the art hash it was drawn for.
 
@@ -313,6 +320,7 @@ def keep_render(
         faces=faces or {},
         source=source,
         attempt=attempt,
+        aspect=aspect,
     )
     kept.image.save("art.png", ContentFile(image), save=False)
     kept.save()
@@ -327,5 +335,6 @@ def choose_take(*, storyboard: Storyboard, take: int) -> KeptArt:
     """
     kept = lock_kept_art(storyboard=storyboard, pk=take)
     kept.chosen_at = timezone.now()
-    kept.save(update_fields=["chosen_at"])
+    kept.set_aside = False  # chosen again: shown again, whatever its shape
+    kept.save(update_fields=["chosen_at", "set_aside"])
     return kept

@@ -26,6 +26,11 @@ urlpatterns = [
         name="api-panel-lettering",
     ),
     path("storyboards/<int:pk>/pages/", pages.PagesView.as_view(), name="api-storyboard-pages"),
+    path(
+        "storyboards/<int:pk>/panels/<int:index>/reshape/",
+        pages.ReshapeView.as_view(),
+        name="api-panel-reshape",
+    ),
     path("storyboards/<int:pk>/export/", pages.ExportView.as_view(), name="api-storyboard-export"),
     path(
         "storyboards/<int:pk>/export/psd/",

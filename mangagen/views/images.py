@@ -1,5 +1,6 @@
 """Images are never public: each view serves a picture to its owner only, once it is
-theirs to see (a delivered panel, a ready sheet, a place's or the library's picture).
+theirs to see (a delivered panel, a ready sheet or rough, a place's or the library's
+picture).
 
 A panel is sent lettered (mangagen/jobs/lettered_images.py): drawn once per picture
 and text, kept in the cache, checked against the person's drawing budget.
@@ -14,6 +15,7 @@ from mangagen.jobs.lettered_images import cached, find_shown, lettering_of, stor
 from mangagen.kernel import quotas, storage
 from mangagen.library.models import CastSheet, SavedPlace
 from mangagen.places.models import Place
+from mangagen.roughs.selectors import shown_rough
 from mangagen.translations.errors import NoSuchTranslation
 
 
@@ -74,6 +76,14 @@ def library_image(request, path: str):
         return private_png(sheet.image.name)
     place = SavedPlace.objects.filter(picture=name, owner=request.user).first()
     return private_png(place.picture.name if place is not None else None)
+
+
+@login_required
+def rough_image(request, path: str):
+    """A ready rough, to its comic's owner only (a rough's picture, unlettered: the rough
+    pages letter it, `GET …/pages/?rough=1`)."""
+    rough = shown_rough(user=request.user, name=f"roughs/{path}")
+    return private_png(rough.image.name if rough is not None else None)
 
 
 def private_png(name: str | None) -> HttpResponse:

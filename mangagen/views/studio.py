@@ -107,6 +107,7 @@ def _step(request, storyboard, step: str):
             "styles": Style.choices,
             "languages": languages.choices(),
             "shots": Shot.choices,
+            "templates": PageTemplate.choices,
             "live_job_states": LIVE_JOB_STATES,
             "limits": {k: v for k, v in vars(limits).items() if k.startswith("MAX_")},
         },

@@ -1,4 +1,5 @@
-"""The job event stream at /ws/jobs/<id>/?after=N.
+"""The job event stream at /ws/jobs/<id>/?after=N, and a comic's stream of its roughs at
+/ws/storyboards/<id>/ (`StoryboardStreamConsumer`).
 
 Join the group first, then replay the log after N, then forward live events
 with a greater seq: no gap and no duplicate however late the client
@@ -38,6 +39,9 @@ from django.core.cache import cache
 
 from mangagen.jobs.events import events_after, group_name
 from mangagen.jobs.models import Job
+from mangagen.roughs.push import group_name as rough_group
+from mangagen.roughs.selectors import roughs_body
+from mangagen.storyboards.models import Storyboard
 
 
 class CloseCode(IntEnum):
@@ -64,11 +68,81 @@ CATCH_UP_BATCH = 1000
 EVENTS_MESSAGE = "events"
 
 
-class JobEventsConsumer(AsyncJsonWebsocketConsumer):
+class BoundedStream(AsyncJsonWebsocketConsumer):
+    """What every stream of the studio shares: a person's numbered slot (at most
+    WS_MAX_CONNECTIONS_PER_PERSON streams at once), closed after WS_IDLE_SECONDS with
+    nothing sent either way, and its close codes sent as plain ints."""
+
     slot_key = None
     slot_keeper = None
     idle_watch = None
     activity = None
+
+    async def close(self, code=None, reason=None):
+        """Closes the stream with `code` sent as a plain int: daphne's websocket server
+        (autobahn) refuses any other type, an IntEnum member included, and would end
+        the stream with 1011 (internal error) instead of our code."""
+        await super().close(code=None if code is None else int(code), reason=reason)
+
+    async def send_json(self, content, close=False):
+        self._mark_active()
+        await super().send_json(content, close=close)
+
+    def _mark_active(self):
+        if self.activity is not None:
+            self.activity.set()
+
+    def _watch_idleness(self):
+        self.activity = asyncio.Event()
+        self.idle_watch = asyncio.get_running_loop().create_task(self._close_when_idle())
+
+    async def _stop_watching(self):
+        if self.idle_watch is not None:
+            self.idle_watch.cancel()
+        await self._give_slot_back()
+
+    async def _close_when_idle(self):
+        while True:
+            self.activity.clear()
+            try:
+                await asyncio.wait_for(self.activity.wait(), timeout=settings.WS_IDLE_SECONDS)
+            except TimeoutError:
+                await self.close(code=CloseCode.IDLE)
+                return
+
+    async def _take_slot(self, user_id: int) -> bool:
+        """Takes a free one of the person's slots (nothing taken when none is free)."""
+        for number in range(1, settings.WS_MAX_CONNECTIONS_PER_PERSON + 1):
+            key = f"ws-slot:{user_id}:{number}"
+            if await cache.aadd(key, self.channel_name, timeout=SLOT_LEASE_SECONDS):
+                self.slot_key = key
+                self.slot_keeper = asyncio.get_running_loop().create_task(self._keep_slot())
+                return True
+        return False
+
+    async def _keep_slot(self):
+        """Renews the slot's lease while the stream is open (cancelled when it closes)."""
+        while True:
+            await asyncio.sleep(SLOT_LEASE_SECONDS / 3)
+            with contextlib.suppress(Exception):  # the next renewal tries again
+                await self._renew_slot()
+
+    async def _renew_slot(self):
+        if await cache.aget(self.slot_key) == self.channel_name:
+            await cache.atouch(self.slot_key, SLOT_LEASE_SECONDS)
+        else:  # lost (Redis was emptied): taken back if still free
+            await cache.aadd(self.slot_key, self.channel_name, SLOT_LEASE_SECONDS)
+
+    async def _give_slot_back(self):
+        if self.slot_keeper is not None:
+            self.slot_keeper.cancel()
+        if self.slot_key is not None:
+            if await cache.aget(self.slot_key) == self.channel_name:
+                await cache.adelete(self.slot_key)
+            self.slot_key = None
+
+
+class JobEventsConsumer(BoundedStream):
     last_log_read = float("-inf")
     batched = False
 
@@ -92,29 +166,12 @@ class JobEventsConsumer(AsyncJsonWebsocketConsumer):
             self.last_sent = 0
         self.batched = query.get("batch", ["0"])[0] == "1"
         await self._catch_up()
-        self.activity = asyncio.Event()
-        self.idle_watch = asyncio.get_running_loop().create_task(self._close_when_idle())
-
-    async def close(self, code=None, reason=None):
-        """Closes the stream with `code` sent as a plain int: daphne's websocket server
-        (autobahn) refuses any other type, an IntEnum member included, and would end
-        the stream with 1011 (internal error) instead of our code."""
-        await super().close(code=None if code is None else int(code), reason=reason)
+        self._watch_idleness()
 
     async def disconnect(self, code):
-        if self.idle_watch is not None:
-            self.idle_watch.cancel()
         if getattr(self, "group", None):
             await self.channel_layer.group_discard(self.group, self.channel_name)
-        await self._give_slot_back()
-
-    async def send_json(self, content, close=False):
-        self._mark_active()
-        await super().send_json(content, close=close)
-
-    def _mark_active(self):
-        if self.activity is not None:
-            self.activity.set()
+        await self._stop_watching()
 
     async def job_event(self, message):
         event = message["event"]
@@ -158,46 +215,6 @@ class JobEventsConsumer(AsyncJsonWebsocketConsumer):
             if len(events) < CATCH_UP_BATCH:
                 return
 
-    async def _close_when_idle(self):
-        while True:
-            self.activity.clear()
-            try:
-                await asyncio.wait_for(self.activity.wait(), timeout=settings.WS_IDLE_SECONDS)
-            except TimeoutError:
-                await self.close(code=CloseCode.IDLE)
-                return
-
-    async def _take_slot(self, user_id: int) -> bool:
-        """Takes a free one of the person's slots (nothing taken when none is free)."""
-        for number in range(1, settings.WS_MAX_CONNECTIONS_PER_PERSON + 1):
-            key = f"ws-slot:{user_id}:{number}"
-            if await cache.aadd(key, self.channel_name, timeout=SLOT_LEASE_SECONDS):
-                self.slot_key = key
-                self.slot_keeper = asyncio.get_running_loop().create_task(self._keep_slot())
-                return True
-        return False
-
-    async def _keep_slot(self):
-        """Renews the slot's lease while the stream is open (cancelled when it closes)."""
-        while True:
-            await asyncio.sleep(SLOT_LEASE_SECONDS / 3)
-            with contextlib.suppress(Exception):  # the next renewal tries again
-                await self._renew_slot()
-
-    async def _renew_slot(self):
-        if await cache.aget(self.slot_key) == self.channel_name:
-            await cache.atouch(self.slot_key, SLOT_LEASE_SECONDS)
-        else:  # lost (Redis was emptied): taken back if still free
-            await cache.aadd(self.slot_key, self.channel_name, SLOT_LEASE_SECONDS)
-
-    async def _give_slot_back(self):
-        if self.slot_keeper is not None:
-            self.slot_keeper.cancel()
-        if self.slot_key is not None:
-            if await cache.aget(self.slot_key) == self.channel_name:
-                await cache.adelete(self.slot_key)
-            self.slot_key = None
-
     @database_sync_to_async
     def _owned_job(self):
         user = self.scope.get("user")
@@ -212,3 +229,72 @@ class JobEventsConsumer(AsyncJsonWebsocketConsumer):
     @database_sync_to_async
     def _events_after(self, after: int):
         return events_after(job=self.job, after=after, limit=CATCH_UP_BATCH)
+
+
+class StoryboardStreamConsumer(BoundedStream):
+    """The comic's stream at /ws/storyboards/<id>/: its roughs as each changes.
+
+    Only the comic's owner (others are closed with 4403). On connect the server sends
+    `{"type": "roughs", "data": <GET …/roughs/>}`, then `{"type": "rough", "data":
+    <one rough>}` each time a rough is drawn, ready or failed. The channel layer may
+    lose one: a ping is answered with the whole list again (at most every
+    PING_LOG_READ_SECONDS; a `pong` otherwise), as the page's polling fallback reads
+    it (docs/api.md, "The comic's stream")."""
+
+    last_read = float("-inf")
+
+    async def connect(self):
+        self.storyboard = await self._owned_storyboard()
+        if self.storyboard is None:
+            await self.accept()
+            await self.close(code=CloseCode.FORBIDDEN)
+            return
+        if not await self._take_slot(self.storyboard.owner_id):
+            await self.accept()
+            await self.close(code=CloseCode.TOO_MANY)
+            return
+        self.group = rough_group(self.storyboard.pk)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
+        await self._send_all()
+        self._watch_idleness()
+
+    async def disconnect(self, code):
+        if getattr(self, "group", None):
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+        await self._stop_watching()
+
+    async def storyboard_rough(self, message):
+        await self.send_json({"type": "rough", "data": message["rough"]})
+
+    async def receive(self, text_data=None, bytes_data=None, **kwargs):
+        """Only {"type": "ping"} means anything; any other frame is ignored."""
+        self._mark_active()
+        try:
+            content = json.loads(text_data) if text_data is not None else None
+        except ValueError:
+            return
+        if isinstance(content, dict) and content.get("type") == "ping":
+            if time.monotonic() - self.last_read >= PING_LOG_READ_SECONDS:
+                await self._send_all()
+            else:
+                await self.send_json({"type": "pong"})
+
+    async def _send_all(self):
+        self.last_read = time.monotonic()
+        await self.send_json({"type": "roughs", "data": await self._roughs()})
+
+    @database_sync_to_async
+    def _owned_storyboard(self):
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            return None
+        try:
+            storyboard_id = int(self.scope["url_route"]["kwargs"]["storyboard_id"])
+        except (KeyError, ValueError):
+            return None
+        return Storyboard.objects.filter(pk=storyboard_id, owner=user).first()
+
+    @database_sync_to_async
+    def _roughs(self):
+        return roughs_body(storyboard=self.storyboard)

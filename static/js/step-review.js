@@ -1,5 +1,6 @@
 import { api, csrfToken, refreshNavCredits, serverData, showOutOfCredits, wizard } from "./api.js";
 import { gettext, ngettext } from "./i18n.js";
+import { roughPages } from "./rough-pages.js";
 
 const { id } = wizard();
 const grid = document.getElementById("review-panels");
@@ -89,6 +90,7 @@ async function showQuote() {
   const quoteLine = document.getElementById("quote");
   quoteLine.dataset.credits = quote.credits;
   quoteLine.textContent = quoteText(quote);
+  for (const tag of grid.querySelectorAll(".tag.kept")) tag.remove();
   for (const index of quote.kept) {
     grid.querySelector(`[data-index="${index}"] header`)?.append(el("span", "tag kept", gettext("Kept")));
   }
@@ -170,9 +172,38 @@ function showReady(index) {
       : gettext("Panel %(index)s is ready — Generate shows it at once.", { index });
 }
 
+// --- Rough pages: the whole comic drafted and lettered, free, while the person reads. ----
+// Asked for when the screen settles, before speculation, so that panel one's final can be
+// drawn from its rough (the worker waits a moment for it: ROUGH_WAIT_SECONDS).
+const rough = roughPages(document.getElementById("rough-pages"), {
+  id,
+  shots: serverData("shot-names", []),
+  templates: serverData("template-names", []),
+});
+let roughsAsked = null;
+function askForRoughs() {
+  if (!roughsAsked && storyboard.complete) {
+    roughsAsked = rough.ask().catch(() => false); // failed: Review as it was
+    roughsAsked.then((offered) => offered && rough.show()).catch(() => {});
+  }
+  return roughsAsked || Promise.resolve(false);
+}
+// A panel's picture changed on the rough pages: the quote may have changed with it, and a
+// speculation of the older version is replaced by the next settle.
+// The panels' text below the pages is read again too.
+document.addEventListener("rough-pages:changed", async () => {
+  const fresh = await api("GET", `/api/storyboards/${id}/`).catch(() => null);
+  if (fresh) grid.replaceChildren(...fresh.panels.map((p) => panelView(p, shots)));
+  showQuote().catch(() => {});
+});
+
 function settle() {
   clearTimeout(settleTimer);
-  if (document.visibilityState === "visible" && !speculativeJob) settleTimer = setTimeout(speculate, debounceMs);
+  if (document.visibilityState !== "visible") return;
+  settleTimer = setTimeout(async () => {
+    await askForRoughs();
+    if (!speculativeJob) speculate();
+  }, debounceMs);
 }
 
 // Leaving Review ends what it prepared: its hold is released. Sent as beacons when the

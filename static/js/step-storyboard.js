@@ -1,5 +1,6 @@
 import { ApiError, api, autosaver, scriptReady, serverData, showErrors, wizard } from "./api.js";
 import { gettext, ngettext, pgettext } from "./i18n.js";
+import { askForRoughs, watchRoughs } from "./rough-pages.js";
 
 const { id } = wizard();
 const list = document.getElementById("panels");
@@ -270,6 +271,58 @@ document.getElementById("draft").addEventListener("click", async (event) => {
   } finally {
     button.disabled = false;
     button.textContent = gettext("Draft from story");
+  }
+});
+// Roughs on demand: a free pencil draft of every panel (its composition before it is paid
+// for), shown on its card as it lands; a panel whose picture changed gets a new one when
+// asked again (its text alone keeps it). Pushed by the comic's stream (rough-pages.js).
+const ROUGH_STATES = {
+  queued: gettext("Its rough is waiting for the draft model."),
+  drawing: gettext("Its rough is being drawn…"),
+  ready: gettext("Its rough is drawn."),
+  failed: gettext("Its rough could not be drawn; draw it again."),
+};
+let roughWatch = null;
+async function showRoughs() {
+  const [fresh, body] = await Promise.all([
+    api("GET", `/api/storyboards/${id}/`),
+    api("GET", `/api/storyboards/${id}/roughs/`),
+  ]).catch(() => [null, null]);
+  if (!fresh) return;
+  const byIndex = new Map(body.roughs.map((r) => [r.index, r]));
+  [...list.children].forEach((card, i) => {
+    const panel = fresh.panels[i];
+    const rough = panel && byIndex.get(panel.index);
+    const current = rough && rough.art_hash === panel.art_hash ? rough : null;
+    const figure = card.querySelector(".p-rough");
+    figure.hidden = !current;
+    if (!current) return;
+    figure.dataset.state = current.state;
+    const img = figure.querySelector("img");
+    img.hidden = !current.image_url;
+    img.alt = gettext("Rough of panel %(index)s", { index: panel.index });
+    if (current.image_url && img.getAttribute("src") !== current.image_url) img.src = current.image_url;
+    figure.querySelector("figcaption").textContent = ROUGH_STATES[current.state] || "";
+  });
+}
+document.getElementById("draw-roughs").addEventListener("click", async (event) => {
+  const button = event.currentTarget;
+  button.disabled = true;
+  try {
+    if (!(await saver.now())) return;
+    const answer = await askForRoughs(id);
+    if (answer && answer.refused) {
+      notice.textContent = answer.refused.message;
+      notice.hidden = false;
+      if (answer.refused.status === 402) return;
+    }
+    roughWatch = roughWatch || watchRoughs(id, { onRoughs: showRoughs, onRough: showRoughs });
+    roughWatch.expect();
+    await showRoughs();
+  } catch (err) {
+    if (err instanceof ApiError) showErrors(err);
+  } finally {
+    button.disabled = false;
   }
 });
 document.getElementById("next").addEventListener("click", async () => {

@@ -20,6 +20,7 @@ from mangagen.observability.metrics import (
     READING_ANSWERS,
     RenderOutcome,
     RenderPhase,
+    RoughOutcome,
     SpeculationOutcome,
     TaskOutcome,
 )
@@ -28,7 +29,11 @@ from tests.support.stack import ROOT, stack
 
 TOKEN = "metrics-token-from-zero"
 # Tasks a quiet stack never runs (beat runs the sweeps at once): their series are at 0.
-NEVER_RUN = ("mangagen.jobs.tasks.render_panel", "mangagen.characters.tasks.render_sheet")
+NEVER_RUN = (
+    "mangagen.jobs.tasks.render_panel",
+    "mangagen.characters.tasks.render_sheet",
+    "mangagen.roughs.tasks.draw_rough",
+)
 
 
 @pytest.fixture(scope="module", name="stack")
@@ -88,6 +93,11 @@ def test_every_known_label_value_is_scraped_at_zero_before_anything_happens(stac
             f"phase {phase}"
             for phase in RenderPhase
             if not at_zero("mangagen_render_seconds_count", phase=phase)
+        ),
+        *(
+            f"rough {outcome}"
+            for outcome in RoughOutcome
+            if not at_zero("mangagen_roughs_total", outcome=outcome)
         ),
         *(
             f"speculation ended {outcome}"

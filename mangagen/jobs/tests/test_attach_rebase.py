@@ -54,7 +54,9 @@ def test_a_style_changed_after_speculating_is_the_style_drawn(user, run, monkeyp
     assert how == "attached" and job.style == "noir"
     drawn = []
     real = specs.panel_spec
-    monkeypatch.setattr(attempts, "panel_spec", lambda j, p: drawn.append(real(j, p)) or drawn[-1])
+    monkeypatch.setattr(
+        attempts, "panel_spec", lambda j, p, **shape: drawn.append(real(j, p, **shape)) or drawn[-1]
+    )
     assert run.render() == "delivered"
     assert [spec.style for spec in drawn] == ["noir"]
     job.refresh_from_db()

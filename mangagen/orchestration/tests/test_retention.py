@@ -81,5 +81,6 @@ def test_the_command_and_the_beat_task_prune(jobs, settings):
     assert tasks.prune() == {
         "mangagen.jobs.retention.prune_job_events": 0,
         "speculation.retention.prune_declined": 0,
+        "mangagen.roughs.retention.prune_roughs": 0,
         "render files of ended jobs": 0,
     }

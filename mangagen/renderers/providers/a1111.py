@@ -24,6 +24,13 @@ the original's pixels at `denoising_strength` 0.75, only the masked area at
 full resolution with some padding); a payload may set any of these itself.
 References go as ControlNet units as for a panel.
 
+Roughs: `POST /sdapi/v1/txt2img` with `A1111_ROUGH_PAYLOAD` (or ROUGH_PAYLOAD: the
+checkpoint already loaded, 8 steps at about a quarter megapixel: switching checkpoints
+per request would cost more than the rough; a payload of one's own may name a turbo
+checkpoint in `override_settings`). A final from its rough: `POST /sdapi/v1/img2img`,
+the panel's payload with the rough as `init_images` and FROM_ROUGH's
+`denoising_strength` (0.55: the composition stays, the drawing is the final's).
+
 Withdraw: AUTOMATIC1111 has one interrupt, `POST /sdapi/v1/interrupt`, and it
 stops whatever is running; it is sent only when `/internal/progress` says
 this render is the active one. A render still queued there cannot be taken
@@ -84,6 +91,15 @@ INPAINT = {
     "mask_blur": 4,
     "resize_mode": 0,
 }
+# A rough: the loaded checkpoint, few steps, low guidance (the size is a rough's).
+ROUGH_PAYLOAD = {
+    **DEFAULT_PAYLOAD,
+    "steps": 8,
+    "cfg_scale": 3.0,
+    "sampler_name": "DPM++ SDE",
+}
+# img2img from a rough: how much of it is drawn again (0 keeps it, 1 ignores it).
+FROM_ROUGH = {"denoising_strength": 0.55, "resize_mode": 0}
 CONTROLNET_UNITS = 3  # the extension's default number of units
 WATCH_SECONDS = 600  # how long a withdrawn render queued there is watched to interrupt it
 
@@ -148,12 +164,16 @@ class A1111Adapter:
         module: str,
         reference_model: str,
         intake: Intake,
+        rough_template: dict | None = None,
     ):
         self.template = template or DEFAULT_PAYLOAD
+        self.rough_template = rough_template or ROUGH_PAYLOAD
         self.module, self.reference_model = module, reference_model
         self.intake = intake
         settings = self.template.get("override_settings") or {}
         self.model = str(settings.get("sd_model_checkpoint") or "default checkpoint")
+        drafts = self.rough_template.get("override_settings") or {}
+        self.draft_model = str(drafts.get("sd_model_checkpoint") or f"{self.model} (rough)")
         self.places_references = bool(
             references_in(self.template) or "reference_images" in placeholders_in(self.template)
         )
@@ -168,13 +188,19 @@ class A1111Adapter:
                     request.mask, Polarity.WHITE, width=request.width, height=request.height
                 )
             ).decode()
-        payload = fill(self.template, request.values(images, image=picture, mask=mask))
+        rough = base64.b64encode(request.rough).decode() if request.from_rough else ""
+        template = self.rough_template if request.draft else self.template
+        payload = fill(template, request.values(images, image=picture, mask=mask, rough=rough))
         payload["force_task_id"] = task
         if request.touch_up:
             for name, value in INPAINT.items():
                 payload.setdefault(name, value)
             payload["init_images"] = [picture]
             payload["mask"] = mask
+        elif request.from_rough:
+            for name, value in FROM_ROUGH.items():
+                payload.setdefault(name, value)
+            payload["init_images"] = [rough]
         if images and not self.places_references:
             units = [
                 self._unit(image, reference.box, request)
@@ -205,7 +231,8 @@ class A1111Adapter:
     def submit(self, request: RenderRequest, call: Call) -> Submission:
         task = f"mangagen-{uuid.uuid4().hex}"
         payload = self.payload_for(request, task)
-        path = "/sdapi/v1/img2img" if request.touch_up else "/sdapi/v1/txt2img"
+        img2img = request.touch_up or request.from_rough
+        path = "/sdapi/v1/img2img" if img2img else "/sdapi/v1/txt2img"
         background = Background(lambda: call("POST", path, json=payload, refuse=refusal).body)
         return Submission(id=task, extra={"background": background})
 
@@ -279,6 +306,7 @@ def build() -> RemoteRenderer:
         module=settings.A1111_REFERENCE_MODULE,
         reference_model=settings.A1111_REFERENCE_MODEL,
         intake=intake(settings.A1111_BASE_URL),
+        rough_template=settings.A1111_ROUGH_PAYLOAD,
     )
     return remote(adapter, http)
 

@@ -22,6 +22,11 @@ the same way and `COMFYUI_INPAINT_WORKFLOW` (or the shipped SDXL inpainting
 one) is queued with `{{image}}` and `{{mask}}` their uploaded names (what
 LoadImage and LoadImageMask take); its reference slots, if any, as a panel's.
 
+Roughs: `COMFYUI_ROUGH_WORKFLOW` (or the shipped SDXL Turbo one: one step at CFG 1), at a
+rough's size, without references. A final from its rough: the rough uploaded the same
+way and `COMFYUI_FROM_ROUGH_WORKFLOW` (or the shipped SDXL img2img one, denoise 0.55)
+queued with `{{rough}}` its uploaded name.
+
 `{{reference_N}}` is the uploaded file's name (what a LoadImage node takes);
 a workflow's reference slots beyond the panel's references load the first
 one at `{{reference_N_weight}}` 0.
@@ -43,7 +48,14 @@ from urllib.parse import urlencode
 from django.conf import settings
 
 from ..base import ProviderState, RenderError, Verb
-from ..building import inpaint_workflow, intake, provider_http, remote
+from ..building import (
+    from_rough_workflow,
+    inpaint_workflow,
+    intake,
+    provider_http,
+    remote,
+    rough_workflow,
+)
 from ..catalog import RendererName
 from ..intake import Intake, Picture
 from ..masks import Polarity, provider_mask
@@ -51,7 +63,7 @@ from ..registry import register
 from ..remote import Call, RemoteRenderer, Status, Submission
 from ..render_request import RenderRequest
 from ..templates import SLOTS, fill, references_in
-from ..workflows import INPAINT, shipped
+from ..workflows import FROM_ROUGH, INPAINT, ROUGH, checkpoint_of, shipped
 
 
 class ComfyUIAdapter:
@@ -69,12 +81,17 @@ class ComfyUIAdapter:
         intake: Intake,
         inpaint_workflow: dict | None = None,
         upload_references: bool = True,
+        rough_workflow: dict | None = None,
+        from_rough_workflow: dict | None = None,
     ):
         self.base_url = base_url.rstrip("/")
         self.workflow = workflow
         self.reference_workflow = reference_workflow
         self.inpaint_workflow = inpaint_workflow or shipped(INPAINT)
+        self.rough_workflow = rough_workflow or shipped(ROUGH)
+        self.from_rough_workflow = from_rough_workflow or shipped(FROM_ROUGH)
         self.model = model
+        self.draft_model = checkpoint_of(self.rough_workflow) or f"{model} (rough)"
         self.intake = intake
         # No uploads, no references: the provider layer then sends none (see above).
         self.max_references = (
@@ -85,6 +102,11 @@ class ComfyUIAdapter:
     def submit(self, request: RenderRequest, call: Call) -> Submission:
         if request.touch_up:
             return self._queue(self._touch_up(request, call), call)
+        if request.draft:
+            return self._queue(fill(self.rough_workflow, request.values()), call)
+        if request.from_rough:
+            rough = self._upload(request.rough, call)
+            return self._queue(fill(self.from_rough_workflow, request.values(rough=rough)), call)
         names = [self._upload(r.image, call) for r in request.references]
         values = request.values(names)
         for i in range(len(names) + 1, SLOTS + 1):
@@ -113,7 +135,8 @@ class ComfyUIAdapter:
         return fill(self.inpaint_workflow, values)
 
     def _queue(self, workflow: dict, call: Call) -> Submission:
-        """A touch-up's workflow queued (a panel's is queued in `submit`)."""
+        """A touch-up's, a rough's or a final-from-rough's workflow queued (a panel's is
+        queued in `submit`)."""
         queued = call("POST", "/prompt", json={"prompt": workflow, "client_id": self.client_id})
         body = queued.body if isinstance(queued.body, dict) else {}
         if not body.get("prompt_id"):
@@ -215,6 +238,8 @@ def build() -> RemoteRenderer:
         intake=intake(settings.COMFYUI_BASE_URL),
         inpaint_workflow=inpaint_workflow(),
         upload_references=settings.COMFYUI_UPLOAD_REFERENCES,
+        rough_workflow=rough_workflow(),
+        from_rough_workflow=from_rough_workflow(),
     )
     return remote(adapter, provider_http("ComfyUI", settings.COMFYUI_BASE_URL))
 

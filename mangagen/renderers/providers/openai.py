@@ -24,6 +24,14 @@ transparent pixels are redrawn), `prompt`, `model`, `size`, `n`; no `seed`
 (edits have none) and `response_format` only for DALL·E (GPT image models
 refuse it and always answer base64).
 
+Roughs go to generations like a panel, with `quality` IMAGES_ROUGH_QUALITY (`low`:
+GPT image models' cheapest and fastest) on OpenAI itself. A final from its rough goes
+to the edits endpoint with the rough as `image` and no mask (OpenAI), as the first
+`image[]` (stable-diffusion.cpp: its init image); LocalAI takes no picture there, so
+its final from a rough keeps the rough's seed alone. Every panel is asked at its page
+cell's shape: OpenAI's nearest size of 1024×1024, 1536×1024 and 1024×1536 (when
+IMAGES_SIZE is one of them or `auto`), the others' width×height.
+
 The shared HTTP rules (provider_http.py: backoff on 5xx and timeouts, 429's
 `Retry-After`, a 4xx fails at once with the provider's message) and the
 shared picture intake (intake.py) apply.
@@ -40,6 +48,7 @@ import requests
 from django.conf import settings
 
 from ..base import (
+    FromRoughSpec,
     OnState,
     PanelSpec,
     Renderer,
@@ -60,12 +69,18 @@ from ..registry import register
 from ..render_request import (
     Reference,
     RenderRequest,
+    from_rough_request,
     panel_request,
+    rough_request,
+    shaped,
     sheet_request,
     touchup_request,
 )
 
 EDITS_PATH = "/v1/images/edits"
+# The sizes GPT image models draw (IMAGES_SIZE `auto` lets the model choose; a panel of a
+# cell's shape asks for the nearest).
+GPT_SIZES = ("1024x1024", "1536x1024", "1024x1536")
 
 
 class OpenAIImagesRenderer(Renderer):
@@ -87,6 +102,7 @@ class OpenAIImagesRenderer(Renderer):
         max_references: int = 0,
         server: str = ImagesServer.OPENAI,
         intake: Intake | None = None,
+        rough_quality: str = "low",
     ):
         self.server = ImagesServer(server)
         self.edits_path = (
@@ -97,6 +113,7 @@ class OpenAIImagesRenderer(Renderer):
         self.max_references = max_references
         self.can_touch_up = self.server == ImagesServer.OPENAI
         self.model = model
+        self.rough_quality = rough_quality
         self.size = size
         self.width, self.height = _size(size)
         self.http = ProviderHTTP(
@@ -120,9 +137,33 @@ class OpenAIImagesRenderer(Renderer):
         self.pool = pool
 
     def panel_work(self, spec: PanelSpec, seed: int) -> RenderRequest:
-        return panel_request(
-            spec, seed, width=self.width, height=self.height, max_references=self.taken()
+        width, height = self._shaped(spec.aspect)
+        return panel_request(spec, seed, width=width, height=height, max_references=self.taken())
+
+    def rough_work(self, spec: PanelSpec, seed: int) -> RenderRequest:
+        """A rough: generations at IMAGES_ROUGH_QUALITY, at a rough's size."""
+        return rough_request(spec, seed, width=self.width, height=self.height)
+
+    def from_rough_work(self, spec: FromRoughSpec, seed: int) -> RenderRequest:
+        """A final from its rough: the edits endpoint with the rough (see above)."""
+        width, height = self._shaped(spec.panel.aspect)
+        return from_rough_request(
+            spec, seed, width=width, height=height, max_references=self.taken()
         )
+
+    def _shaped(self, aspect: str) -> tuple[int, int]:
+        """IMAGES_SIZE's pixels at the cell's shape."""
+        return shaped(aspect, self.width, self.height, pixels=self.width * self.height)
+
+    def size_for(self, request: RenderRequest) -> str:
+        """The `size` a request asks for: OpenAI's nearest to its shape (GPT image models),
+        IMAGES_SIZE as it is (DALL·E), the request's own elsewhere."""
+        if self.server != ImagesServer.OPENAI:
+            return f"{request.width}x{request.height}"
+        if self.size not in (*GPT_SIZES, "auto"):
+            return self.size
+        wanted = request.width / request.height
+        return min(GPT_SIZES, key=lambda size: abs(_ratio(size) - wanted))
 
     def sheet_work(self, spec: SheetSpec, seed: int) -> RenderRequest:
         """A character sheet comes from the generations endpoint."""
@@ -160,14 +201,18 @@ class OpenAIImagesRenderer(Renderer):
         payload: dict[str, Any] = {
             "model": self.model,
             "prompt": request.prompt,
-            "size": self.size,
+            "size": self.size_for(request),
             "n": 1,
             "response_format": "b64_json",
             "seed": request.seed,
         }
+        if request.draft and self.rough_quality and self.server == ImagesServer.OPENAI:
+            payload["quality"] = self.rough_quality
         references = request.references
         if request.touch_up:
             body = self._edit(request, on_state=on_state)
+        elif request.from_rough and self.server != ImagesServer.LOCALAI:
+            body = self._from_rough(request, on_state=on_state)
         elif self.server == ImagesServer.SDCPP:
             extra = {"seed": request.seed}
             if references:
@@ -202,7 +247,10 @@ class OpenAIImagesRenderer(Renderer):
                     "render": round(rendered, 3),
                 },
                 "provider": self.name,
-                "model": self.model,
+                "model": f"{self.model}:{self.rough_quality or 'rough'}"
+                if request.draft
+                else self.model,
+                "from_rough": request.from_rough,
                 "seed": request.seed,
                 "prompt": request.prompt,
                 "references": [r.name for r in references],
@@ -229,6 +277,23 @@ class OpenAIImagesRenderer(Renderer):
         path = self.edits_path or EDITS_PATH
         return self.http.call("POST", path, data=fields, files=files, on_state=on_state)
 
+    def _from_rough(self, request: RenderRequest, *, on_state: OnState | None) -> Answer:
+        """A final from its rough through the edits endpoint, no mask: OpenAI edits the
+        rough as `image`; stable-diffusion.cpp takes the first `image[]` as its init image
+        (its seed in its extra args)."""
+        fields = {"model": self.model, "prompt": request.prompt, "n": "1"}
+        fields["size"] = self.size_for(request)
+        if self.model.startswith("dall-e"):
+            fields["response_format"] = "b64_json"
+        key = "image"
+        if self.server == ImagesServer.SDCPP:
+            key = "image[]"
+            extra = json.dumps({"seed": request.seed})
+            fields["prompt"] += f" <sd_cpp_extra_args>{extra}</sd_cpp_extra_args>"
+        files = [(key, ("rough.png", request.rough, "image/png"))]
+        path = self.edits_path or EDITS_PATH
+        return self.http.call("POST", path, data=fields, files=files, on_state=on_state)
+
     def _picture(self, body: Any):
         try:
             item = body["data"][0]
@@ -249,6 +314,11 @@ def _size(size: str) -> tuple[int, int]:
     if width.isdigit() and height.isdigit():
         return int(width), int(height)
     return 1024, 1024
+
+
+def _ratio(size: str) -> float:
+    width, _, height = size.partition("x")
+    return int(width) / int(height)
 
 
 def _raw(reference: Reference) -> str:
@@ -280,6 +350,7 @@ def build() -> OpenAIImagesRenderer:
         max_references=settings.IMAGES_MAX_REFERENCES,
         server=settings.IMAGES_SERVER,
         intake=intake(settings.IMAGES_BASE_URL),
+        rough_quality=settings.IMAGES_ROUGH_QUALITY,
     )
 
 

@@ -21,6 +21,14 @@ Touch-ups go to `REPLICATE_INPAINT_MODEL` (FLUX Fill Pro by default), its input
 `REPLICATE_INPAINT_INPUT` (or FLUX Fill's: `image`, `mask`, `prompt`, `seed`)
 filled with `{{image}}` and `{{mask}}` as data URLs, the mask white where the
 picture is redrawn and of the picture's size (FLUX Fill refuses another).
+
+Roughs go to `REPLICATE_ROUGH_MODEL` (FLUX schnell by default, at a quarter megapixel in
+one step: ROUGH_INPUT), its input `REPLICATE_ROUGH_INPUT`. A final from its rough goes to
+`REPLICATE_FROM_ROUGH_MODEL` (FLUX dev by default, img2img: the rough as `image`,
+`prompt_strength` 0.6 of it drawn again: FROM_ROUGH_INPUT), its input
+`REPLICATE_FROM_ROUGH_INPUT` with `{{rough}}` a data URL; with that model set to "" it
+goes to `REPLICATE_MODEL` as any final, keeping the rough's seed (FLUX schnell takes no
+picture).
 """
 
 from __future__ import annotations
@@ -62,6 +70,28 @@ DEFAULT_INPAINT_INPUT = {
     "steps": 28,
     "output_format": "png",
     "safety_tolerance": 2,
+}
+# A rough: FLUX schnell at its smallest and fastest (a quarter megapixel, one step).
+DEFAULT_ROUGH_MODEL = "black-forest-labs/flux-schnell"
+ROUGH_INPUT = {
+    **DEFAULT_INPUT,
+    "num_inference_steps": 1,
+    "megapixels": "0.25",
+    "output_quality": 80,
+}
+# A final from its rough: FLUX dev's img2img (`image`, `prompt_strength`: how much of the
+# picture is drawn anew; its aspect ratio is the image's).
+DEFAULT_FROM_ROUGH_MODEL = "black-forest-labs/flux-dev"
+FROM_ROUGH_INPUT = {
+    "prompt": "{{prompt}}",
+    "image": "{{rough}}",
+    "prompt_strength": 0.6,
+    "seed": "{{seed}}",
+    "num_outputs": 1,
+    "num_inference_steps": 28,
+    "output_format": "webp",
+    "output_quality": 90,
+    "go_fast": True,
 }
 DELIVERY_HOSTS = ("replicate.delivery", "*.replicate.delivery")
 DATA_URL_LIMIT = 1024 * 1024  # what Replicate takes inline
@@ -111,6 +141,10 @@ class ReplicateAdapter:
         intake: Intake,
         inpaint_model: str = DEFAULT_INPAINT_MODEL,
         inpaint_template: dict | None = None,
+        rough_model: str = DEFAULT_ROUGH_MODEL,
+        rough_template: dict | None = None,
+        from_rough_model: str = DEFAULT_FROM_ROUGH_MODEL,
+        from_rough_template: dict | None = None,
     ):
         self.model = model
         self.owner_name, _, self.version = model.partition(":")
@@ -118,6 +152,10 @@ class ReplicateAdapter:
         self.intake = intake
         self.inpaint_model = inpaint_model or DEFAULT_INPAINT_MODEL
         self.inpaint_template = inpaint_template or DEFAULT_INPAINT_INPUT
+        self.draft_model = rough_model or DEFAULT_ROUGH_MODEL
+        self.rough_template = rough_template or ROUGH_INPUT
+        self.from_rough_model = from_rough_model  # "": the final model, the rough's seed
+        self.from_rough_template = from_rough_template or FROM_ROUGH_INPUT
 
     def submit(self, request: RenderRequest, call: Call) -> Submission:
         references = [data_url(r.image) for r in request.references]
@@ -128,6 +166,12 @@ class ReplicateAdapter:
             width, height = size_of(base64.b64decode(image.partition(",")[2]))
             mask = data_url(provider_mask(request.mask, Polarity.WHITE, width=width, height=height))
             values = request.values(references, image=image, mask=mask)
+        elif request.draft:
+            model, template = self.draft_model, self.rough_template
+            values = request.values(references)
+        elif request.from_rough and self.from_rough_model:
+            model, template = self.from_rough_model, self.from_rough_template
+            values = request.values(references, rough=data_url(request.rough))
         else:
             model, template = self.model, self.template
             values = request.values(references)
@@ -189,6 +233,10 @@ def build() -> RemoteRenderer:
         intake=intake(settings.REPLICATE_BASE_URL, *DELIVERY_HOSTS),
         inpaint_model=settings.REPLICATE_INPAINT_MODEL,
         inpaint_template=settings.REPLICATE_INPAINT_INPUT,
+        rough_model=settings.REPLICATE_ROUGH_MODEL,
+        rough_template=settings.REPLICATE_ROUGH_INPUT,
+        from_rough_model=settings.REPLICATE_FROM_ROUGH_MODEL,
+        from_rough_template=settings.REPLICATE_FROM_ROUGH_INPUT,
     )
     return remote(adapter, http)
 

@@ -25,6 +25,13 @@ before queueing the workflow). With `RUNPOD_INPUT`, touch-ups need it to name
 `{{image}}` and `{{mask}}` (those names; `{{reference_images}}` is then the
 whole `images` list: picture, mask, references); one that does not cannot
 redraw a region.
+
+Roughs: worker-comfyui's input with the rough workflow (`COMFYUI_ROUGH_WORKFLOW`, or the
+shipped SDXL Turbo one) at a rough's size. A final from its rough: the from-rough
+workflow (`COMFYUI_FROM_ROUGH_WORKFLOW`, or the shipped SDXL img2img one) with the rough
+in `images` as `mangagen-rough.png`, the name `{{rough}}` becomes. With `RUNPOD_INPUT`,
+a rough is that input as a panel's, and the rough goes along only where the template
+names `{{rough}}` (a data URL there); otherwise only its seed.
 """
 
 from __future__ import annotations
@@ -34,7 +41,14 @@ import base64
 from django.conf import settings
 
 from ..base import ProviderState, RenderError, Verb
-from ..building import inpaint_workflow, intake, provider_http, remote
+from ..building import (
+    from_rough_workflow,
+    inpaint_workflow,
+    intake,
+    provider_http,
+    remote,
+    rough_workflow,
+)
 from ..catalog import RendererName
 from ..intake import Intake, Picture
 from ..masks import Polarity, provider_mask
@@ -42,13 +56,14 @@ from ..registry import register
 from ..remote import Call, RemoteRenderer, Status, Submission
 from ..render_request import RenderRequest
 from ..templates import SLOTS, fill, placeholders_in, references_in
-from ..workflows import INPAINT, REFERENCES, TXT2IMG, shipped
+from ..workflows import FROM_ROUGH, INPAINT, REFERENCES, ROUGH, TXT2IMG, checkpoint_of, shipped
 
 STATES = {"IN_QUEUE": ProviderState.STARTING, "IN_PROGRESS": ProviderState.RENDERING}
 
 
 TOUCHUP_IMAGE = "mangagen-touchup-image.png"
 TOUCHUP_MASK = "mangagen-touchup-mask.png"
+ROUGH_IMAGE = "mangagen-rough.png"
 
 
 def reference_name(index: int) -> str:
@@ -70,9 +85,16 @@ class RunPodAdapter:
         template: dict | None,
         intake: Intake,
         inpaint_workflow: dict | None = None,
+        rough_workflow: dict | None = None,
+        from_rough_workflow: dict | None = None,
     ):
         self.endpoint = endpoint
         self.model = f"endpoint:{endpoint}"
+        self.rough_workflow = rough_workflow or shipped(ROUGH)
+        self.from_rough_workflow = from_rough_workflow or shipped(FROM_ROUGH)
+        self.draft_model = (
+            f"{self.model}:{checkpoint_of(self.rough_workflow)}" if template is None else ""
+        )
         self.template = template
         self.intake = intake
         self.inpaint_workflow = inpaint_workflow or shipped(INPAINT)
@@ -86,12 +108,19 @@ class RunPodAdapter:
     def input_for(self, request: RenderRequest) -> dict:
         if request.touch_up:
             return self._touch_up(request)
+        if self.template is None and request.draft:
+            return {"workflow": fill(self.rough_workflow, request.values())}
+        if self.template is None and request.from_rough:
+            images = [{"name": ROUGH_IMAGE, "image": _data_url(request.rough)}]
+            values = request.values(rough=ROUGH_IMAGE)
+            return {"workflow": fill(self.from_rough_workflow, values), "images": images}
         names = [reference_name(i) for i in range(1, len(request.references) + 1)]
         images = [
             {"name": n, "image": "data:image/png;base64," + base64.b64encode(r.image).decode()}
             for n, r in zip(names, request.references, strict=True)
         ]
-        values = request.values(names)
+        rough = _data_url(request.rough) if request.from_rough else ""
+        values = request.values(names, rough=rough)
         values["reference_images"] = images
         if self.template is not None:
             return fill(self.template, values)
@@ -186,6 +215,8 @@ def build() -> RemoteRenderer:
         template=settings.RUNPOD_INPUT,
         intake=intake(settings.RUNPOD_BASE_URL),
         inpaint_workflow=inpaint_workflow(),
+        rough_workflow=rough_workflow(),
+        from_rough_workflow=from_rough_workflow(),
     )
     return remote(adapter, http)
 

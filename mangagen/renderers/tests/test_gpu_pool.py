@@ -13,7 +13,7 @@ import pytest
 from mangagen.renderers.gpu_pool import GpuPool, Priority, Withdrawn
 from tests.support.waiting import wait_for
 
-CONFIRMED, SPECULATIVE = Priority.CONFIRMED, Priority.SPECULATIVE
+CONFIRMED, SPECULATIVE, ROUGH = Priority.CONFIRMED, Priority.SPECULATIVE, Priority.ROUGH
 
 
 def make_pool(size=1, **options) -> GpuPool:
@@ -106,6 +106,49 @@ def test_speculation_runs_only_on_containers_no_confirmed_render_waits_for():
     pool.release(holders[0])
     assert take(pool, "s1", SPECULATIVE) is None  # …and the freed container is its
     assert take(pool, "c3") is not None
+
+
+def test_a_rough_runs_only_on_containers_no_final_waits_for():
+    """Roughs are the lowest queue: a confirmed or a speculative render waiting, even one
+    that asked later, gets the freed container first; a rough that waited leaves at once
+    when withdrawn."""
+    pool = make_pool(size=2)
+    held = [take(pool, "x"), take(pool, "y")]
+    assert take(pool, "rough", ROUGH) is None
+    assert take(pool, "spec", SPECULATIVE) is None
+    assert take(pool, "conf", CONFIRMED) is None
+    assert pool.state().waiting_rough == 1
+    pool.release(held[0])
+    assert take(pool, "rough", ROUGH) is None  # the confirmed one waits for it
+    assert take(pool, "conf") is not None
+    pool.release(held[1])
+    assert take(pool, "rough", ROUGH) is None  # the speculative one waits for it
+    assert take(pool, "spec", SPECULATIVE) is not None
+    assert (
+        pool.predict_finish(priority=ROUGH, render_seconds=1)
+        > pool.predict_finish(priority=SPECULATIVE, render_seconds=1) - 1e-6
+    )
+    pool.withdraw("rough")
+    assert pool.state().waiting_rough == 0
+    with pytest.raises(Withdrawn):
+        take(pool, "rough", ROUGH)
+    free = make_pool(size=1)
+    assert take(free, "alone", ROUGH) is not None  # nothing else waits: it draws
+
+
+def test_a_rough_a_final_waits_for_is_hastened_ahead_of_the_other_roughs():
+    pool = make_pool(size=1)
+    held = take(pool, "x")
+    assert take(pool, "rough-2", ROUGH) is None
+    assert take(pool, "rough-1", ROUGH) is None
+    assert pool.hasten("rough-1") and not pool.hasten("rough-1")
+    assert take(pool, "conf") is None  # finals still come first
+    pool.release(held)
+    assert take(pool, "rough-1", ROUGH) is None
+    conf = take(pool, "conf")
+    pool.release(conf)
+    assert take(pool, "rough-2", ROUGH) is None  # the hastened one's turn
+    assert take(pool, "rough-1", ROUGH) is not None
 
 
 def test_a_promoted_speculation_becomes_confirmed_work_keeping_its_place():

@@ -12,6 +12,13 @@
   (`{{image}}`), the region through LoadImageMask's red channel (`{{mask}}`: a
   greyscale PNG, white = redraw), VAEEncodeForInpaint, KSampler at denoise 1.
   `COMFYUI_INPAINT_WORKFLOW` replaces it; it must name `{{image}}` and `{{mask}}`.
+- `sdxl_turbo_rough.json`: a rough, core nodes only: SDXL Turbo
+  (`sd_xl_turbo_1.0_fp16.safetensors`), one step at CFG 1 (what Turbo is distilled
+  for), at the rough's size. `COMFYUI_ROUGH_WORKFLOW` replaces it.
+- `sdxl_from_rough.json`: a final from its rough, core nodes only: SDXL base, the rough
+  through LoadImage (`{{rough}}`) and VAEEncode, KSampler at denoise 0.55 (the rough's
+  composition stays, the drawing is the final's). `COMFYUI_FROM_ROUGH_WORKFLOW`
+  replaces it; it must name `{{rough}}`.
 """
 
 from __future__ import annotations
@@ -26,6 +33,8 @@ HERE = Path(__file__).resolve().parent
 TXT2IMG = "sdxl_txt2img.json"
 REFERENCES = "sdxl_ip_adapter.json"
 INPAINT = "sdxl_inpaint.json"
+ROUGH = "sdxl_turbo_rough.json"
+FROM_ROUGH = "sdxl_from_rough.json"
 
 
 def shipped_path(name: str) -> str:
@@ -70,5 +79,17 @@ def load_inpaint(path: str) -> dict:
         raise ValueError(
             f"The inpaint workflow {path} does not name {names}: a touch-up's picture and "
             "mask go there (the uploaded files' names, for LoadImage and LoadImageMask)."
+        )
+    return workflow
+
+
+def load_from_rough(path: str) -> dict:
+    """A from-rough workflow file, checked: it must load the rough it is given
+    (`{{rough}}`). Raises ValueError saying what is wrong."""
+    workflow = load(path)
+    if "rough" not in placeholders_in(workflow):
+        raise ValueError(
+            f"The from-rough workflow {path} does not name {{{{rough}}}}: a final's rough goes "
+            "there (the uploaded file's name, for LoadImage)."
         )
     return workflow

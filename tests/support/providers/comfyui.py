@@ -129,6 +129,17 @@ CORE: dict[str, dict[str, Any]] = {
         "output": ["MASK"],
     },
     "VAEEncode": {"required": {"pixels": ("IMAGE",), "vae": ("VAE",)}, "output": ["LATENT"]},
+    # nodes.py ImageScale: an IMAGE at width×height (0 keeps the other side's ratio).
+    "ImageScale": {
+        "required": {
+            "image": ("IMAGE",),
+            "upscale_method": (["nearest-exact", "bilinear", "area", "bicubic", "lanczos"],),
+            "width": _int(min=0, max=16384),
+            "height": _int(min=0, max=16384),
+            "crop": (["disabled", "center"],),
+        },
+        "output": ["IMAGE"],
+    },
     "VAEEncodeForInpaint": {
         "required": {
             "pixels": ("IMAGE",),
@@ -349,6 +360,13 @@ def executed(workflow: dict, files: dict[str, bytes]) -> tuple[bytes, Image.Imag
     workflow; for an inpaint one, its LoadImage picture redrawn where its mask is 1 (at
     the picture's size), and that mask as ComfyUI's nodes read it (mode "L")."""
     node = next((n for n in workflow.values() if n["class_type"] in INPAINTERS), None)
+    encode = next((n for n in workflow.values() if n["class_type"] == "VAEEncode"), None)
+    if node is None and encode is not None:  # img2img: the picture drawn again, its shape kept
+        image = _image(workflow, encode["inputs"]["pixels"], files)
+        buffer = io.BytesIO()
+        image.save(buffer, format="PNG")
+        whole = Image.new("L", image.size, 255)
+        return inpaint(buffer.getvalue(), whole, json.dumps(workflow), 0), None
     if node is None:
         return draw(json.dumps(workflow), 0, 304, 208), None
     image = _image(workflow, node["inputs"]["pixels"], files)
@@ -366,6 +384,9 @@ def _opened(files: dict[str, bytes], name: str) -> Image.Image:
 
 def _image(workflow: dict, link: list, files: dict[str, bytes]) -> Image.Image:
     node = workflow[link[0]]
+    if node["class_type"] == "ImageScale":
+        inputs = node["inputs"]
+        return _image(workflow, inputs["image"], files).resize((inputs["width"], inputs["height"]))
     if node["class_type"] != "LoadImage":
         raise ValueError(f"the stand-in draws over a LoadImage only, not {node['class_type']}")
     return _opened(files, node["inputs"]["image"]).convert("RGB")

@@ -124,6 +124,9 @@ class SdCppStandIn(StandIn):
         return answer(str(fields.get("prompt")), 0)
 
 
+# GPT image models' sizes and qualities (the images API reference).
+GPT_SIZES = {"1024x1024", "1536x1024", "1024x1536", "auto"}
+GPT_QUALITIES = {"low", "medium", "high", "auto"}
 EDIT_FIELDS = {
     "model",
     "prompt",
@@ -171,7 +174,8 @@ class OpenAIStandIn(StandIn):
     def __init__(self, *, key: str = "sk-test") -> None:
         super().__init__()
         self.key = key
-        self.made: list[dict] = []
+        self.made: list[dict] = []  # each edit: its fields, its images and the region
+        self.generated: list[dict] = []  # each generation's body
         self.route("POST", r"/v1/images/edits", self.edits)
         self.route("POST", r"/v1/images/generations", self.generations)
 
@@ -180,6 +184,13 @@ class OpenAIStandIn(StandIn):
 
     def generations(self, request: Request) -> Reply:
         body = request.json() or {}
+        model = str(body.get("model", "gpt-image-1"))
+        if not model.startswith("dall-e"):
+            if body.get("quality", "auto") not in GPT_QUALITIES:
+                return invalid(f"Invalid value: '{body['quality']}'.", "quality")
+            if body.get("size", "auto") not in GPT_SIZES:
+                return invalid(f"Invalid value: '{body['size']}'.", "size")
+        self.generated.append(body)
         return answer(str(body.get("prompt")), 0)
 
     def edits(self, request: Request) -> Reply:

@@ -5,7 +5,9 @@ retry transport's reading of `Retry-After`).
 
 - `POST /v1/models/{owner}/{name}/predictions` (official models) and
   `POST /v1/predictions` with `version`; the input is validated against the
-  model's schema (FLUX schnell's, FLUX Kontext's, and FLUX Fill Pro's, which
+  model's schema (FLUX schnell's, FLUX dev's, whose `image` makes it img2img (the
+  picture drawn again from that image, `prompt_strength` of it), FLUX Kontext's,
+  and FLUX Fill Pro's, which
   inpaints: `image`, `mask` white = redrawn, of the image's size, or the
   prediction fails; its output one URL): an unknown or ill-typed field is
   422 "Input validation failed" with `invalid_fields`. `Prefer: wait=N` holds
@@ -23,6 +25,10 @@ retry transport's reading of `Retry-After`).
 
 What cancelling saved is kept per prediction (`saved`): the rest of its boot
 and its render, as the fleet would have spent them.
+
+Each model may take its own time (`render_for`: a fast draft model beside a slow final
+one) and, as on Replicate, run on a fleet of its own (`fleet_per_model`: its own
+workers, its own cold boots), or all on one fleet (the default).
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ from typing import Any
 
 from PIL import Image
 
-from .base import FleetStandIn, Reply, Request, draw, inpaint
+from .base import Fleet, FleetStandIn, Reply, Request, draw, inpaint
 
 FLUX_SCHNELL = {
     "prompt": {"type": "string", "required": True},
@@ -51,6 +57,26 @@ FLUX_SCHNELL = {
     },
     "num_outputs": {"type": "integer", "minimum": 1, "maximum": 4},
     "num_inference_steps": {"type": "integer", "minimum": 1, "maximum": 4},
+    "output_format": {"type": "string", "enum": ["webp", "jpg", "png"]},
+    "output_quality": {"type": "integer", "minimum": 0, "maximum": 100},
+    "go_fast": {"type": "boolean"},
+    "megapixels": {"type": "string", "enum": ["1", "0.25"]},
+    "disable_safety_checker": {"type": "boolean"},
+}
+# FLUX dev: text to image, or image to image given `image` (its `prompt_strength` of the
+# picture drawn anew; the output then has the image's aspect ratio).
+FLUX_DEV = {
+    "prompt": {"type": "string", "required": True},
+    "image": {"type": "uri"},
+    "prompt_strength": {"type": "number", "minimum": 0, "maximum": 1},
+    "seed": {"type": "integer"},
+    "aspect_ratio": {
+        "type": "string",
+        "enum": ["1:1", "16:9", "21:9", "3:2", "2:3", "4:5", "5:4", "3:4", "4:3", "9:16", "9:21"],
+    },
+    "num_outputs": {"type": "integer", "minimum": 1, "maximum": 4},
+    "num_inference_steps": {"type": "integer", "minimum": 1, "maximum": 50},
+    "guidance": {"type": "number", "minimum": 0, "maximum": 10},
     "output_format": {"type": "string", "enum": ["webp", "jpg", "png"]},
     "output_quality": {"type": "integer", "minimum": 0, "maximum": 100},
     "go_fast": {"type": "boolean"},
@@ -128,11 +154,17 @@ class ReplicateStandIn(FleetStandIn):
         capacity: int = 4,
         idle: float = 60.0,
         models: dict[str, dict] | None = None,
+        render_for: dict[str, float] | None = None,
+        fleet_per_model: bool = False,
     ):
         super().__init__(cold_boot=cold_boot, render=render, capacity=capacity, idle=idle)
         self.token = token
+        self.render_for = render_for or {}
+        self.fleet_per_model = fleet_per_model
+        self.fleets: dict[str, Fleet] = {}
         self.models = models or {
             "black-forest-labs/flux-schnell": FLUX_SCHNELL,
+            "black-forest-labs/flux-dev": FLUX_DEV,
             "black-forest-labs/flux-kontext-dev": KONTEXT,
             "black-forest-labs/flux-fill-pro": FLUX_FILL_PRO,
         }
@@ -164,7 +196,32 @@ class ReplicateStandIn(FleetStandIn):
             return [p for p in self.predictions.values() if p.status == "canceled"]
 
     def boots(self) -> int:
-        return self.fleet.boots
+        return self.fleet.boots + sum(fleet.boots for fleet in self.fleets.values())
+
+    def fleet_of(self, model: str) -> Fleet:
+        """The fleet `model` runs on: its own with `fleet_per_model`, else the one."""
+        if not self.fleet_per_model:
+            return self.fleet
+        with self.lock:
+            if model not in self.fleets:
+                fleet = Fleet(
+                    capacity=self.fleet.capacity,
+                    cold_boot=self.fleet.cold_boot,
+                    idle=self.fleet.idle,
+                )
+                fleet.start_job, fleet.finish_job = self.start_job, self.finish_job
+                fleet.begin()
+                self.fleets[model] = fleet
+            return self.fleets[model]
+
+    def seconds_of(self, prediction: Prediction) -> float:
+        """What one prediction of its model takes to run."""
+        return self.render_for.get(prediction.model, self.render_seconds)
+
+    def stop(self) -> None:
+        for fleet in self.fleets.values():
+            fleet.end()
+        super().stop()
 
     def spent_seconds(self) -> float:
         """The fleet's time spent: every boot begun, and every prediction's processing."""
@@ -223,7 +280,7 @@ class ReplicateStandIn(FleetStandIn):
         )
         with self.lock:
             self.predictions[prediction.id] = prediction
-        self.fleet.submit(prediction)
+        self.fleet_of(model).submit(prediction)
         wait = re.match(r"wait(?:=(\d+))?", request.headers.get("prefer", ""))
         if wait:
             until = time.monotonic() + min(int(wait.group(1) or 60), 60)
@@ -241,9 +298,10 @@ class ReplicateStandIn(FleetStandIn):
         prediction = self.predictions.get(request.match["id"])
         if prediction is None:
             return problem(404, "Not found", "The requested resource could not be found.")
-        with self.fleet.lock:
+        fleet = self.fleet_of(prediction.model)
+        with fleet.lock:
             if prediction.status in ("starting", "processing") and not self.ignore_cancel:
-                prediction.saved = self.fleet.cancel(prediction, render=self.render_seconds)
+                prediction.saved = fleet.cancel(prediction, render=self.seconds_of(prediction))
                 prediction.status = "canceled"
                 prediction.completed = time.monotonic()
         return Reply(200, self.shown(prediction))
@@ -265,7 +323,7 @@ class ReplicateStandIn(FleetStandIn):
     def finish_job(self, prediction: Prediction, now: float) -> bool:
         if prediction.status != "processing":
             return True
-        if prediction.started is None or now - prediction.started < self.render_seconds:
+        if prediction.started is None or now - prediction.started < self.seconds_of(prediction):
             return False
         prediction.completed = now
         if self.fail_with:
@@ -274,15 +332,22 @@ class ReplicateStandIn(FleetStandIn):
         if prediction.model in INPAINTING:
             return self._inpaint(prediction)
         fmt = str(prediction.input.get("output_format", "webp"))
+        kind = {"jpg": "JPEG", "png": "PNG"}.get(fmt, "WEBP")
         width, height = SIZES.get(str(prediction.input.get("aspect_ratio", "1:1")), (1024, 1024))
-        # Drawn smaller than asked: the stand-in's time goes on the clock, not the CPU.
-        image = draw(
-            str(prediction.input.get("prompt", "")),
-            int(prediction.input.get("seed") or 0),
-            width // 4,
-            height // 4,
-            {"jpg": "JPEG", "png": "PNG"}.get(fmt, "WEBP"),
-        )
+        if prediction.input.get("megapixels") == "0.25":
+            width, height = width // 2, height // 2
+        source = data_of(prediction.input.get("image"))
+        if source is not None:  # img2img: the image drawn again, its shape kept
+            image = redrawn(source, prediction.input, kind)
+        else:
+            # Drawn smaller than asked: the stand-in's time goes on the clock, not the CPU.
+            image = draw(
+                str(prediction.input.get("prompt", "")),
+                int(prediction.input.get("seed") or 0),
+                width // 4,
+                height // 4,
+                kind,
+            )
         name = f"out-0.{fmt}"
         self.files[f"{prediction.id}/{name}"] = image
         prediction.output = [f"{self.url}/files/{prediction.id}/{name}"]
@@ -343,6 +408,19 @@ class ReplicateStandIn(FleetStandIn):
             if prediction.started is not None:
                 shown["metrics"] = {"predict_time": prediction.completed - prediction.started}
         return shown
+
+
+def redrawn(source: Image.Image, given: dict, kind: str) -> bytes:
+    """An img2img picture: the source at a quarter of its size, `prompt_strength` of it
+    painted over by a drawing of the prompt (the composition of the source stays)."""
+    small = source.convert("RGB").resize((max(16, source.width // 4), max(16, source.height // 4)))
+    drawing = Image.open(
+        io.BytesIO(draw(str(given.get("prompt", "")), int(given.get("seed") or 0), *small.size))
+    ).convert("RGB")
+    strength = float(given.get("prompt_strength", 0.8))
+    buffer = io.BytesIO()
+    Image.blend(small, drawing, min(0.9, strength * 0.5)).save(buffer, format=kind)
+    return buffer.getvalue()
 
 
 def data_of(url: Any) -> Image.Image | None:

@@ -14,7 +14,10 @@ from .surface import INK, PAPER, Surface, digest_of
 
 
 class Backgrounds(Surface):
-    """The background of a canvas, drawn before its figures."""
+    """The background of a canvas, drawn before its figures. A rough's (`sketching`)
+    leaves the screentones out, as a pencil rough does: the shapes and lines stay."""
+
+    sketching = False
 
     def background(self) -> None:
         shot = self.spec.shot
@@ -42,6 +45,8 @@ class Backgrounds(Surface):
             self.rain()
 
     def screentone(self, box, step: int, radius: float, fade: bool = False) -> None:
+        if self.sketching:
+            return
         x0, y0, x1, y1 = box
         tone = PAPER if self.noir else INK
         for y in range(int(y0), int(y1), step):

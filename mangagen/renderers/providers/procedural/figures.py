@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import random
 import re
 from dataclasses import dataclass
 
@@ -68,7 +69,21 @@ class Look:
 
 
 class Figures(Surface):
-    """The figures of a canvas: one for each character present (at most five)."""
+    """The figures of a canvas: one for each character present (at most five), where the
+    panel's blocking and the shot's framing (`frame`) put them."""
+
+    # The framing: the figures moved sideways by `shift` (a fraction of the width) and
+    # scaled by `zoom`; none until `frame` chooses them from the seed.
+    shift = 0.0
+    zoom = 1.0
+
+    def frame(self, seed: int) -> None:
+        """Frames the shot from `seed`, as an image model's seed decides a composition:
+        the camera a little to one side, a little closer or farther. Small enough that
+        a figure the blocking puts in a third of the frame stays in it."""
+        camera = random.Random(f"frame:{seed}")
+        self.shift = camera.uniform(-0.075, 0.075)
+        self.zoom = camera.uniform(0.85, 1.12)
 
     def figures(self) -> None:
         cast = list(self.spec.characters)[:5]
@@ -80,27 +95,28 @@ class Figures(Surface):
         slots = placements(cast)
         for i, character in enumerate(cast):
             look = Look.of(character)
-            cx = x0 + (x1 - x0) * slots[i]
+            cx = x0 + (x1 - x0) * min(0.95, max(0.05, slots[i] + self.shift))
             if shot == "extreme-close-up" and i == 0:
                 self.eyes_band(look, character)
                 continue
             if shot == "extreme-close-up":
                 continue
             if shot == "close-up":
-                r = (y1 - y0) * (0.3 if i == 0 else 0.16)
+                r = (y1 - y0) * (0.3 if i == 0 else 0.16) * self.zoom
                 if not character.position:
-                    cx = x0 + (x1 - x0) * (0.5 if n == 1 else (0.4 if i == 0 else 0.78))
+                    spot = 0.5 if n == 1 else (0.4 if i == 0 else 0.78)
+                    cx = x0 + (x1 - x0) * min(0.95, max(0.05, spot + self.shift))
                 cy = y1 - r * 0.9
                 self.bust(cx, cy, r, look, character)
             elif shot in ("wide", "establishing"):
-                height = (y1 - y0) * 0.5
+                height = (y1 - y0) * 0.5 * self.zoom
                 self.full_body(cx, y0 + (y1 - y0) * 0.93, height, look, character, chibi, 0)
             elif shot == "action":
-                height = (y1 - y0) * 0.7
+                height = (y1 - y0) * 0.7 * min(1.0, self.zoom)
                 lean = -0.35 if i % 2 == 0 else 0.3
                 self.full_body(cx, y1 - 6, height, look, character, chibi, lean)
             else:  # medium
-                r = (y1 - y0) * (0.15 if n < 3 else 0.11)
+                r = (y1 - y0) * (0.15 if n < 3 else 0.11) * self.zoom
                 cy = y1 - r * 2.2
                 self.bust(cx, cy, r, look, character)
 

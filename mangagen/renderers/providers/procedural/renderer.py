@@ -7,7 +7,7 @@ import io
 import random
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from django.conf import settings
 from PIL import Image, ImageDraw
@@ -15,17 +15,24 @@ from PIL import Image, ImageDraw
 from ... import masks
 from ...base import (
     CharacterSpec,
+    FromRoughSpec,
     PanelSpec,
     Renderer,
     RenderResult,
     SheetSpec,
     TouchUpSpec,
     Waiting,
+    sized,
 )
 from ...gpu_pool import GpuPool, Priority
 from .backdrops import Backgrounds
 from .figures import Figures, Look
+from .sketch import pencil
 from .surface import INK, PAPER
+
+# A rough is drawn at this fraction of the final's width and height: a draft model's
+# small picture, enough for the rough pages.
+ROUGH_SCALE = 0.5
 
 
 class Canvas(Backgrounds, Figures):
@@ -77,6 +84,18 @@ class SheetCanvas(Canvas):
                 )
 
 
+@dataclass(frozen=True)
+class Drawing:
+    """One piece of work on the simulated GPU: what draws it (the picture and its faces),
+    its seed, and how long it takes on a container."""
+
+    draw: Callable[[], tuple[bytes, dict]]
+    seed: int
+    seconds: float
+    from_rough: bool = False
+    draft: bool = False  # a rough: what its draft model drew (learned apart from finals)
+
+
 class ProceduralRenderer(Renderer):
     name = "procedural"
     model = "simulated"  # the simulated GPU: its timings are the settings'
@@ -92,6 +111,7 @@ class ProceduralRenderer(Renderer):
         cold_start_seconds: float | None = None,
         idle_seconds: float | None = None,
         render_seconds: float | None = None,
+        rough_seconds: float | None = None,
     ):
         self.width = width or settings.RENDER_WIDTH
         self.height = height or settings.RENDER_HEIGHT
@@ -101,6 +121,7 @@ class ProceduralRenderer(Renderer):
         )
         self.idle_seconds = settings.RENDER_IDLE_SECONDS if idle_seconds is None else idle_seconds
         self.render_seconds = settings.RENDER_SECONDS if render_seconds is None else render_seconds
+        self.rough_seconds = settings.ROUGH_SECONDS if rough_seconds is None else rough_seconds
 
     @property
     def pool(self) -> GpuPool:
@@ -114,19 +135,33 @@ class ProceduralRenderer(Renderer):
         """Seconds a render asked for now would wait for a booted container (for the UI)."""
         return self.pool.expected_wait()
 
-    def panel_work(self, spec: PanelSpec, seed: int) -> tuple[Callable, int]:
-        return (lambda: self.draw_with_faces(spec, seed)), seed
+    def panel_work(self, spec: PanelSpec, seed: int) -> Drawing:
+        return Drawing(lambda: self.draw_with_faces(spec, seed), seed, self.render_seconds)
 
-    def touchup_work(self, spec: TouchUpSpec, seed: int) -> tuple[Callable, int]:
-        return (lambda: self.draw_touch_up(spec, seed)), seed
+    def touchup_work(self, spec: TouchUpSpec, seed: int) -> Drawing:
+        return Drawing(lambda: self.draw_touch_up(spec, seed), seed, self.render_seconds)
 
-    def sheet_work(self, spec: SheetSpec, seed: int) -> tuple[Callable, int]:
-        return (lambda: (self.draw_sheet(spec, seed), {})), seed
+    def sheet_work(self, spec: SheetSpec, seed: int) -> Drawing:
+        return Drawing(lambda: (self.draw_sheet(spec, seed), {}), seed, self.render_seconds)
 
-    def perform(self, work: tuple[Callable, int], waiting: Waiting) -> RenderResult:
+    def rough_work(self, spec: PanelSpec, seed: int) -> Drawing:
+        """Its draft model: the final's composition as a pencil sketch, half its size, in
+        `rough_seconds` (ROUGH_SECONDS)."""
+        return Drawing(lambda: self.draw_rough(spec, seed), seed, self.rough_seconds, draft=True)
+
+    def from_rough_work(self, spec: FromRoughSpec, seed: int) -> Drawing:
+        """A final from its rough: the rough was drawn from this very spec and seed, so
+        drawing them again keeps every figure where the rough put it."""
+        panel = spec.panel
+        return Drawing(
+            lambda: self.draw_with_faces(panel, seed), seed, self.render_seconds, from_rough=True
+        )
+
+    def perform(self, work: Drawing, waiting: Waiting) -> RenderResult:
         """Waits for a container of the simulated provider (and its cold start), then
-        draws; the render takes `render_seconds` on the container. Raises Withdrawn."""
-        draw, seed = work
+        draws; the render takes the work's seconds (`render_seconds`, or `rough_seconds`
+        for a rough) on the container. Raises Withdrawn."""
+        draw, seed = work.draw, work.seed
         started = time.monotonic()
         with self.pool.container(
             ticket=waiting.ticket,
@@ -137,16 +172,17 @@ class ProceduralRenderer(Renderer):
         ) as slot:
             drawn_at = time.monotonic()
             image, faces = draw()
-            remaining = self.render_seconds - (time.monotonic() - drawn_at)
+            remaining = work.seconds - (time.monotonic() - drawn_at)
             if remaining > 0:
                 time.sleep(remaining)
             rendered = time.monotonic() - drawn_at
         booted = max(0.0, drawn_at - started - slot.queued_seconds)
+        width, height = _size_of(image) or (self.width, self.height)
         return RenderResult(
             image=image,
             content_type="image/png",
-            width=self.width,
-            height=self.height,
+            width=width,
+            height=height,
             renderer=self.name,
             seconds=time.monotonic() - started,
             cold=slot.cold,
@@ -158,12 +194,13 @@ class ProceduralRenderer(Renderer):
                     "render": round(rendered, 3),
                 },
                 "provider": self.name,
-                "model": self.model,
+                "model": f"{self.model}-draft" if work.draft else self.model,
                 "partial_boot": slot.joined,
                 "cold_start_seconds": self.cold_start_seconds if slot.cold else 0.0,
                 "queued_seconds": round(slot.queued_seconds, 3),
                 "container": slot.index,
                 "faces": faces,
+                "from_rough": work.from_rough,
             },
         )
 
@@ -208,14 +245,46 @@ class ProceduralRenderer(Renderer):
         image.save(buffer, format="PNG", optimize=False)
         return buffer.getvalue(), faces
 
-    def draw_with_faces(self, spec: PanelSpec, seed: int) -> tuple[bytes, dict]:
-        """The image and where each face is: name -> [x/width, y/height, radius/height]."""
-        canvas = Canvas(self.width, self.height, spec, random.Random(seed))
+    def draw_rough(self, spec: PanelSpec, seed: int) -> tuple[bytes, dict]:
+        """A rough: the final `draw_with_faces` would draw from `spec` and `seed`, drawn
+        at ROUGH_SCALE of its size and sketched in pencil; the faces where the final's
+        are. Deterministic."""
+        width, height = sized(spec.aspect, self.width, self.height)
+        small = (max(64, round(width * ROUGH_SCALE)), max(64, round(height * ROUGH_SCALE)))
+        drawn, faces = self.draw_with_faces(spec, seed, size=(width, height), sketching=True)
+        return pencil(drawn, small), faces
+
+    def draw_with_faces(
+        self,
+        spec: PanelSpec,
+        seed: int,
+        *,
+        size: tuple[int, int] | None = None,
+        sketching: bool = False,
+    ) -> tuple[bytes, dict]:
+        """The image and where each face is: name -> [x/width, y/height, radius/height].
+        At the renderer's size reshaped to the spec's `aspect` (the page cell's), or
+        `size`. The seed frames the shot (where the figures stand, how close), as an
+        image model's seed decides its composition. `sketching`: a rough's, without
+        screentones."""
+        width, height = size or sized(spec.aspect, self.width, self.height)
+        canvas = Canvas(width, height, spec, random.Random(seed))
+        canvas.frame(seed)
+        canvas.sketching = sketching
         canvas.paint()
         buffer = io.BytesIO()
         canvas.image.save(buffer, format="PNG", optimize=False)
         faces = {
-            name: [round(x / self.width, 4), round(y / self.height, 4), round(r / self.height, 4)]
+            name: [round(x / width, 4), round(y / height, 4), round(r / height, 4)]
             for name, (x, y, r) in canvas.heads.items()
         }
         return buffer.getvalue(), faces
+
+
+def _size_of(png: bytes) -> tuple[int, int] | None:
+    """The picture's size; None for bytes that are no picture (a caller's to refuse)."""
+    try:
+        with Image.open(io.BytesIO(png)) as image:
+            return image.size
+    except (OSError, ValueError):
+        return None
