@@ -9,8 +9,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from .test_generate import make_comic
 from .reader.test_pages import approve_all
+from .test_generate import make_comic
 from .test_wizard import sign_up
 
 axe_playwright = pytest.importorskip("axe_playwright_python.sync_playwright")

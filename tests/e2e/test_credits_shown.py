@@ -8,8 +8,8 @@ from playwright.sync_api import expect
 
 from .conftest import wait_until
 from .test_generate import make_comic
-from .touchups.test_touchups import drag, generated
 from .test_wizard import sign_up
+from .touchups.test_touchups import drag, generated
 
 
 def me(page) -> dict:

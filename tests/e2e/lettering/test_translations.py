@@ -12,8 +12,8 @@ from playwright.sync_api import expect
 from tests.support.standin import Canned
 
 from ..conftest import ARTIFACTS, wait_until
-from ..test_generate import make_comic
 from ..reader.test_pages import approve_all, credits, csrf_headers, panels_with, save_storyboard
+from ..test_generate import make_comic
 from ..test_wizard import sign_up
 
 

@@ -9,8 +9,8 @@ from playwright.sync_api import expect
 from psd_tools import PSDImage
 
 from ..test_generate import make_comic
-from .test_pages import approve_all
 from ..test_wizard import sign_up
+from .test_pages import approve_all
 
 
 def test_the_reader_downloads_the_page_shown_as_a_layered_psd(page, stack, shoot, tmp_path):

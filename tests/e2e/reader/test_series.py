@@ -13,8 +13,8 @@ from tests.support.factories import pdf_page_count
 
 from ..conftest import wait_until
 from ..test_character_sheets import approve_all, credits
-from .test_pages import csrf_headers
 from ..test_wizard import sign_up
+from .test_pages import csrf_headers
 
 CHAPTER_ONE = 'Aiko waits on the roof. "He is late," Aiko said.\n\nKenji runs up the stairs.'
 CHAPTER_TWO = 'The next day Aiko brings snacks. "Thanks," Kenji said.'
