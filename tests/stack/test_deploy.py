@@ -28,6 +28,7 @@ import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -358,7 +359,10 @@ def test_the_deploy_guide_takes_a_fresh_clone_to_a_working_site(site, monkeypatc
     assert person.get(stylesheet).status_code == 200
 
     # --- the browser: the wizard and the job page, no CSP violation -------------------------
-    violations = browser_walk(site, person.username, board_id, job)
+    # In a thread of its own: Playwright's sync API refuses a thread with an event loop
+    # running, as the browser tests' session leaves the main one in a whole-suite run.
+    with ThreadPoolExecutor(max_workers=1) as walker:
+        violations = walker.submit(browser_walk, site, person.username, board_id, job).result()
     assert violations == [], violations
     assert "Content-Security-Policy violation" not in stack_log.read_text()
 

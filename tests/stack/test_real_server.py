@@ -181,7 +181,14 @@ def bodiless_routes() -> list[str]:
 
 def test_every_route_that_needs_no_body_takes_none_an_empty_json_object_or_a_form(web):
     person, board, job = person_with_a_job(web.base_url)
-    values = {"<id>": str(board), "<name>": "Aiko", "<index>": "1", "<take>": "1", "<lang>": "fr"}
+    values = {
+        "<id>": str(board),
+        "<name>": "Aiko",
+        "<index>": "1",
+        "<n>": "1",
+        "<take>": "1",
+        "<lang>": "fr",
+    }
     job_routes = {"/api/jobs/<id>/"}
     routes = bodiless_routes()
     assert "POST /api/storyboards/<id>/characters/<name>/sheet/" in routes  # once a 415

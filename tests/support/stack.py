@@ -16,6 +16,7 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+import redis
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -73,17 +74,33 @@ def redis_url(db: int) -> str:
     return urlunsplit(urlsplit(url)._replace(path=f"/{db}"))
 
 
-# Databases 1–15 of REDIS_URL's server, one to each caller; the tests' own process keeps 0.
-_redis_databases = iter(range(1, 16))
+# Databases 1–15 of REDIS_URL's server, each leased to one live stack at a time (the
+# tests' own database, REDIS_URL's, never): a whole run starts more stacks than there are
+# databases, but only a few at once.
+_leased: dict[int, str] = {}
 
 
 def own_redis_url() -> str:
-    """A Redis database of REDIS_URL's server that no other caller in this run gets: one
-    stack's broker, channel layer and GPU pool see nothing of another's."""
-    try:
-        return redis_url(next(_redis_databases))
-    except StopIteration:
-        raise RuntimeError("more stacks in one run than Redis has databases") from None
+    """A Redis database of REDIS_URL's server that no other live stack of this run has,
+    emptied for it: one stack's broker, channel layer and GPU pool see nothing of
+    another's. A Stack gives it back when it stops (`release_redis_url`)."""
+    redis_url(0)  # REDIS_URL is set
+    own = int(urlsplit(os.environ["REDIS_URL"]).path.strip("/") or 0)
+    for db in range(1, 16):
+        if db == own or db in _leased:
+            continue
+        url = redis_url(db)
+        redis.Redis.from_url(url).flushdb()  # what a stack before it left there
+        _leased[db] = url
+        return url
+    raise RuntimeError("more stacks alive at once than Redis has databases")
+
+
+def release_redis_url(url: str) -> None:
+    """Gives back a database `own_redis_url` leased (any other URL is left alone)."""
+    for db, leased in list(_leased.items()):
+        if leased == url:
+            del _leased[db]
 
 
 # The Procfile's Celery workers (`-n render@%h`, `-n speculative@%h`).
@@ -137,6 +154,7 @@ class Stack:
 
     def __exit__(self, *exc) -> None:
         stop(self.process)
+        release_redis_url(self.env.get("REDIS_URL", ""))
 
     def command(self) -> list[str]:
         return [sys.executable, "manage.py", "runstack", "--no-demo", "--port", str(self.port)]
