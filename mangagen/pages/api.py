@@ -249,6 +249,10 @@ def page_image(request, pk: int, key: str, name: str):
     return response
 
 
+class ReshapeBody(serializers.Serializer):
+    choice = serializers.ChoiceField(choices=ReshapeChoice.choices)
+
+
 class ReshapeView(APIView):
     """A panel drawn for another cell's shape: fit it (free) or draw it again (paid)."""
 
@@ -257,9 +261,7 @@ class ReshapeView(APIView):
 
     @refuses(NotReshaped)
     @extend_schema(
-        request=inline_serializer(
-            "ReshapeBody", {"choice": serializers.ChoiceField(choices=ReshapeChoice.choices)}
-        ),
+        request=ReshapeBody,
         responses=inline_serializer(
             "Reshaped",
             {
@@ -272,8 +274,8 @@ class ReshapeView(APIView):
     )
     def post(self, request, pk: int, index: int):
         storyboard = owned_storyboard(request, pk)
-        body = serializers.ChoiceField(choices=ReshapeChoice.choices)
-        choice = body.run_validation(
-            request.data.get("choice") if hasattr(request.data, "get") else None
+        body = ReshapeBody(data=request.data)
+        body.is_valid(raise_exception=True)
+        return Response(
+            choose(storyboard=storyboard, index=index, choice=body.validated_data["choice"])
         )
-        return Response(choose(storyboard=storyboard, index=index, choice=choice))

@@ -158,6 +158,7 @@ TAKES_A_BODY = {
     "POST /accounts/signup/",
     "POST /api/storyboards/",
     "POST /api/storyboards/<id>/panels/<index>/touchup/",
+    "POST /api/storyboards/<id>/panels/<n>/reshape/",
     "POST /api/credits/checkout/",
     "POST /stripe/webhook/",
     "POST /api/storyboards/<id>/speculate/leave/",
