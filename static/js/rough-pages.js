@@ -150,6 +150,8 @@ export function roughPages(root, { id, shots, templates }) {
   let selected = null;
   let saving = Promise.resolve();
   let reloadTimer = null;
+  let pagesAsked = 0;
+  let pagesShown = 0;
   let watcher = null;
 
   const panelOf = (index) => storyboard.panels.find((p) => p.index === index);
@@ -170,8 +172,19 @@ export function roughPages(root, { id, shots, templates }) {
 
   // The pages composed again from what is drawn now; a page whose address did not change
   // keeps its picture (each rough page is keyed by what is on it).
+  // Answers can come back out of order (several roughs landing together each ask again):
+  // an answer to an earlier question never replaces a later one on screen.
   async function loadPages() {
-    const answer = await api("GET", `/api/storyboards/${id}/pages/?rough=1`);
+    const ticket = ++pagesAsked;
+    root.dataset.pagesAsked = String(pagesAsked);
+    let answer;
+    try {
+      answer = await api("GET", `/api/storyboards/${id}/pages/?rough=1`);
+    } finally {
+      root.dataset.pagesAnswered = String(Number(root.dataset.pagesAnswered || 0) + 1);
+    }
+    if (ticket < pagesShown) return;
+    pagesShown = ticket;
     pages = answer;
     row.dir = answer.direction === "rtl" ? "rtl" : "ltr";
     const figures = answer.pages.map((page) => pageFigure(page, answer));

@@ -192,3 +192,42 @@ def test_no_credit_no_rough_pages(page, stack):
     expect(page.locator("#speculation-hint[data-answer]")).to_have_count(1, timeout=15000)
     expect(page.locator("#rough-pages")).to_be_hidden()
     assert counts(stack, "nocredit") == "0 0"
+
+
+def test_an_answer_that_comes_back_late_never_hides_the_roughs(page, stack):
+    """Several roughs landing together each ask for the pages again; answers can come
+    back out of order. The first (no rough drawn yet) is held back here until the pages
+    show every rough, then let through: the pages must stay as they are."""
+    sign_up(page, "latecomer")
+    stack.manage("grant_credits", "latecomer", "2", "--reason", "e2e")
+    board = make_comic(page, "Out of order")
+    stack.shell("from mangagen.renderers.gpu_pool import GpuPool; GpuPool().reset()")  # a cold GPU
+    held = []
+
+    def hold_the_first(route):
+        if held:
+            route.continue_()
+            return
+        held.append((route, route.fetch()))  # answered now, handed to the page later
+
+    page.route(lambda url: "/pages/?rough=1" in url, hold_the_first)
+    page.goto(f"/comics/{board}/review/")
+    pages = page.locator("#rough-pages")
+    # (a call into the browser lets Playwright run the route handler meanwhile)
+    wait_until(lambda: page.evaluate("true") and held, what="the first pages answer to be held")
+    wait_until(
+        lambda: pages.get_attribute("data-roughs") == "1,2,3,4,5" and all_loaded(page),
+        what="a later answer to show every rough",
+        timeout=40,
+    )
+    shown = page_sources(page)
+    asked = pages.get_attribute("data-pages-asked")
+    route, stale = held[0]
+    assert stale.json()["roughs"] != [1, 2, 3, 4, 5]  # older than what is shown (a cold GPU)
+    route.fulfill(response=stale)
+    wait_until(
+        lambda: pages.get_attribute("data-pages-answered") == asked,
+        what="the late answer to be read",
+    )
+    assert pages.get_attribute("data-roughs") == "1,2,3,4,5"
+    assert page_sources(page) == shown
