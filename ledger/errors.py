@@ -28,14 +28,18 @@ class LedgerCode(StrEnum):
 
 
 class LedgerError(Exception):
-    """Base class of every ledger refusal."""
+    """Base class of every ledger refusal. A subclass names its code as a class keyword
+    (`class HoldExpired(LedgerError, code=LedgerCode.HOLD_EXPIRED)`), read back as `code`."""
 
     code: LedgerCode = LedgerCode.LEDGER_ERROR
 
+    def __init_subclass__(cls, *, code: LedgerCode | None = None, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if code is not None:
+            cls.code = code
 
-class InsufficientCredits(LedgerError):
-    code = LedgerCode.INSUFFICIENT_CREDITS
 
+class InsufficientCredits(LedgerError, code=LedgerCode.INSUFFICIENT_CREDITS):
     def __init__(self, *, available: int, requested: int):
         self.available = available
         self.requested = requested
@@ -45,20 +49,16 @@ class InsufficientCredits(LedgerError):
         )
 
 
-class IdempotencyConflict(LedgerError):
+class IdempotencyConflict(LedgerError, code=LedgerCode.IDEMPOTENCY_CONFLICT):
     """The key was used before for an operation with different parameters."""
-
-    code = LedgerCode.IDEMPOTENCY_CONFLICT
 
     def __init__(self, *, key: str, detail: str = ""):
         self.key = key
         super().__init__(f"Key {key!r} was already used with other parameters. {detail}".strip())
 
 
-class HoldAlreadyResolved(LedgerError):
+class HoldAlreadyResolved(LedgerError, code=LedgerCode.HOLD_ALREADY_RESOLVED):
     """A second, different resolution of a hold. Never a silent success."""
-
-    code = LedgerCode.HOLD_ALREADY_RESOLVED
 
     def __init__(self, *, hold_id: int, state: str):
         self.hold_id = hold_id
@@ -66,20 +66,16 @@ class HoldAlreadyResolved(LedgerError):
         super().__init__(f"Hold #{hold_id} is already {state}.")
 
 
-class HoldExpired(LedgerError):
+class HoldExpired(LedgerError, code=LedgerCode.HOLD_EXPIRED):
     """The hold is past its `expires_at`: it can no longer be captured."""
-
-    code = LedgerCode.HOLD_EXPIRED
 
     def __init__(self, *, hold_id: int, detail: str = ""):
         self.hold_id = hold_id
         super().__init__(detail or f"Hold #{hold_id} has expired and can no longer be captured.")
 
 
-class HoldAlreadyExpired(HoldAlreadyResolved, HoldExpired):
+class HoldAlreadyExpired(HoldAlreadyResolved, HoldExpired, code=LedgerCode.HOLD_EXPIRED):
     """The sweep already expired the hold; both a resolution and an expiry error."""
-
-    code = LedgerCode.HOLD_EXPIRED
 
     def __init__(self, *, hold_id: int):
         self.hold_id = hold_id
@@ -87,14 +83,11 @@ class HoldAlreadyExpired(HoldAlreadyResolved, HoldExpired):
         LedgerError.__init__(self, f"Hold #{hold_id} has already expired.")
 
 
-class InvalidAmount(LedgerError, ValueError):
-    code = LedgerCode.INVALID_AMOUNT
+class InvalidAmount(LedgerError, ValueError, code=LedgerCode.INVALID_AMOUNT): ...
 
 
-class AccountFlagged(LedgerError):
+class AccountFlagged(LedgerError, code=LedgerCode.ACCOUNT_FLAGGED):
     """The account is frozen for an operator (a dispute, an unrecoverable refund)."""
-
-    code = LedgerCode.ACCOUNT_FLAGGED
 
     def __init__(self, *, reason: str = ""):
         self.reason = reason

@@ -16,26 +16,17 @@ class SheetRefusal(StrEnum):
     NO_SUCH_OUTFIT = "no_such_outfit"
 
 
-class SheetError(ApplicationError):
-    code = SheetRefusal.SHEET_ERROR
-    status = 409
+class SheetError(ApplicationError, code=SheetRefusal.SHEET_ERROR, status=409): ...
 
 
-class NoSuchCharacter(SheetError):
-    code = SheetRefusal.NO_SUCH_CHARACTER
-    status = 404
+class NoSuchCharacter(SheetError, code=SheetRefusal.NO_SUCH_CHARACTER, status=404): ...
 
 
-class NoSuchOutfit(SheetError):
-    code = SheetRefusal.NO_SUCH_OUTFIT
-    status = 404
+class NoSuchOutfit(SheetError, code=SheetRefusal.NO_SUCH_OUTFIT, status=404): ...
 
 
-class Refused(ApplicationError):
+class Refused(ApplicationError, status=400, codes=UploadProblem):
     """An upload refused; its `error` code is the problem (docs/api.md)."""
-
-    status = 400
-    codes = UploadProblem
 
     def __init__(self, problem: UploadProblem, detail: str, *, extra: dict | None = None):
         super().__init__(detail)

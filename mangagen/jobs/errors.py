@@ -17,40 +17,27 @@ class JobRefusal(StrEnum):
     TOUCHUP_BUSY = "touchup_busy"
 
 
-class JobError(ApplicationError):
-    code = JobRefusal.JOB_ERROR
-    status = 409
+class JobError(ApplicationError, code=JobRefusal.JOB_ERROR, status=409): ...
 
 
-class IllegalTransition(JobError):
-    code = JobRefusal.ILLEGAL_TRANSITION
+class IllegalTransition(JobError, code=JobRefusal.ILLEGAL_TRANSITION): ...
 
 
-class StoryboardIncomplete(JobError):
-    code = JobRefusal.INCOMPLETE
-    status = 400
+class StoryboardIncomplete(JobError, code=JobRefusal.INCOMPLETE, status=400): ...
 
 
-class NothingToRender(StoryboardIncomplete):
+class NothingToRender(StoryboardIncomplete, code=JobRefusal.NOTHING_TO_RENDER):
     """Every panel already has kept art: there is nothing to start speculatively."""
 
-    code = JobRefusal.NOTHING_TO_RENDER
 
-
-class NothingToTouchUp(JobError):
+class NothingToTouchUp(JobError, code=JobRefusal.NOTHING_TO_TOUCH_UP):
     """The panel has no kept picture yet: there is nothing to draw a region of."""
 
-    code = JobRefusal.NOTHING_TO_TOUCH_UP
 
-
-class TouchUpUnsupported(JobError):
+class TouchUpUnsupported(JobError, code=JobRefusal.TOUCHUP_UNSUPPORTED):
     """The configured renderer cannot redraw a region of a picture."""
 
-    code = JobRefusal.TOUCHUP_UNSUPPORTED
 
-
-class TouchUpBusy(JobError):
+class TouchUpBusy(JobError, code=JobRefusal.TOUCHUP_BUSY):
     """The comic's job is drawing or deciding another panel: a touch-up of this one waits
     until that panel is shown or the job ends."""
-
-    code = JobRefusal.TOUCHUP_BUSY

@@ -34,11 +34,32 @@ class Code(StrEnum):
 
 
 class ApplicationError(Exception):
+    """A refusal. A subclass states its facts as class keywords, each once:
+    `class NoSuchX(ApplicationError, code=Refusal.NO_SUCH_X, status=404)`; what it does
+    not state it inherits. They are read back as class attributes (`code`, `status`,
+    `codes`)."""
+
     code: str = "error"
     status: int = 400
     # The enum of codes an instance may carry, when its code is chosen as it is raised
     # (an upload's problem, a limit); None: always `code`.
     codes: type[StrEnum] | None = None
+
+    def __init_subclass__(
+        cls,
+        *,
+        code: StrEnum | str | None = None,
+        status: int | None = None,
+        codes: type[StrEnum] | None = None,
+        **kwargs,
+    ) -> None:
+        super().__init_subclass__(**kwargs)
+        if code is not None:
+            cls.code = code
+        if status is not None:
+            cls.status = status
+        if codes is not None:
+            cls.codes = codes
 
     def extra(self) -> dict:
         """Fields the body carries beside `error` and `detail`."""
@@ -54,27 +75,18 @@ class ApplicationError(Exception):
         return [str(c) for c in cls.codes] if cls.codes else [str(cls.code)]
 
 
-class InvalidInput(ApplicationError):
+class InvalidInput(ApplicationError, code=Code.INVALID, status=400):
     """Input refused where no serializer names the field (a query parameter, a token);
     `detail` says what was wrong."""
 
-    code = Code.INVALID
-    status = 400
 
-
-class NotFound(ApplicationError):
+class NotFound(ApplicationError, code=Code.NOT_FOUND, status=404):
     """No such thing, or not yours (a view outside DRF; DRF's own answers the same code)."""
 
-    code = Code.NOT_FOUND
-    status = 404
 
-
-class NotAuthenticated(ApplicationError):
+class NotAuthenticated(ApplicationError, code=Code.NOT_AUTHENTICATED, status=401):
     """No credentials where a view outside DRF needs them (`/metrics`: 401 with
     `WWW-Authenticate`)."""
-
-    code = Code.NOT_AUTHENTICATED
-    status = 401
 
     def __init__(self, detail: str, *, challenge: str = ""):
         super().__init__(detail)
@@ -84,8 +96,5 @@ class NotAuthenticated(ApplicationError):
         return {"WWW-Authenticate": self.challenge} if self.challenge else {}
 
 
-class PermissionDenied(ApplicationError):
+class PermissionDenied(ApplicationError, code=Code.PERMISSION_DENIED, status=403):
     """Signed in, but not allowed (a view outside DRF; DRF's own answers the same code)."""
-
-    code = Code.PERMISSION_DENIED
-    status = 403

@@ -49,12 +49,9 @@ class Limit(StrEnum):
     DRAWING = "drawing_budget"
 
 
-class LimitReached(ApplicationError):
+class LimitReached(ApplicationError, status=429, codes=Limit):
     """A refusal; each is made to be raised, so it is counted as it is made
     (mangagen_limit_refusals_total)."""
-
-    status = 429
-    codes = Limit
 
     def __init__(self, limit: Limit, detail: str, *, retry_after: int | None = None):
         super().__init__(detail)

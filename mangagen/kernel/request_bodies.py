@@ -34,11 +34,8 @@ def largest_body(kind: BodyKind) -> int:
     return settings.REQUEST_BODY_MAX_BYTES
 
 
-class BodyTooLarge(ApplicationError):
+class BodyTooLarge(ApplicationError, code=Code.TOO_LARGE, status=413):
     """A body past its route's bound: 413 `too_large`, with `limit_bytes`."""
-
-    code = Code.TOO_LARGE
-    status = 413
 
     def __init__(self, *, limit: int):
         super().__init__(

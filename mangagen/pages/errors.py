@@ -14,21 +14,16 @@ class ExportRefusal(StrEnum):
     EXPORT_TOO_LARGE = "export_too_large"
 
 
-class NothingToExport(ApplicationError):
-    code = ExportRefusal.NOTHING_TO_EXPORT
-    status = 409
+class NothingToExport(ApplicationError, code=ExportRefusal.NOTHING_TO_EXPORT, status=409): ...
 
 
 class UnknownFormat(InvalidInput):
     """`?format=` names no format this export makes (400 `invalid`)."""
 
 
-class ExportTooLarge(ApplicationError):
+class ExportTooLarge(ApplicationError, code=ExportRefusal.EXPORT_TOO_LARGE, status=409):
     """A layered export of every page would pass LAYERED_EXPORT_MAX_BYTES: the pages can
     be had one at a time."""
-
-    code = ExportRefusal.EXPORT_TOO_LARGE
-    status = 409
 
 
 class NoSuchPage(InvalidInput):
@@ -39,9 +34,6 @@ class ReshapeRefusal(StrEnum):
     NOT_RESHAPED = "not_reshaped"
 
 
-class NotReshaped(ApplicationError):
+class NotReshaped(ApplicationError, code=ReshapeRefusal.NOT_RESHAPED, status=409):
     """A choice for a panel whose picture fits its cell (drawn for that shape, or fitted
     to it already): nothing to choose."""
-
-    code = ReshapeRefusal.NOT_RESHAPED
-    status = 409

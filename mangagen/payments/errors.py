@@ -19,32 +19,25 @@ class PaymentRefusal(StrEnum):
     PROCESSING_FAILED = "processing_failed"
 
 
-class PaymentsUnavailable(ApplicationError):
-    code = PaymentRefusal.PAYMENTS_UNAVAILABLE
-    status = 503
+class PaymentsUnavailable(
+    ApplicationError, code=PaymentRefusal.PAYMENTS_UNAVAILABLE, status=503
+): ...
 
 
-class PaymentProviderError(ApplicationError):
+class PaymentProviderError(
+    ApplicationError, code=PaymentRefusal.PAYMENT_PROVIDER_ERROR, status=502
+):
     """Stripe did not answer (or refused) a checkout; nothing was recorded."""
-
-    code = PaymentRefusal.PAYMENT_PROVIDER_ERROR
-    status = 502
 
 
 class UnknownPack(InvalidInput):
     """A checkout for a pack that is not on sale (400 `invalid`)."""
 
 
-class BadSignature(ApplicationError):
+class BadSignature(ApplicationError, code=PaymentRefusal.BAD_SIGNATURE, status=400):
     """A webhook call that Stripe did not sign with STRIPE_WEBHOOK_SECRET, or signed too
     long ago; nothing is stored."""
 
-    code = PaymentRefusal.BAD_SIGNATURE
-    status = 400
 
-
-class ProcessingFailed(ApplicationError):
+class ProcessingFailed(ApplicationError, code=PaymentRefusal.PROCESSING_FAILED, status=500):
     """A signed event that could not be applied; the 500 makes Stripe send it again."""
-
-    code = PaymentRefusal.PROCESSING_FAILED
-    status = 500

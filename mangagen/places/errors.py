@@ -12,6 +12,4 @@ class PlaceRefusal(StrEnum):
     NO_SUCH_PLACE = "no_such_place"
 
 
-class NoSuchPlace(ApplicationError):
-    code = PlaceRefusal.NO_SUCH_PLACE
-    status = 404
+class NoSuchPlace(ApplicationError, code=PlaceRefusal.NO_SUCH_PLACE, status=404): ...

@@ -12,12 +12,9 @@ class RoughRefusal(StrEnum):
     ROUGH_BUDGET = "rough_budget"
 
 
-class NoCredits(ApplicationError):
+class NoCredits(ApplicationError, code=RoughRefusal.NO_CREDITS, status=402):
     """Roughs are offered to people with a credit (available or held) only: nothing is
     drawn for anyone else (docs/api.md, "Rough pages")."""
-
-    code = RoughRefusal.NO_CREDITS
-    status = 402
 
     def extra(self) -> dict:
         from django.urls import reverse
@@ -25,11 +22,8 @@ class NoCredits(ApplicationError):
         return {"purchase_url": reverse("credits")}
 
 
-class RoughBudget(ApplicationError):
+class RoughBudget(ApplicationError, code=RoughRefusal.ROUGH_BUDGET, status=429):
     """Past ROUGHS_PER_PERSON_PER_DAY: nothing more is drawn until tomorrow (UTC)."""
-
-    code = RoughRefusal.ROUGH_BUDGET
-    status = 429
 
     def __init__(self, detail: str, *, retry_after: int):
         super().__init__(detail)

@@ -13,22 +13,13 @@ class StoryboardRefusal(StrEnum):
     LIST_FULL = "list_full"
 
 
-class EmptyStory(ApplicationError):
+class EmptyStory(ApplicationError, code=StoryboardRefusal.EMPTY_STORY, status=400):
     """A draft asked for with no story written: panels are drafted from it."""
 
-    code = StoryboardRefusal.EMPTY_STORY
-    status = 400
 
-
-class NameTaken(ApplicationError):
+class NameTaken(ApplicationError, code=StoryboardRefusal.NAME_TAKEN, status=409):
     """The comic already has a character (or place) of that name, ignoring case."""
 
-    code = StoryboardRefusal.NAME_TAKEN
-    status = 409
 
-
-class ListFull(ApplicationError):
+class ListFull(ApplicationError, code=StoryboardRefusal.LIST_FULL, status=409):
     """The comic has as many characters (or places) as a comic may have."""
-
-    code = StoryboardRefusal.LIST_FULL
-    status = 409

@@ -14,29 +14,17 @@ class Refusal(StrEnum):
     INVALID = "invalid"
 
 
-class NoSuchTranslation(ApplicationError):
+class NoSuchTranslation(ApplicationError, code=Refusal.NO_SUCH_TRANSLATION, status=404):
     """The comic has no translation in that language (404)."""
 
-    code = Refusal.NO_SUCH_TRANSLATION
-    status = 404
 
-
-class NoTranslator(ApplicationError):
+class NoTranslator(ApplicationError, code=Refusal.NO_TRANSLATOR, status=409):
     """No chat model is configured to draft translations (`TRANSLATOR`, 409)."""
 
-    code = Refusal.NO_TRANSLATOR
-    status = 409
 
-
-class TranslatorFailed(ApplicationError):
+class TranslatorFailed(ApplicationError, code=Refusal.TRANSLATOR_FAILED, status=502):
     """The chat model could not be reached or its answer could not be used (502)."""
 
-    code = Refusal.TRANSLATOR_FAILED
-    status = 502
 
-
-class TranslationRefused(ApplicationError):
+class TranslationRefused(ApplicationError, code=Refusal.INVALID, status=400):
     """A translation that does not fit the comic as it is now (400, `invalid`)."""
-
-    code = Refusal.INVALID
-    status = 400
