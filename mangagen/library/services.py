@@ -21,7 +21,7 @@ from mangagen.characters.services import add_character
 from mangagen.kernel import quotas, storage
 from mangagen.places.errors import NoSuchPlace
 from mangagen.places.models import Place
-from mangagen.places.services import add_place
+from mangagen.places.services import add_place_copy
 from mangagen.storyboards import limits
 from mangagen.storyboards.lock_objects import lock_storyboard
 from mangagen.storyboards.models import Character, Storyboard
@@ -147,14 +147,7 @@ def add_place_to(*, storyboard: Storyboard, saved: SavedPlace) -> Place:
     pass PICTURE_BYTES_PER_PERSON)."""
     with storage.deleted_if_raised() as stored, transaction.atomic():
         storyboard = lock_storyboard(pk=storyboard.pk)
-        place = add_place(
-            storyboard=storyboard,
-            name=saved.name,
-            description=saved.description,
-            picture=saved.picture or None,
-            digest=saved.picture_hash,
-            saved=stored,
-        )
+        place = add_place_copy(storyboard=storyboard, of=saved, saved=stored)
         rehash_storyboard(storyboard=storyboard)
     return place
 
