@@ -15,6 +15,7 @@ from django.db import transaction
 from django.utils.translation import gettext
 
 from mangagen.characters.errors import NoSuchCharacter
+from mangagen.characters.models import made_from
 from mangagen.characters.picture_budget import check_picture_bytes
 from mangagen.characters.selectors import sheet_rows_in_use
 from mangagen.characters.services import add_character
@@ -69,15 +70,7 @@ def save_character(*, owner, storyboard: Storyboard, name: str) -> tuple[CastMem
         for (who, outfit), sheet in in_use.items():
             if who != name:
                 continue
-            kept = CastSheet(
-                member=member,
-                outfit=outfit,
-                source=sheet.source,
-                description=sheet.description,
-                outfit_description=sheet.outfit_description,
-                style=sheet.style,
-                hash=sheet.hash,
-            )
+            kept = CastSheet(member=member, outfit=outfit, **made_from(sheet))
             kept.image.save("sheet.png", ContentFile(pictures[outfit]), save=False)
             kept.bytes = len(pictures[outfit])
             stored.append(kept.image.name)
