@@ -58,6 +58,16 @@ def _sheet_path(instance, filename: str) -> str:
     return f"sheets/{instance.storyboard_id}/{instance.hash[:16]}-{token}.png"
 
 
+# What makes a sheet the same sheet as another, copied with it (to another comic, to
+# and from the cast library): its source, its hash, and what a rendered one was drawn from.
+MADE_FROM = ("source", "description", "outfit_description", "style", "hash")
+
+
+def made_from(sheet) -> dict[str, str]:
+    """The MADE_FROM fields of `sheet` (a CharacterSheet, or the library's CastSheet)."""
+    return {field: getattr(sheet, field) for field in MADE_FROM}
+
+
 class CharacterSheet(models.Model):
     storyboard = models.ForeignKey(Storyboard, on_delete=models.CASCADE, related_name="sheets")
     name = models.CharField(max_length=limits.MAX_NAME, help_text="The character's name.")

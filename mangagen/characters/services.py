@@ -49,7 +49,7 @@ from .lock_objects import (
     lock_rendering_sheets,
     lock_sheets_of_look,
 )
-from .models import CharacterSheet, SheetSource, SheetState
+from .models import CharacterSheet, SheetSource, SheetState, made_from
 from .picture_budget import check_picture_bytes
 from .selectors import is_lost
 
@@ -220,11 +220,7 @@ def adopt_sheet(
         outfit=outfit,
         image=data,
         saved=saved,
-        source=like.source,
-        description=like.description,
-        outfit_description=like.outfit_description,
-        style=like.style,
-        hash=like.hash,
+        **made_from(like),
     )
 
 

@@ -11,6 +11,7 @@ PNG of the pixels alone: no metadata, nothing appended survives.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import struct
 import warnings
@@ -31,6 +32,21 @@ SIGNATURES = {
 # Pictures, but not of a kind taken here.
 OTHER_PICTURES = (b"GIF87a", b"GIF89a", b"BM", b"II*\x00", b"MM\x00*", b"\x00\x00\x01\x00")
 KEPT_SIDE = 1024  # a reference larger than this is scaled down when stored
+
+
+@contextlib.contextmanager
+def _refused_unless_read(problem: UploadProblem, message: str):
+    """Pillow's failures inside as Refused: a decompression bomb (its warning, made an
+    error by the caller, or its error) as BOMB, a file it cannot read as `problem`
+    with `message`."""
+    try:
+        yield
+    except (Image.DecompressionBombWarning, Image.DecompressionBombError) as exc:
+        raise Refused(
+            UploadProblem.BOMB, gettext("The picture would decode to too many pixels.")
+        ) from exc
+    except (OSError, SyntaxError, ValueError, EOFError) as exc:
+        raise Refused(problem, message) from exc
 
 
 def _sniff(head: bytes) -> str | None:
@@ -79,30 +95,18 @@ def checked_bytes(data: bytes) -> bytes:
     with warnings.catch_warnings():
         # Pillow's own bomb check warns below its hard limit: here that is a refusal too.
         warnings.simplefilter("error", Image.DecompressionBombWarning)
-        try:
+        with _refused_unless_read(
+            UploadProblem.NOT_AN_IMAGE,
+            gettext("That file is not a readable %(kind)s picture.") % {"kind": kind},
+        ):
             image = Image.open(io.BytesIO(data), formats=[kind])
-        except (Image.DecompressionBombWarning, Image.DecompressionBombError) as exc:
-            raise Refused(
-                UploadProblem.BOMB, gettext("The picture would decode to too many pixels.")
-            ) from exc
-        except (OSError, SyntaxError, ValueError, EOFError) as exc:
-            raise Refused(
-                UploadProblem.NOT_AN_IMAGE,
-                gettext("That file is not a readable %(kind)s picture.") % {"kind": kind},
-            ) from exc
         _check_size(*image.size)  # from the header: nothing decoded yet
-        try:
+        # ImageFile.LOAD_TRUNCATED_IMAGES stays False: a short file fails here.
+        with _refused_unless_read(
+            UploadProblem.TRUNCATED,
+            gettext("The picture is cut short or damaged; send the whole file."),
+        ):
             image.load()
-        except (Image.DecompressionBombWarning, Image.DecompressionBombError) as exc:
-            raise Refused(
-                UploadProblem.BOMB, gettext("The picture would decode to too many pixels.")
-            ) from exc
-        except (OSError, SyntaxError, ValueError, EOFError) as exc:
-            # ImageFile.LOAD_TRUNCATED_IMAGES stays False: a short file fails here.
-            raise Refused(
-                UploadProblem.TRUNCATED,
-                gettext("The picture is cut short or damaged; send the whole file."),
-            ) from exc
     try:
         image = ImageOps.exif_transpose(image)
     except (OSError, SyntaxError, ValueError, EOFError, struct.error) as exc:

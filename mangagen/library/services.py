@@ -15,13 +15,14 @@ from django.db import transaction
 from django.utils.translation import gettext
 
 from mangagen.characters.errors import NoSuchCharacter
+from mangagen.characters.models import made_from
 from mangagen.characters.picture_budget import check_picture_bytes
 from mangagen.characters.selectors import sheet_rows_in_use
 from mangagen.characters.services import add_character
 from mangagen.kernel import quotas, storage
 from mangagen.places.errors import NoSuchPlace
 from mangagen.places.models import Place
-from mangagen.places.services import add_place
+from mangagen.places.services import add_place_copy
 from mangagen.storyboards import limits
 from mangagen.storyboards.lock_objects import lock_storyboard
 from mangagen.storyboards.models import Character, Storyboard
@@ -69,15 +70,7 @@ def save_character(*, owner, storyboard: Storyboard, name: str) -> tuple[CastMem
         for (who, outfit), sheet in in_use.items():
             if who != name:
                 continue
-            kept = CastSheet(
-                member=member,
-                outfit=outfit,
-                source=sheet.source,
-                description=sheet.description,
-                outfit_description=sheet.outfit_description,
-                style=sheet.style,
-                hash=sheet.hash,
-            )
+            kept = CastSheet(member=member, outfit=outfit, **made_from(sheet))
             kept.image.save("sheet.png", ContentFile(pictures[outfit]), save=False)
             kept.bytes = len(pictures[outfit])
             stored.append(kept.image.name)
@@ -147,14 +140,7 @@ def add_place_to(*, storyboard: Storyboard, saved: SavedPlace) -> Place:
     pass PICTURE_BYTES_PER_PERSON)."""
     with storage.deleted_if_raised() as stored, transaction.atomic():
         storyboard = lock_storyboard(pk=storyboard.pk)
-        place = add_place(
-            storyboard=storyboard,
-            name=saved.name,
-            description=saved.description,
-            picture=saved.picture or None,
-            digest=saved.picture_hash,
-            saved=stored,
-        )
+        place = add_place_copy(storyboard=storyboard, of=saved, saved=stored)
         rehash_storyboard(storyboard=storyboard)
     return place
 

@@ -91,6 +91,14 @@ def rows(*, account: Account, transfers: Iterable[Transfer]) -> list[HistoryRow]
     return made
 
 
+def open_hold_rows(*, account: Account) -> list[dict]:
+    """The account's open holds, each with what it pays for in words ("" for one the
+    studio does not know), as the credits page and the dashboard list them."""
+    holds = list(ledger_selectors.open_holds(account=account))
+    words = describe(holds)
+    return [{"hold": hold, "description": words.get(hold.pk) or ""} for hold in holds]
+
+
 def describe(holds: Iterable[Hold]) -> dict[int, str]:
     """What each hold paid for, by its id, for the holds the studio knows (a render
     attempt's or a sheet's); the others are left out."""

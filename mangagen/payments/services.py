@@ -293,12 +293,21 @@ def _async_payment_failed(session: dict) -> Outcome:
     return Outcome.APPLIED
 
 
+def _our_purchase(obj: dict, not_ours: str) -> Purchase | None:
+    """The purchase of a charge's, refund's or dispute's payment intent, locked; None
+    when it names none (logged with `not_ours`, given the object's id): a Charges-API
+    charge, never one of this app's Checkout sessions."""
+    intent = obj.get("payment_intent") or ""
+    if not intent:
+        logger.info(not_ours, obj.get("id"))
+        return None
+    return lock_purchase_of(payment_intent=intent)
+
+
 def _charge_refunded(charge: dict) -> Outcome:
-    intent = charge.get("payment_intent") or ""
-    if not intent:  # a Charges-API charge: never one of this app's Checkout sessions
-        logger.info("Refund of charge %s with no payment intent: not ours", charge.get("id"))
+    purchase = _our_purchase(charge, "Refund of charge %s with no payment intent: not ours")
+    if purchase is None:
         return Outcome.FOREIGN
-    purchase = lock_purchase_of(payment_intent=intent)
     refunded = int(charge.get("amount_refunded") or 0)
     purchase.amount_refunded = max(purchase.amount_refunded, refunded)
     if not purchase.amount:
@@ -316,11 +325,9 @@ def _refund_updated(refund: dict) -> Outcome:
     """
     if refund.get("status") != "failed":
         return Outcome.IGNORED
-    intent = refund.get("payment_intent") or ""
-    if not intent:  # a Charges-API refund: never one of this app's Checkout sessions
-        logger.info("Refund %s with no payment intent: not ours", refund.get("id"))
+    purchase = _our_purchase(refund, "Refund %s with no payment intent: not ours")
+    if purchase is None:
         return Outcome.FOREIGN
-    purchase = lock_purchase_of(payment_intent=intent)
     _, new = FailedRefund.objects.get_or_create(
         refund_id=refund["id"],
         defaults={"purchase": purchase, "amount": int(refund.get("amount") or 0)},
@@ -375,11 +382,9 @@ def _apply_refunds(purchase: Purchase) -> None:
 
 
 def _dispute_created(dispute: dict) -> Outcome:
-    intent = dispute.get("payment_intent") or ""
-    if not intent:  # a Charges-API charge: never one of this app's Checkout sessions
-        logger.info("Dispute %s of a charge with no payment intent: not ours", dispute.get("id"))
+    purchase = _our_purchase(dispute, "Dispute %s of a charge with no payment intent: not ours")
+    if purchase is None:
         return Outcome.FOREIGN
-    purchase = lock_purchase_of(payment_intent=intent)
     purchase.disputed_at = purchase.disputed_at or timezone.now()
     purchase.save(update_fields=["disputed_at"])
     if purchase.user_id:

@@ -137,6 +137,19 @@ def add_place(
     return place
 
 
+def add_place_copy(*, storyboard: Storyboard, of, saved: list[str]) -> Place:
+    """`add_place` with what the place `of` has (a comic's Place or a library's
+    SavedPlace): its name, its description, and its picture under the same hash."""
+    return add_place(
+        storyboard=storyboard,
+        name=of.name,
+        description=of.description,
+        picture=of.picture or None,
+        digest=of.picture_hash,
+        saved=saved,
+    )
+
+
 def _place(storyboard: Storyboard, name: str) -> Place:
     place = lock_place(storyboard=storyboard, name=name)
     if place is None:

@@ -169,24 +169,14 @@ redis.call('HSET', c, 'holder', '', 'lease_until', '0', 'last_used', tostring(la
 return 1
 """
 
-# ARGV: prefix, ticket. A waiting speculative ticket becomes confirmed work, keeping its place.
-_PROMOTE = """
-local qc, qs = ARGV[1] .. ':q:confirmed', ARGV[1] .. ':q:speculative'
-local score = redis.call('ZSCORE', qs, ARGV[2])
+# ARGV: prefix, ticket, from, to. A waiting ticket moves from queue `from` up to queue `to`
+# (a speculative one becomes confirmed work, a rough becomes speculative), keeping its place.
+_MOVE_UP = """
+local from, to = ARGV[1] .. ':q:' .. ARGV[3], ARGV[1] .. ':q:' .. ARGV[4]
+local score = redis.call('ZSCORE', from, ARGV[2])
 if not score then return 0 end
-redis.call('ZREM', qs, ARGV[2])
-redis.call('ZADD', qc, score, ARGV[2])
-return 1
-"""
-
-
-# ARGV: prefix, ticket. A waiting rough moves up to the speculative queue, keeping its place.
-_HASTEN = """
-local qs, qr = ARGV[1] .. ':q:speculative', ARGV[1] .. ':q:rough'
-local score = redis.call('ZSCORE', qr, ARGV[2])
-if not score then return 0 end
-redis.call('ZREM', qr, ARGV[2])
-redis.call('ZADD', qs, score, ARGV[2])
+redis.call('ZREM', from, ARGV[2])
+redis.call('ZADD', to, score, ARGV[2])
 return 1
 """
 
@@ -257,8 +247,7 @@ class GpuPool:
         self._acquire = self.client.register_script(_ACQUIRE)
         self._renew = self.client.register_script(_RENEW)
         self._release = self.client.register_script(_RELEASE)
-        self._promote = self.client.register_script(_PROMOTE)
-        self._hasten = self.client.register_script(_HASTEN)
+        self._move_up_script = self.client.register_script(_MOVE_UP)
 
     # --- taking and giving back a container ------------------------------------------------
 
@@ -414,12 +403,16 @@ class GpuPool:
     def promote(self, ticket: str) -> bool:
         """A waiting speculative render becomes confirmed work now (its person clicked
         Generate). False if it is not waiting (already on a container, or not yet asked)."""
-        return bool(self._promote(args=[self.prefix, ticket]))
+        return self._move_up(Priority.SPECULATIVE, Priority.CONFIRMED, ticket)
 
     def hasten(self, ticket: str) -> bool:
         """A waiting rough a final waits for moves up to the speculative queue (ahead of
         the other roughs, still behind every final waiting). False if it is not waiting."""
-        return bool(self._hasten(args=[self.prefix, ticket]))
+        return self._move_up(Priority.ROUGH, Priority.SPECULATIVE, ticket)
+
+    def _move_up(self, queue: Priority, to: Priority, ticket: str) -> bool:
+        """Whether the ticket was waiting in `queue`: moved to `to`, keeping its place."""
+        return bool(self._move_up_script(args=[self.prefix, ticket, str(queue), str(to)]))
 
     def withdraw(self, ticket: str) -> None:
         """A render whose job ended stops: waiting (it leaves the queue now, so those

@@ -15,7 +15,7 @@ from django.utils.translation import gettext
 
 from mangagen.characters.services import add_character
 from mangagen.kernel import quotas, storage
-from mangagen.places.services import add_place
+from mangagen.places.services import add_place_copy
 from mangagen.storyboards import limits
 from mangagen.storyboards.lock_objects import lock_storyboard
 from mangagen.storyboards.models import Storyboard, Style
@@ -103,15 +103,7 @@ def start_chapter(*, series: Series, story: str, title: str = "") -> Storyboard:
                 saved=saved,
             )
         for kept in cast.places[: limits.MAX_PLACES]:
-            place = kept.place
-            add_place(
-                storyboard=storyboard,
-                name=place.name,
-                description=place.description,
-                picture=place.picture or None,
-                digest=place.picture_hash,
-                saved=saved,
-            )
+            add_place_copy(storyboard=storyboard, of=kept.place, saved=saved)
         rehash_storyboard(storyboard=storyboard)
         series.save(update_fields=["updated_at"])
     return storyboard

@@ -145,6 +145,15 @@ def _target(storyboard: Storyboard, language: str) -> str:
     return code
 
 
+def _each_place(slot: Slot, index: int, given: list[Edit], have: int) -> dict[Place, Edit]:
+    """Each of panel `index`'s `have` places of `slot`, by position: its edit in
+    `given`, or an empty one past the end of `given`."""
+    return {
+        Place(slot, index, position): given[position] if position < len(given) else Edit("")
+        for position in range(have)
+    }
+
+
 def _edits(lines: list[Resolved], *, title: Edit | None, panels: list[dict]) -> dict[Place, Edit]:
     """Each line the request sets, by place; TranslationRefused for one the comic lacks."""
     places = {line.original.place for line in lines}
@@ -192,9 +201,7 @@ def _edits(lines: list[Resolved], *, title: Edit | None, panels: list[dict]) -> 
                     "given": len(dialogue),
                 }
             )
-        for position in range(counts.get(index, 0)):
-            given = dialogue[position] if position < len(dialogue) else Edit("")
-            edits[Place(Slot.DIALOGUE, index, position)] = given
+        edits.update(_each_place(Slot.DIALOGUE, index, dialogue, counts.get(index, 0)))
         if sfx is not None:  # sound effects are set only when sent
             if len(sfx) > effects.get(index, 0):
                 raise TranslationRefused(
@@ -209,9 +216,7 @@ def _edits(lines: list[Resolved], *, title: Edit | None, panels: list[dict]) -> 
                         "given": len(sfx),
                     }
                 )
-            for position in range(effects.get(index, 0)):
-                given = sfx[position] if position < len(sfx) else Edit("")
-                edits[Place(Slot.SFX, index, position)] = given
+            edits.update(_each_place(Slot.SFX, index, sfx, effects.get(index, 0)))
         if Place(Slot.CAPTION, index) in places:
             edits[Place(Slot.CAPTION, index)] = caption
         elif caption.text:

@@ -22,16 +22,12 @@ def credits_page(request):
     account = ledger.account_for(request.user)
     history = Paginator(ledger_selectors.history_for(account=account), 25)
     page = history.get_page(request.GET.get("page"))
-    open_holds = list(ledger_selectors.open_holds(account=account))
-    held_for = credit_rows.describe(open_holds)
     return render(
         request,
         "credits.html",
         {
             "account": account,
-            "holds": [
-                {"hold": hold, "description": held_for.get(hold.pk) or ""} for hold in open_holds
-            ],
+            "holds": credit_rows.open_hold_rows(account=account),
             "page": page,
             "rows": credit_rows.rows(account=account, transfers=page),
             "demo_credits": DEMO_GRANT if demo_credits_enabled() else 0,

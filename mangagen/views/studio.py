@@ -13,7 +13,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext_lazy
 
-from ledger import selectors as ledger_selectors
 from ledger import services as ledger
 from mangagen.jobs import selectors as job_selectors
 from mangagen.jobs.api import job_body, owned_job
@@ -49,14 +48,12 @@ STEPS = [
 def dashboard(request):
     account = ledger.account_for(request.user)
     storyboards = job_selectors.comics_of(owner=request.user)
-    holds = list(ledger_selectors.open_holds(account=account))
-    held_for = credit_rows.describe(holds)
     return render(
         request,
         "studio/dashboard.html",
         {
             "account": account,
-            "holds": [{"hold": hold, "description": held_for.get(hold.pk)} for hold in holds],
+            "holds": credit_rows.open_hold_rows(account=account),
             # Where a person with no credits gets some: the demo's, where on, else the packs.
             "demo_credits": DEMO_GRANT if demo_credits_enabled() else 0,
             "storyboards": storyboards,

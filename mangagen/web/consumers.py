@@ -84,6 +84,53 @@ class BoundedStream(AsyncJsonWebsocketConsumer):
         the stream with 1011 (internal error) instead of our code."""
         await super().close(code=None if code is None else int(code), reason=reason)
 
+    async def _join(self, owned, group_of) -> bool:
+        """Accepts the stream into `group_of(owned.pk)`, holding one of the owner's
+        slots; or accepts and closes it, with 4403 when `owned` is None (not signed in,
+        or not the owner's) and 4429 when the owner holds all their slots. Whether it
+        joined."""
+        if owned is None:
+            await self.accept()
+            await self.close(code=CloseCode.FORBIDDEN)
+            return False
+        if not await self._take_slot(owned.owner_id):
+            await self.accept()
+            await self.close(code=CloseCode.TOO_MANY)
+            return False
+        self.group = group_of(owned.pk)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
+        return True
+
+    async def disconnect(self, code):
+        if getattr(self, "group", None):
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+        await self._stop_watching()
+
+    def _owned(self, model, url_kwarg: str):
+        """The signed-in person's `model` row that the URL's `url_kwarg` names, or None
+        (not signed in, not a number, someone else's or none). Runs in a thread."""
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            return None
+        try:
+            pk = int(self.scope["url_route"]["kwargs"][url_kwarg])
+        except (KeyError, ValueError):
+            return None
+        return model.objects.filter(pk=pk, owner=user).first()
+
+    def _is_ping(self, text_data) -> bool:
+        """Whether a frame from the client is {"type": "ping"}, the only one that means
+        anything (the stream is active either way). Any other frame (binary, not JSON,
+        not an object) is ignored: a consumer that raised would be closed without
+        `disconnect`, and the person's stream slot would stay taken."""
+        self._mark_active()
+        try:
+            content = json.loads(text_data) if text_data is not None else None
+        except ValueError:
+            return False
+        return isinstance(content, dict) and content.get("type") == "ping"
+
     async def send_json(self, content, close=False):
         self._mark_active()
         await super().send_json(content, close=close)
@@ -148,17 +195,8 @@ class JobEventsConsumer(BoundedStream):
 
     async def connect(self):
         self.job = await self._owned_job()
-        if self.job is None:
-            await self.accept()
-            await self.close(code=CloseCode.FORBIDDEN)
+        if not await self._join(self.job, group_name):
             return
-        if not await self._take_slot(self.job.owner_id):
-            await self.accept()
-            await self.close(code=CloseCode.TOO_MANY)
-            return
-        self.group = group_name(self.job.pk)
-        await self.channel_layer.group_add(self.group, self.channel_name)
-        await self.accept()
         query = parse_qs(self.scope.get("query_string", b"").decode())
         try:
             self.last_sent = max(0, int(query.get("after", ["0"])[0]))
@@ -167,11 +205,6 @@ class JobEventsConsumer(BoundedStream):
         self.batched = query.get("batch", ["0"])[0] == "1"
         await self._catch_up()
         self._watch_idleness()
-
-    async def disconnect(self, code):
-        if getattr(self, "group", None):
-            await self.channel_layer.group_discard(self.group, self.channel_name)
-        await self._stop_watching()
 
     async def job_event(self, message):
         event = message["event"]
@@ -184,16 +217,8 @@ class JobEventsConsumer(BoundedStream):
         self.last_sent = event["seq"]
 
     async def receive(self, text_data=None, bytes_data=None, **kwargs):
-        """A frame from the client: only {"type": "ping"} means anything. Any
-        other frame (binary, not JSON, not an object) is ignored: a consumer
-        that raised would be closed without `disconnect`, and the person's
-        stream slot would stay taken."""
-        self._mark_active()
-        try:
-            content = json.loads(text_data) if text_data is not None else None
-        except ValueError:
-            return
-        if isinstance(content, dict) and content.get("type") == "ping":
+        """Only {"type": "ping"} means anything; any other frame is ignored (`_is_ping`)."""
+        if self._is_ping(text_data):
             # A last event the channel layer dropped shows no gap until the
             # next one: the ping is when the page gets it from the log.
             if time.monotonic() - self.last_log_read >= PING_LOG_READ_SECONDS:
@@ -217,14 +242,7 @@ class JobEventsConsumer(BoundedStream):
 
     @database_sync_to_async
     def _owned_job(self):
-        user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
-            return None
-        try:
-            job_id = int(self.scope["url_route"]["kwargs"]["job_id"])
-        except (KeyError, ValueError):
-            return None
-        return Job.objects.filter(pk=job_id, owner=user).first()
+        return self._owned(Job, "job_id")
 
     @database_sync_to_async
     def _events_after(self, after: int):
@@ -245,36 +263,17 @@ class StoryboardStreamConsumer(BoundedStream):
 
     async def connect(self):
         self.storyboard = await self._owned_storyboard()
-        if self.storyboard is None:
-            await self.accept()
-            await self.close(code=CloseCode.FORBIDDEN)
+        if not await self._join(self.storyboard, rough_group):
             return
-        if not await self._take_slot(self.storyboard.owner_id):
-            await self.accept()
-            await self.close(code=CloseCode.TOO_MANY)
-            return
-        self.group = rough_group(self.storyboard.pk)
-        await self.channel_layer.group_add(self.group, self.channel_name)
-        await self.accept()
         await self._send_all()
         self._watch_idleness()
-
-    async def disconnect(self, code):
-        if getattr(self, "group", None):
-            await self.channel_layer.group_discard(self.group, self.channel_name)
-        await self._stop_watching()
 
     async def storyboard_rough(self, message):
         await self.send_json({"type": "rough", "data": message["rough"]})
 
     async def receive(self, text_data=None, bytes_data=None, **kwargs):
         """Only {"type": "ping"} means anything; any other frame is ignored."""
-        self._mark_active()
-        try:
-            content = json.loads(text_data) if text_data is not None else None
-        except ValueError:
-            return
-        if isinstance(content, dict) and content.get("type") == "ping":
+        if self._is_ping(text_data):
             if time.monotonic() - self.last_read >= PING_LOG_READ_SECONDS:
                 await self._send_all()
             else:
@@ -286,14 +285,7 @@ class StoryboardStreamConsumer(BoundedStream):
 
     @database_sync_to_async
     def _owned_storyboard(self):
-        user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
-            return None
-        try:
-            storyboard_id = int(self.scope["url_route"]["kwargs"]["storyboard_id"])
-        except (KeyError, ValueError):
-            return None
-        return Storyboard.objects.filter(pk=storyboard_id, owner=user).first()
+        return self._owned(Storyboard, "storyboard_id")
 
     @database_sync_to_async
     def _roughs(self):

@@ -111,12 +111,7 @@ class ComfyUIAdapter:
         values = request.values(names)
         for i in range(len(names) + 1, SLOTS + 1):
             values[f"reference_{i}"] = names[0] if names else ""
-        workflow = fill(self.reference_workflow if names else self.workflow, values)
-        queued = call("POST", "/prompt", json={"prompt": workflow, "client_id": self.client_id})
-        body = queued.body if isinstance(queued.body, dict) else {}
-        if not body.get("prompt_id"):
-            raise RenderError(f"ComfyUI queued no prompt: {queued.body!r}"[:300], retryable=True)
-        return Submission(id=str(body["prompt_id"]))
+        return self._queue(fill(self.reference_workflow if names else self.workflow, values), call)
 
     def _touch_up(self, request: RenderRequest, call: Call) -> dict:
         """The inpaint workflow filled: the picture and the mask (white = redraw, what
@@ -135,8 +130,8 @@ class ComfyUIAdapter:
         return fill(self.inpaint_workflow, values)
 
     def _queue(self, workflow: dict, call: Call) -> Submission:
-        """A touch-up's, a rough's or a final-from-rough's workflow queued (a panel's is
-        queued in `submit`)."""
+        """A filled workflow queued (a panel's, a touch-up's, a rough's or a
+        final-from-rough's)."""
         queued = call("POST", "/prompt", json={"prompt": workflow, "client_id": self.client_id})
         body = queued.body if isinstance(queued.body, dict) else {}
         if not body.get("prompt_id"):
