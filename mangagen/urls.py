@@ -13,6 +13,7 @@ from mangagen.publishing import urls as publishing
 from mangagen.views import accounts, credits, interface_languages, studio, translations
 from mangagen.views import series as series_pages
 from mangagen.views.csp_report import csp_report
+from mangagen.views.error_pages import bad_request, page_not_found, permission_denied, server_error
 from mangagen.views.images import (
     library_image,
     place_image,
@@ -88,3 +89,9 @@ urlpatterns = [
     # Last: every other /api/…/ answers the API's 404, not an HTML page.
     path("api/<slashed:rest>", unrouted, name="api-unrouted"),
 ]
+
+# What a person sees with DEBUG off (mangagen/views/error_pages.py).
+handler400 = bad_request
+handler403 = permission_denied
+handler404 = page_not_found
+handler500 = server_error

@@ -51,6 +51,8 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "mangagen.urls"
+# A form refused by the CSRF check: the styled page (mangagen/views/error_pages.py).
+CSRF_FAILURE_VIEW = "mangagen.views.error_pages.csrf_failure"
 ASGI_APPLICATION = "mangagen.asgi.application"
 WSGI_APPLICATION = "mangagen.wsgi.application"
 

@@ -27,6 +27,8 @@ urlpatterns = [
     path("test-forbidden/", _forbidden),
     *site.urlpatterns,
 ]
+handler400, handler403 = site.handler400, site.handler403
+handler404, handler500 = site.handler404, site.handler500
 
 
 @pytest.fixture
