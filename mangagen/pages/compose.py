@@ -255,13 +255,13 @@ def placeholder(index: int, size: tuple[int, int]) -> Image.Image:
     for x in range(-size[1], size[0], step):  # light hatching: clearly not art
         draw.line((x, size[1], x + size[1], 0), fill=(222, 222, 222), width=2)
     label = f"Panel {index} · not drawn yet"
-    draw.text(
-        (size[0] / 2, size[1] / 2),
-        label,
-        font=lettering_font(max(12, size[1] // 12)),
-        fill=(120, 120, 120),
-        anchor="mm",
-    )
+    font = lettering_font(max(12, size[1] // 12))
+    room = size[0] * 0.9  # a narrow cell gets smaller words, never words cut at its edges
+    if (width := draw.textlength(label, font=font)) > room:
+        font = lettering_font(max(8, int(font.size * room / width)))
+        if draw.textlength(label, font=font) > room:  # a tiny cell: its number alone
+            label = str(index)
+    draw.text((size[0] / 2, size[1] / 2), label, font=font, fill=(120, 120, 120), anchor="mm")
     return image
 
 

@@ -438,3 +438,15 @@ def test_kept_takes_are_shown_to_their_owner_only(
     assert older.status_code == 200 and older.content[:4] == b"\x89PNG"
     client.force_login(make_user("nosy"))
     assert client.get(takes[1]["image_url"]).status_code == 404
+
+
+@pytest.mark.parametrize("size", [(130, 260), (700, 240), (60, 60)])
+def test_a_placeholders_words_stay_inside_its_cell(size):
+    from mangagen.pages.compose import placeholder
+
+    image = placeholder(12, size).convert("L")
+    words = [
+        x for x in range(size[0]) for y in range(size[1]) if image.getpixel((x, y)) < 200
+    ]  # the words are grey; the hatching is much lighter
+    assert words, "the label is drawn"
+    assert min(words) >= size[0] * 0.04 and max(words) <= size[0] * 0.96
