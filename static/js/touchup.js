@@ -344,6 +344,10 @@ class Editor {
       this.status.textContent = "";
       this.showError(err);
       this.go.disabled = false;
+    } finally {
+      // The hold is counted (the take was shown) or given back (it failed): the figures
+      // move again, and a finished job's page has no stream to say so.
+      refreshNavCredits();
     }
   }
 

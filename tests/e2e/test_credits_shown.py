@@ -56,6 +56,8 @@ def test_after_touch_ups_and_a_reload_every_figure_is_the_accounts(page, stack, 
     # Right after the touch-ups, before any reload: every figure is the account's.
     expect(page.locator("#job-credits")).to_have_text("2")
     expect(page.locator("#nav-credits")).to_have_text("2")
+    expect(page.locator("#job-held")).to_have_text("0")  # the last hold counted, not held
+    expect(page.locator("#nav-balance .held-note")).to_be_hidden()
 
     page.reload()
     # The page replays the job's whole log (its `credits` events among it) once connected.
