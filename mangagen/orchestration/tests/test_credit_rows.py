@@ -111,5 +111,7 @@ def test_the_credits_page_and_the_dashboard_say_the_same(history, headers, shown
     assert [words for words in [*shown, held] if words not in page] == []
     # A hold and its capture are one row: no "Hold captured" line of its own, no job number.
     assert "Hold captured" not in page and "job " not in page
+    if not headers:  # each outcome written as a grant's is, with a capital
+        assert "<td>Paid</td>" in page and "<td>Given back</td>" in page
     # What is held right now names what it is held for, on the dashboard too.
     assert held in history.get("/", **headers).content.decode()
