@@ -15,7 +15,7 @@ import pytest
 from PIL import Image, ImageDraw
 
 from mangagen.renderers import get_renderer
-from mangagen.renderers.base import FromRoughSpec
+from mangagen.renderers.base import FromRoughSpec, RenderError
 from mangagen.renderers.workflows import FROM_ROUGH, ROUGH, shipped
 from tests.support.providers.a1111 import A1111StandIn
 from tests.support.providers.base import multipart
@@ -148,6 +148,39 @@ def test_runpod_sends_the_rough_workflow_and_the_rough_in_images(settings):
     assert nodes["LoadImage"]["image"] == image["name"] == "mangagen-rough.png"
     sent = opened(base64.b64decode(image["image"].partition(",")[2]))
     assert tall(*sent.size) and is_the_rough(sent)
+
+
+def test_runpod_with_an_input_of_ones_own_sends_the_rough_only_where_it_names_it(settings):
+    """`RUNPOD_INPUT` for a worker of one's own (not worker-comfyui: the stand-in refuses
+    it, after the request was seen): a rough is that input as a panel's, with no rough;
+    a final from a rough gets the rough as a data URL where the input names `{{rough}}`,
+    and without it only the rough's seed."""
+    own = {
+        "prompt": "{{prompt}}",
+        "seed": "{{seed}}",
+        "width": "{{width}}",
+        "height": "{{height}}",
+        "init_image": "{{rough}}",
+    }
+    with RunPodStandIn(cold_boot=0.0, render=0.05) as runpod:
+        provider_settings(settings, "runpod", runpod)
+        settings.RUNPOD_INPUT = own
+        for draw in (
+            lambda: get_renderer().rough(spec(aspect=TALL), 31),
+            lambda: get_renderer().from_rough(final_spec(), 31),
+        ):
+            with pytest.raises(RenderError):  # worker-comfyui wants a workflow
+                draw()
+        settings.RUNPOD_INPUT = {k: v for k, v in own.items() if k != "init_image"}
+        with pytest.raises(RenderError):
+            get_renderer().from_rough(final_spec(), 31)
+        drafted, drawn, seeded = (r.json()["input"] for r in runpod.seen("POST", r"/v2/abc123/run"))
+    assert drafted["seed"] == drawn["seed"] == seeded["seed"] == 31
+    assert drafted["init_image"] == "" and tall(drafted["width"], drafted["height"])
+    assert drawn["init_image"].startswith("data:image/png;base64,")
+    assert is_the_rough(opened(base64.b64decode(drawn["init_image"].partition(",")[2])))
+    assert tall(drawn["width"], drawn["height"])
+    assert "data:image" not in json.dumps(seeded)
 
 
 # --- AUTOMATIC1111: the rough payload on txt2img, img2img with the rough -------------------
