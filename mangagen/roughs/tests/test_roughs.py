@@ -10,23 +10,16 @@ from mangagen.roughs import services
 from mangagen.roughs.models import Rough, RoughState
 from mangagen.storyboards import services as storyboards
 from tests.support import factories
+from tests.support.boards import TWO_OF_THEM_CAST, TWO_OF_THEM_PANELS
 from tests.support.factories import balance
 
-PANELS = [
-    {"description": "A rooftop at night.", "shot": "establishing"},
-    {"description": "Aiko runs.", "shot": "medium", "characters": ["Aiko"]},
-    {"description": "Kenji waits.", "shot": "medium", "characters": ["Kenji"]},
-    {"description": "Both of them.", "shot": "wide", "characters": ["Aiko", "Kenji"]},
-]
+PANELS = TWO_OF_THEM_PANELS
 
 pytestmark = [
     pytest.mark.django_db,
     pytest.mark.usefixtures("instant_renders"),
     pytest.mark.board(
-        characters=[
-            {"name": "Aiko", "description": "long black hair, red scarf"},
-            {"name": "Kenji", "description": "spiky hair, glasses"},
-        ],
+        characters=TWO_OF_THEM_CAST,
         panels=PANELS,
     ),
 ]
