@@ -272,10 +272,15 @@ def _reserve(*, user_id: int, estimate: float, now: float, whole: bool) -> int:
 def _take_lease(user_id: int) -> tuple[str, str]:
     """One of the person's DRAWING_BUILDS_IN_FLIGHT build slots, or LimitReached."""
     token = secrets.token_hex(8)
-    for n in range(max(1, settings.DRAWING_BUILDS_IN_FLIGHT)):
-        key = f"drawing-build:{user_id}:{n}"
-        if cache.add(key, token, timeout=BUILD_LEASE_SECONDS):
-            return key, token
+    deadline = time.monotonic() + settings.DRAWING_BUILD_WAIT_SECONDS
+    while True:  # a slot comes free within DRAWING_BUILD_WAIT_SECONDS, or a refusal
+        for n in range(max(1, settings.DRAWING_BUILDS_IN_FLIGHT)):
+            key = f"drawing-build:{user_id}:{n}"
+            if cache.add(key, token, timeout=BUILD_LEASE_SECONDS):
+                return key, token
+        if time.monotonic() >= deadline:
+            break
+        time.sleep(BUILD_POLL_SECONDS)
     raise LimitReached(
         Limit.DRAWING,
         ngettext(
@@ -292,6 +297,8 @@ def _take_lease(user_id: int) -> tuple[str, str]:
 
 # What a refusal for builds in flight tells a client to wait: a build takes seconds.
 BUILD_RETRY_SECONDS = 2
+# How often a build waiting for a slot looks again.
+BUILD_POLL_SECONDS = 0.05
 
 
 def _free_lease(lease: tuple[str, str]) -> None:

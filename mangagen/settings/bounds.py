@@ -16,6 +16,10 @@ DRAWING_CPU_SECONDS_PER_MINUTE = env.float("DRAWING_CPU_SECONDS_PER_MINUTE", def
 # drawing at once, in every web process together; each reserves what it is reckoned to
 # cost from the budget above before it starts (mangagen/kernel/quotas.py).
 DRAWING_BUILDS_IN_FLIGHT = env.int("DRAWING_BUILDS_IN_FLIGHT", default=2)
+# How long a build waits for one of those to come free before it is refused: one edit of
+# a panel's lettering asks for its picture twice and its placements at once, and each
+# build takes a fraction of a second, so a short wait serves what a refusal would break.
+DRAWING_BUILD_WAIT_SECONDS = env.float("DRAWING_BUILD_WAIT_SECONDS", default=3.0)
 # The bytes a person's stored pictures may take in all: their own sheet pictures (a
 # look keeps its newest, see mangagen/characters/services.py), copies of sheets into
 # another comic (rendered ones included), places' pictures and the library's copies

@@ -75,6 +75,7 @@ class Build(threading.Thread):
 
 def test_a_person_has_at_most_two_builds_in_flight(settings):
     settings.DRAWING_BUILDS_IN_FLIGHT = 2
+    settings.DRAWING_BUILD_WAIT_SECONDS = 0  # refused at once: no slot comes free here
     first, second, third = Build(7), Build(7), Build(7)
     for build in (first, second):
         build.start()
@@ -96,6 +97,24 @@ def test_a_person_has_at_most_two_builds_in_flight(settings):
         build.join()
 
 
+def test_a_build_waits_for_a_slot_that_comes_free_instead_of_being_refused(settings):
+    """One edit of a panel's lettering asks for its picture twice and its placements at
+    once: the third build waits for one of the first two to end (a browser test once
+    showed a broken picture from the refusal)."""
+    settings.DRAWING_BUILDS_IN_FLIGHT = 1
+    settings.DRAWING_BUILD_WAIT_SECONDS = 30
+    first, waiting = Build(7), Build(7)
+    first.start()
+    assert first.outcome() == "drawing"
+    waiting.start()
+    assert not waiting.started_drawing.wait(timeout=0.3) and not waiting.done.is_set()
+    first.may_end.set()
+    assert waiting.outcome() == "drawing"
+    waiting.may_end.set()
+    for build in (first, waiting):
+        build.join()
+
+
 def test_a_build_s_own_nested_builds_take_no_slot(settings):
     settings.DRAWING_BUILDS_IN_FLIGHT = 1
     with quotas.drawing(user_id=7):  # an export
@@ -106,6 +125,7 @@ def test_a_build_s_own_nested_builds_take_no_slot(settings):
 
 def test_a_crashed_build_s_slot_frees_itself(settings, monkeypatch):
     settings.DRAWING_BUILDS_IN_FLIGHT = 1
+    settings.DRAWING_BUILD_WAIT_SECONDS = 0
     monkeypatch.setattr(quotas, "BUILD_LEASE_SECONDS", 1)
     quotas._take_lease(7)  # a build whose process died: never given back
     with pytest.raises(quotas.LimitReached):
